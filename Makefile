@@ -1,0 +1,89 @@
+# Rejuv's build, test and local-cluster targets. `make help` lists them.
+
+# Tool versions, pinned here and nowhere else. The Kubernetes version the
+# local cluster runs is the k8s.io/kubernetes requirement of
+# test/cluster/kubebuild/go.mod (a Go module pins it, with checksums).
+CONTROLLER_GEN_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION  ?= v2.15.0
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSION) \
+           -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Commit=$(COMMIT)
+
+CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+CLUSTER        := $(GO) run ./test/cluster
+
+# Packages whose tests need no cluster and no Kubernetes binaries.
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e)
+# Where `make test` appends "phase NAME: SECONDS" lines (read by .ci/run).
+PHASE_LOG ?= /dev/null
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build the three binaries into bin/ with the version stamped.
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rejuv-healer ./cmd/healer
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rejuv-daemon ./cmd/daemon
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-rejuv ./cmd/kubectl-rejuv
+
+.PHONY: test
+test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
+	@set -eo pipefail; \
+	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
+	  local ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
+	  printf 'phase %s: %d.%03ds\n' "$$name" $$((ms / 1000)) $$((ms % 1000)) | tee -a $(PHASE_LOG); }; \
+	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
+	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
+	phase build $(MAKE) --no-print-directory build; \
+	phase "cluster up" $(CLUSTER) up; \
+	phase "go test" $(GO) test -count=1 -timeout 45m ./...
+
+.PHONY: test-unit
+test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
+	$(GO) test -short -count=1 $(UNIT_PKGS)
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests only (starts the cluster if needed).
+	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
+
+.PHONY: lint
+lint: ## golangci-lint with .golangci.yml.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: generate
+generate: ## Generate deepcopy code (controller-gen).
+	$(CONTROLLER_GEN) object paths=./api/...
+
+.PHONY: manifests
+manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen).
+	$(CONTROLLER_GEN) rbac:roleName=rejuv-healer crd webhook paths=./... \
+		output:crd:artifacts:config=config/crd/bases \
+		output:rbac:artifacts:config=config/rbac \
+		output:webhook:artifacts:config=config/webhook
+
+.PHONY: verify
+verify: generate manifests ## Fail when generated files or go.mod/go.sum are stale.
+	@git add -N api config >/dev/null 2>&1 || true
+	@git diff --exit-code --stat -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
+	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
+
+.PHONY: up
+up: ## Start the local single-node cluster (or reuse it).
+	$(CLUSTER) up
+
+.PHONY: down
+down: ## Stop the local cluster and undo its changes to the host.
+	$(CLUSTER) down
+
+.PHONY: status
+status: ## Show the local cluster's processes and health.
+	$(CLUSTER) status

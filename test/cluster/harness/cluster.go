@@ -1,0 +1,329 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rejuv-dev/rejuv/test/images"
+)
+
+// Cluster is a running instance.
+type Cluster struct {
+	Config Config
+	// Started says whether Up started the cluster (false: it reused a
+	// healthy one).
+	Started bool
+	// Phases are the start-up phases and how long each took.
+	Phases []Phase
+}
+
+// Phase is one timed part of Up.
+type Phase struct {
+	Name     string
+	Duration time.Duration
+}
+
+// Kubeconfig is the admin kubeconfig's path.
+func (c *Cluster) Kubeconfig() string { return c.Config.Kubeconfig() }
+
+// NodeName is the kubelet's node.
+func (c *Cluster) NodeName() string { return c.Config.NodeName }
+
+// CRISocket is containerd's CRI socket.
+func (c *Cluster) CRISocket() string { return c.Config.CRISocket() }
+
+// RESTConfig is an admin client configuration.
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", c.Kubeconfig(), err)
+	}
+	return rc, nil
+}
+
+// Clientset is an admin clientset.
+func (c *Cluster) Clientset() (kubernetes.Interface, error) {
+	rc, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+// LoadImage imports an image tarball into the node's containerd.
+func (c *Cluster) LoadImage(ctx context.Context, tarball string) error {
+	return importImage(ctx, c.Config, tarball)
+}
+
+// BuildImage builds one of the test images and loads it into the node.
+func (c *Cluster) BuildImage(ctx context.Context, img images.Image) error {
+	tarball, err := images.Build(ctx, img, c.Config.path("images"))
+	if err != nil {
+		return err
+	}
+	return c.LoadImage(ctx, tarball)
+}
+
+// Up starts the cluster described by cfg, or reuses it when it is already
+// running and healthy. A stale instance (dead processes, left-over state) is
+// cleaned up first. When any part fails to start, everything started so far
+// is stopped and undone before Up returns the error.
+func Up(ctx context.Context, cfg Config) (*Cluster, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("cluster config: %w", err)
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the cluster needs root: the kubelet, containerd and runc manage cgroups, mounts and network namespaces, and the harness creates a bridge; run as root")
+	}
+	if err := os.MkdirAll(cfg.logDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("create cluster directory: %w", err)
+	}
+	unlock, err := lockFile(ctx, cfg.path(".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("lock cluster %s: %w", cfg.Dir, err)
+	}
+	defer unlock()
+
+	st, err := loadState(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		why := healthy(ctx, cfg, st)
+		if why == nil {
+			fmt.Fprintf(cfg.out(), "harness: reusing the running cluster in %s\n", cfg.Dir)
+			return &Cluster{Config: cfg}, nil
+		}
+		fmt.Fprintf(cfg.out(), "harness: found a stale cluster (%v); cleaning it up\n", why)
+		if err := teardown(ctx, cfg, st); err != nil {
+			return nil, fmt.Errorf("clean up stale cluster in %s: %w", cfg.Dir, err)
+		}
+	}
+
+	c := &Cluster{Config: cfg, Started: true}
+	if err := c.phase("preflight", func() error { return preflight(ctx, &c.Config) }); err != nil {
+		return nil, err
+	}
+	cfg = c.Config
+	st, err = newState(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(ctx, st); err != nil {
+		fmt.Fprintf(cfg.out(), "harness: start failed; stopping everything it started\n")
+		if terr := teardown(context.WithoutCancel(ctx), cfg, st); terr != nil {
+			err = errors.Join(err, fmt.Errorf("clean up after the failed start: %w", terr))
+		}
+		return nil, err
+	}
+	st.Ready = true
+	if err := st.save(cfg.Dir); err != nil {
+		return nil, err
+	}
+	c.printSummary()
+	return c, nil
+}
+
+// preflight installs or finds everything needed and checks the ports, before
+// anything is started or changed.
+func preflight(ctx context.Context, cfg *Config) error {
+	if err := ensureTools(ctx, cfg); err != nil {
+		return err
+	}
+	if err := EnsureKubeBinaries(ctx, *cfg); err != nil {
+		return err
+	}
+	if _, err := images.Build(ctx, images.Pause, cfg.path("images")); err != nil {
+		return err
+	}
+	return checkPorts(*cfg)
+}
+
+// newState records the host as it is before anything changes, and clears
+// the previous instance's data (the containerd image store is kept).
+func newState(ctx context.Context, cfg Config) (*state, error) {
+	chains, err := listChains(ctx, cfg.Tools.IPTables)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{
+		KubernetesVersion: cfg.KubernetesVersion,
+		StartedAt:         time.Now(),
+		Host: hostState{
+			Sysctls:        readSysctls(),
+			IPTablesChains: chains,
+			VarLibKubelet:  exists(varLibKubelet),
+		},
+	}
+	if err := unmountUnder(cfg.Dir); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{cfg.etcdDir(), cfg.pkiDir(), cfg.path("kubeconfigs"), cfg.kubeletRootDir(), cfg.podLogsDir(), cfg.path("cni"), cfg.logDir()} {
+		if err := os.RemoveAll(d); err != nil {
+			return nil, fmt.Errorf("clear %s: %w", d, err)
+		}
+	}
+	for _, d := range []string{cfg.logDir(), cfg.path("kubeconfigs"), cfg.podLogsDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return st, st.save(cfg.Dir)
+}
+
+// start brings the components up one after the other, recording each in st
+// as soon as it exists.
+func (c *Cluster) start(ctx context.Context, st *state) error {
+	cfg := c.Config
+	if err := c.phase("pki", func() error { return writeCredentials(cfg) }); err != nil {
+		return err
+	}
+	if err := c.phase("network", func() error {
+		if err := createBridge(ctx, cfg); err != nil {
+			return err
+		}
+		st.Host.BridgeCreated = true
+		if err := st.save(cfg.Dir); err != nil {
+			return err
+		}
+		return writeCNIConfig(cfg, cfg.cniConfDir(), cfg.cniIPAMDir())
+	}); err != nil {
+		return err
+	}
+	steps, err := controlPlaneSteps(cfg)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if err := c.phase(s.spec.name, func() error { return c.startStep(ctx, st, s, startTimeout) }); err != nil {
+			return err
+		}
+	}
+	if err := c.phase("containerd", func() error {
+		sp, err := containerdSpec(cfg)
+		if err != nil {
+			return err
+		}
+		if err := c.startStep(ctx, st, step{spec: sp, ready: criReady(cfg.CRISocket())}, startTimeout); err != nil {
+			return err
+		}
+		return importImage(ctx, cfg, filepath.Join(cfg.path("images"), images.Pause.Name+".tar"))
+	}); err != nil {
+		return err
+	}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	return c.phase("kubelet", func() error {
+		sp, err := kubeletSpec(cfg)
+		if err != nil {
+			return err
+		}
+		st.Host.KubeletStarted = true
+		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeletHealthz), "ok")
+		if err := c.startStep(ctx, st, step{spec: sp, ready: healthz}, startTimeout); err != nil {
+			return err
+		}
+		kubelet := st.process("kubelet")
+		if err := kubelet.waitReady(ctx, 2*startTimeout, nodeReady(cs, cfg.NodeName)); err != nil {
+			return err
+		}
+		return st.process("kube-controller-manager").waitReady(ctx, startTimeout, defaultServiceAccount(cs))
+	})
+}
+
+func (c *Cluster) startStep(ctx context.Context, st *state, s step, timeout time.Duration) error {
+	p, err := startProcess(c.Config.logDir(), s.spec)
+	if err != nil {
+		return err
+	}
+	st.Processes = append(st.Processes, p)
+	if err := st.save(c.Config.Dir); err != nil {
+		return err
+	}
+	return p.waitReady(ctx, timeout, s.ready)
+}
+
+func (c *Cluster) phase(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	d := since(start)
+	c.Phases = append(c.Phases, Phase{Name: name, Duration: d})
+	if err != nil {
+		return fmt.Errorf("start cluster: %s: %w", name, err)
+	}
+	fmt.Fprintf(c.Config.out(), "harness: %-24s %s\n", name, d)
+	return nil
+}
+
+func writeCredentials(cfg Config) error {
+	if err := writePKI(cfg, cfg.pkiDir()); err != nil {
+		return err
+	}
+	server := cfg.APIServerURL()
+	kubeconfigs := map[string]string{
+		cfg.Kubeconfig():                                "admin",
+		cfg.componentKubeconfig("controller-manager"): "controller-manager",
+		cfg.componentKubeconfig("scheduler"):          "scheduler",
+		cfg.componentKubeconfig("kubelet"):            "kubelet-client",
+	}
+	for path, cert := range kubeconfigs {
+		if err := writeKubeconfig(path, server, cfg.pkiDir(), cert); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) printSummary() {
+	var total time.Duration
+	for _, p := range c.Phases {
+		total += p.Duration
+	}
+	cfg := c.Config
+	fmt.Fprintf(cfg.out(), `harness: cluster ready in %s
+  kubeconfig:  %s
+  node:        %s (InternalIP %s)
+  apiserver:   %s
+  CRI socket:  %s
+  logs:        %s
+  try:         kubectl --kubeconfig %s get nodes
+`, total.Round(10*time.Millisecond), cfg.Kubeconfig(), cfg.NodeName, cfg.NodeIP(), cfg.APIServerURL(), cfg.CRISocket(), cfg.logDir(), cfg.Kubeconfig())
+}
+
+// healthy says why a recorded instance cannot be reused, or nil.
+func healthy(ctx context.Context, cfg Config, st *state) error {
+	if !st.Ready {
+		return errors.New("it never finished starting")
+	}
+	if st.KubernetesVersion != cfg.KubernetesVersion {
+		return fmt.Errorf("it runs Kubernetes %s, not %s", st.KubernetesVersion, cfg.KubernetesVersion)
+	}
+	var dead []string
+	for _, p := range st.Processes {
+		if !p.Alive() {
+			dead = append(dead, fmt.Sprintf("%s (pid %d)", p.Name, p.PID))
+		}
+	}
+	if len(dead) > 0 {
+		return fmt.Errorf("not running: %s", strings.Join(dead, ", "))
+	}
+	c := &Cluster{Config: cfg}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return nodeReady(cs, cfg.NodeName)(ctx)
+}

@@ -1,0 +1,217 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Ports are the TCP ports the cluster's components listen on. All of them
+// are checked before anything starts.
+type Ports struct {
+	Etcd              int
+	EtcdPeer          int
+	APIServer         int
+	ControllerManager int
+	Scheduler         int
+	Kubelet           int
+	KubeletHealthz    int
+}
+
+// Config describes one cluster instance. The zero value is not usable; start
+// from DefaultConfig.
+type Config struct {
+	// Dir holds the instance's state: PKI, kubeconfigs, data, logs.
+	Dir string
+	// CacheDir holds the Kubernetes binaries built for each version.
+	CacheDir string
+	// KubeBuildDir is the separate Go module that builds the Kubernetes binaries.
+	KubeBuildDir string
+	// KubernetesVersion is the k8s.io/kubernetes version required by KubeBuildDir.
+	KubernetesVersion string
+	// NodeName is the name the kubelet registers.
+	NodeName string
+	// Bridge is the Linux bridge the harness creates for pods; its first
+	// address in PodSubnet is the node's InternalIP and the apiserver's
+	// advertise and bind address.
+	Bridge string
+	// PodSubnet is the range pods get addresses from.
+	PodSubnet netip.Prefix
+	// ServiceSubnet is the apiserver's service cluster IP range.
+	ServiceSubnet netip.Prefix
+	Ports         Ports
+	// ExtraArgs adds command-line arguments per component name (etcd,
+	// kube-apiserver, kube-controller-manager, kube-scheduler, containerd,
+	// kubelet).
+	ExtraArgs map[string][]string
+	// Tools names the host programs the harness runs; see DefaultTools.
+	Tools Tools
+	// Out receives progress lines; nil means os.Stderr.
+	Out io.Writer
+}
+
+// Default addresses and ports. They avoid the well-known Kubernetes ports so
+// that the harness does not collide with another cluster on the machine.
+var (
+	DefaultPodSubnet     = netip.MustParsePrefix("10.213.0.0/24")
+	DefaultServiceSubnet = netip.MustParsePrefix("10.213.128.0/24")
+	DefaultPorts         = Ports{
+		Etcd:              22379,
+		EtcdPeer:          22380,
+		APIServer:         16443,
+		ControllerManager: 20257,
+		Scheduler:         20259,
+		Kubelet:           10250,
+		KubeletHealthz:    20248,
+	}
+)
+
+const (
+	// DefaultNodeName is the node the harness's kubelet registers.
+	DefaultNodeName = "rejuv-node"
+	// DefaultBridge is the bridge pods attach to.
+	DefaultBridge = "rejuv0"
+	// envClusterDir overrides the instance directory.
+	envClusterDir = "REJUV_CLUSTER_DIR"
+	// envCacheDir overrides where built Kubernetes binaries are kept.
+	envCacheDir = "REJUV_CACHE_DIR"
+)
+
+// DefaultConfig returns the configuration of the project's shared local
+// cluster: state in <repo>/.cache/cluster, binaries in <repo>/.cache, both
+// overridable with REJUV_CLUSTER_DIR and REJUV_CACHE_DIR.
+func DefaultConfig() (Config, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return Config{}, err
+	}
+	kubeBuild := filepath.Join(root, "test", "cluster", "kubebuild")
+	version, err := kubernetesVersion(filepath.Join(kubeBuild, "go.mod"))
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{
+		Dir:               envOr(envClusterDir, filepath.Join(root, ".cache", "cluster")),
+		CacheDir:          envOr(envCacheDir, filepath.Join(root, ".cache")),
+		KubeBuildDir:      kubeBuild,
+		KubernetesVersion: version,
+		NodeName:          DefaultNodeName,
+		Bridge:            DefaultBridge,
+		PodSubnet:         DefaultPodSubnet,
+		ServiceSubnet:     DefaultServiceSubnet,
+		Ports:             DefaultPorts,
+		Tools:             DefaultTools(),
+	}
+	return cfg, nil
+}
+
+// NodeIP is the node's InternalIP: the bridge's address, owned by the harness.
+func (c Config) NodeIP() netip.Addr {
+	return c.PodSubnet.Addr().Next()
+}
+
+// validate reports every problem with the configuration at once.
+func (c Config) validate() error {
+	var errs []error
+	if c.Dir == "" || !filepath.IsAbs(c.Dir) {
+		errs = append(errs, fmt.Errorf("config.Dir: %q must be an absolute path", c.Dir))
+	}
+	if c.CacheDir == "" || !filepath.IsAbs(c.CacheDir) {
+		errs = append(errs, fmt.Errorf("config.CacheDir: %q must be an absolute path", c.CacheDir))
+	}
+	if c.NodeName == "" {
+		errs = append(errs, errors.New("config.NodeName: must not be empty"))
+	}
+	if len(c.Bridge) == 0 || len(c.Bridge) > 15 {
+		errs = append(errs, fmt.Errorf("config.Bridge: %q must be 1 to 15 characters (a Linux interface name)", c.Bridge))
+	}
+	if !c.PodSubnet.IsValid() || !c.PodSubnet.Addr().Is4() || c.PodSubnet.Bits() > 28 {
+		errs = append(errs, fmt.Errorf("config.PodSubnet: %v must be an IPv4 prefix of /28 or larger", c.PodSubnet))
+	}
+	if !c.ServiceSubnet.IsValid() || c.ServiceSubnet.Overlaps(c.PodSubnet) {
+		errs = append(errs, fmt.Errorf("config.ServiceSubnet: %v must be valid and must not overlap the pod subnet %v", c.ServiceSubnet, c.PodSubnet))
+	}
+	seen := map[int]string{}
+	for _, p := range c.portList() {
+		if p.port <= 0 || p.port > 65535 {
+			errs = append(errs, fmt.Errorf("config.Ports.%s: %d is not a TCP port", p.field, p.port))
+			continue
+		}
+		if other, ok := seen[p.port]; ok {
+			errs = append(errs, fmt.Errorf("config.Ports.%s: %d is also used for %s", p.field, p.port, other))
+		}
+		seen[p.port] = p.field
+	}
+	return errors.Join(errs...)
+}
+
+type namedPort struct {
+	field     string
+	component string
+	port      int
+}
+
+func (c Config) portList() []namedPort {
+	p := c.Ports
+	return []namedPort{
+		{"Etcd", "etcd", p.Etcd},
+		{"EtcdPeer", "etcd", p.EtcdPeer},
+		{"APIServer", "kube-apiserver", p.APIServer},
+		{"ControllerManager", "kube-controller-manager", p.ControllerManager},
+		{"Scheduler", "kube-scheduler", p.Scheduler},
+		{"Kubelet", "kubelet", p.Kubelet},
+		{"KubeletHealthz", "kubelet", p.KubeletHealthz},
+	}
+}
+
+func (c Config) out() io.Writer {
+	if c.Out == nil {
+		return os.Stderr
+	}
+	return c.Out
+}
+
+// RepoRoot finds the Rejuv repository by walking up from the working
+// directory to the go.mod of module github.com/rejuv-dev/rejuv.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && regexp.MustCompile(`(?m)^module github\.com/rejuv-dev/rejuv\s*$`).Match(data) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("find repository root: no go.mod of module github.com/rejuv-dev/rejuv above %s", dir)
+		}
+	}
+}
+
+var kubernetesRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)`)
+
+// kubernetesVersion reads the k8s.io/kubernetes version the build module pins.
+func kubernetesVersion(goMod string) (string, error) {
+	data, err := os.ReadFile(goMod)
+	if err != nil {
+		return "", fmt.Errorf("read Kubernetes version: %w", err)
+	}
+	m := kubernetesRequire.FindSubmatch(data)
+	if m == nil {
+		return "", fmt.Errorf("read Kubernetes version: %s does not require k8s.io/kubernetes", goMod)
+	}
+	return string(m[1]), nil
+}
+
+func envOr(key, fallback string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return fallback
+}

@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// kubeletConfig is the KubeletConfiguration for this machine: cgroupfs on
+// cgroup v1, swap tolerated, webhook authn/authz, its own directories, and
+// image garbage collection off so locally imported images stay.
+func kubeletConfig(c Config) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: %[1]s
+port: %[2]d
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %[3]d
+tlsCertFile: %[4]s
+tlsPrivateKeyFile: %[5]s
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %[6]s
+authorization:
+  mode: Webhook
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://%[7]s
+podLogsDir: %[8]s
+resolvConf: ""
+clusterDomain: cluster.local
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: "100Mi"
+  nodefs.available: "1%%"
+  nodefs.inodesFree: "1%%"
+  imagefs.available: "1%%"
+serializeImagePulls: false
+rotateCertificates: false
+serverTLSBootstrap: false
+protectKernelDefaults: false
+`, c.NodeIP(), c.Ports.Kubelet, c.Ports.KubeletHealthz, c.pki("kubelet.crt"), c.pki("kubelet.key"),
+		c.pki("ca.crt"), c.CRISocket(), c.podLogsDir())
+}
+
+func kubeletSpec(c Config) (spec, error) {
+	conf := c.path("kubelet-config.yaml")
+	if err := os.WriteFile(conf, []byte(kubeletConfig(c)), 0o644); err != nil {
+		return spec{}, fmt.Errorf("kubelet config: %w", err)
+	}
+	// The kubelet runs iptables, mount and friends through PATH.
+	path := strings.Join([]string{filepath.Dir(c.Tools.IPTables), "/usr/sbin", "/sbin", os.Getenv("PATH")}, string(os.PathListSeparator))
+	return spec{name: "kubelet", path: c.KubeBinary("kubelet"), env: []string{"PATH=" + path}, args: c.withExtra("kubelet", []string{
+		"--config=" + conf,
+		"--kubeconfig=" + c.componentKubeconfig("kubelet"),
+		"--hostname-override=" + c.NodeName,
+		"--node-ip=" + c.NodeIP().String(),
+		"--root-dir=" + c.kubeletRootDir(),
+		"--cert-dir=" + c.path("kubelet-pki"),
+		"--v=1",
+	})}, nil
+}
+
+// nodeReady checks that the node is registered and Ready.
+func nodeReady(cs kubernetes.Interface, name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("node %s: %w", name, err)
+		}
+		for _, cond := range node.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				if cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+				return fmt.Errorf("node %s not Ready: %s: %s", name, cond.Reason, cond.Message)
+			}
+		}
+		return fmt.Errorf("node %s has no Ready condition yet", name)
+	}
+}
+
+// defaultServiceAccount checks that the controller manager has created the
+// default namespace's ServiceAccount, without which pods are rejected.
+func defaultServiceAccount(cs kubernetes.Interface) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}
+}

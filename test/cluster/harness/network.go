@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// hostSysctls are the kernel settings the kubelet and the bridge plugin
+// change; Down puts back what was there before Up.
+var hostSysctls = []string{
+	"vm.overcommit_memory",
+	"vm.panic_on_oom",
+	"kernel.panic",
+	"kernel.panic_on_oops",
+	"kernel.keys.root_maxkeys",
+	"kernel.keys.root_maxbytes",
+	"net.ipv4.ip_forward",
+}
+
+func sysctlPath(key string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+}
+
+func readSysctls() map[string]string {
+	out := map[string]string{}
+	for _, k := range hostSysctls {
+		if b, err := os.ReadFile(sysctlPath(k)); err == nil {
+			out[k] = strings.TrimSpace(string(b))
+		}
+	}
+	return out
+}
+
+// restoreSysctls writes back the recorded values that have changed.
+func restoreSysctls(saved map[string]string) error {
+	var failed []string
+	for k, v := range saved {
+		b, err := os.ReadFile(sysctlPath(k))
+		if err == nil && strings.TrimSpace(string(b)) == v {
+			continue
+		}
+		if err := os.WriteFile(sysctlPath(k), []byte(v), 0o644); err != nil {
+			failed = append(failed, fmt.Sprintf("%s=%s: %v", k, v, err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("restore kernel settings: %s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// iptablesTables are where the kubelet and CNI plugins add chains.
+var iptablesTables = []string{"filter", "nat", "mangle"}
+
+// listChains returns "table/chain" for every user chain of iptables.
+func listChains(ctx context.Context, iptables string) ([]string, error) {
+	var out []string
+	for _, table := range iptablesTables {
+		s, err := run(ctx, iptables, "-w", "5", "-t", table, "-S")
+		if err != nil {
+			return nil, fmt.Errorf("list iptables chains: %w", err)
+		}
+		for line := range strings.SplitSeq(s, "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "-N" {
+				out = append(out, table+"/"+f[1])
+			}
+		}
+	}
+	return out, nil
+}
+
+// removeNewChains deletes the iptables chains that did not exist before Up,
+// first removing every rule that jumps to them.
+func removeNewChains(ctx context.Context, iptables string, before []string) error {
+	now, err := listChains(ctx, iptables)
+	if err != nil {
+		return err
+	}
+	var added []string
+	for _, c := range now {
+		if !slices.Contains(before, c) {
+			added = append(added, c)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	var errs []string
+	for _, table := range iptablesTables {
+		rules, err := run(ctx, iptables, "-w", "5", "-t", table, "-S")
+		if err != nil {
+			return fmt.Errorf("remove iptables chains: %w", err)
+		}
+		for line := range strings.SplitSeq(rules, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 || f[0] != "-A" {
+				continue
+			}
+			i := slices.Index(f, "-j")
+			if i < 0 || i+1 >= len(f) || !slices.Contains(added, table+"/"+f[i+1]) {
+				continue
+			}
+			args := append([]string{"-w", "5", "-t", table, "-D"}, f[1:]...)
+			if _, err := run(ctx, iptables, args...); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}
+	for _, c := range added {
+		table, chain, _ := strings.Cut(c, "/")
+		if _, err := run(ctx, iptables, "-w", "5", "-t", table, "-F", chain); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	for _, c := range added {
+		table, chain, _ := strings.Cut(c, "/")
+		if _, err := run(ctx, iptables, "-w", "5", "-t", table, "-X", chain); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("remove iptables chains %s: %s", strings.Join(added, ", "), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// createBridge creates the pods' bridge with the node's address on it.
+func createBridge(ctx context.Context, cfg Config) error {
+	ip := cfg.Tools.IP
+	addr := fmt.Sprintf("%s/%d", cfg.NodeIP(), cfg.PodSubnet.Bits())
+	if _, err := net.InterfaceByName(cfg.Bridge); err == nil {
+		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not this cluster's", cfg.Bridge)
+	}
+	steps := [][]string{
+		{"link", "add", cfg.Bridge, "type", "bridge"},
+		{"addr", "add", addr, "dev", cfg.Bridge},
+		{"link", "set", cfg.Bridge, "up"},
+	}
+	for _, s := range steps {
+		if _, err := run(ctx, ip, s...); err != nil {
+			return fmt.Errorf("create bridge %s: %w", cfg.Bridge, err)
+		}
+	}
+	return nil
+}
+
+func deleteBridge(ctx context.Context, cfg Config) error {
+	if _, err := net.InterfaceByName(cfg.Bridge); err != nil {
+		return nil
+	}
+	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {
+		return fmt.Errorf("delete bridge %s: %w", cfg.Bridge, err)
+	}
+	return nil
+}
+
+// writeCNIConfig writes the bridge network: host-local addresses in the pod
+// subnet, no default route and no masquerading, so pod traffic never leaves
+// the machine.
+func writeCNIConfig(cfg Config, confDir, ipamDir string) error {
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "rejuv-harness",
+		"plugins": []any{map[string]any{
+			"type":        "bridge",
+			"bridge":      cfg.Bridge,
+			"isGateway":   true,
+			"ipMasq":      false,
+			"hairpinMode": true,
+			"ipam": map[string]any{
+				"type":    "host-local",
+				"dataDir": ipamDir,
+				"ranges": [][]map[string]string{{{
+					"subnet":  cfg.PodSubnet.String(),
+					"gateway": cfg.NodeIP().String(),
+				}}},
+			},
+		}},
+	}
+	b, err := json.MarshalIndent(conf, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(confDir, 0o755); err != nil {
+		return fmt.Errorf("write CNI config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(confDir, "10-rejuv.conflist"), b, 0o644); err != nil {
+		return fmt.Errorf("write CNI config: %w", err)
+	}
+	return nil
+}

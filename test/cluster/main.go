@@ -1,0 +1,73 @@
+// Command cluster starts, stops and describes Rejuv's local single-node
+// Kubernetes cluster (the harness in package harness):
+//
+//	go run ./test/cluster up|down|status|env
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+const usage = `Usage: go run ./test/cluster COMMAND
+
+Commands:
+  up      start the cluster (or reuse it when it is running and healthy)
+  down    stop the cluster and undo its changes to the host
+  status  show the cluster's processes and whether the node is Ready
+  env     print shell exports for the running cluster (eval "$(go run ./test/cluster env)")
+
+Environment:
+  REJUV_CLUSTER_DIR   instance directory (default <repo>/.cache/cluster)
+  REJUV_CACHE_DIR     where built Kubernetes binaries are kept (default <repo>/.cache)
+  REJUV_KUBE_BIN_DIR  prebuilt kube-apiserver, kube-controller-manager, kube-scheduler, kubelet
+  REJUV_ETCD, REJUV_CONTAINERD, REJUV_CTR, REJUV_CONTAINERD_SHIM, REJUV_RUNC,
+  REJUV_CNI_BIN_DIR, REJUV_IPTABLES, REJUV_IP, REJUV_BUSYBOX
+                      programs to use instead of looking for them or installing them
+`
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runCommand(ctx, os.Args[1]); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func runCommand(ctx context.Context, command string) error {
+	if command == "help" || command == "-h" || command == "--help" {
+		fmt.Print(usage)
+		return nil
+	}
+	cfg, err := harness.DefaultConfig()
+	if err != nil {
+		return err
+	}
+	switch command {
+	case "up":
+		_, err := harness.Up(ctx, cfg)
+		return err
+	case "down":
+		return harness.Down(ctx, cfg)
+	case "status":
+		s, err := harness.Status(ctx, cfg)
+		fmt.Print(s)
+		return err
+	case "env":
+		fmt.Printf("export KUBECONFIG=%q\nexport REJUV_NODE_NAME=%q\nexport REJUV_CRI_SOCKET=%q\n",
+			cfg.Kubeconfig(), cfg.NodeName, cfg.CRISocket())
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q\n%s", command, usage)
+	}
+}

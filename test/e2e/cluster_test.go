@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+func TestTestappPodBecomesRunningAndReady(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	pod := createPod(t, ns, testappPod("ready"))
+	if pod.Spec.NodeName != cluster.NodeName() {
+		t.Errorf("pod ran on node %q, want %q", pod.Spec.NodeName, cluster.NodeName())
+	}
+	if pod.Status.PodIP == "" {
+		t.Errorf("Running pod has no IP")
+	}
+}
+
+func TestReadinessFlipMakesPodNotReadyAndBack(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	pod := createPod(t, ns, testappPod("flip"))
+
+	control(t, pod, "ready=false")
+	waitPod(t, ns, pod.Name, "NotReady", podReady(false))
+	control(t, pod, "ready=true")
+	waitPod(t, ns, pod.Name, "Ready again", podReady(true))
+}
+
+// TestCRIStopMakesKubeletStartNewContainer is the mechanism Rejuv's daemon
+// relies on: stopping a container through the CRI makes the kubelet start a
+// new one in the same pod.
+func TestCRIStopMakesKubeletStartNewContainer(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	before := createPod(t, ns, testappPod("recreate"))
+	old := containerStatus(before, "app")
+	id, ok := strings.CutPrefix(old.ContainerID, "containerd://")
+	if !ok {
+		t.Fatalf("container ID %q is not a containerd ID", old.ContainerID)
+	}
+
+	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := rt.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 2}); err != nil {
+		t.Fatalf("CRI StopContainer %s: %v", id, err)
+	}
+
+	after := waitPod(t, ns, before.Name, "running a new container", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "app")
+		return cs.ContainerID != old.ContainerID && cs.State.Running != nil
+	})
+	now := containerStatus(after, "app")
+	if now.RestartCount != old.RestartCount+1 {
+		t.Errorf("restartCount = %d, want %d", now.RestartCount, old.RestartCount+1)
+	}
+	if after.UID != before.UID {
+		t.Errorf("pod UID changed from %s to %s: the pod was replaced, not its container", before.UID, after.UID)
+	}
+	if after.Status.PodIP != before.Status.PodIP {
+		t.Errorf("pod IP changed from %s to %s", before.Status.PodIP, after.Status.PodIP)
+	}
+}
+
+// TestExecRunsBusyboxInTestapp shows that exec through the apiserver and the
+// kubelet works, and that testapp carries a shell.
+func TestExecRunsBusyboxInTestapp(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	pod := createPod(t, ns, testappPod("exec"))
+
+	req := kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod.Name).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{
+			Container: "app",
+			Command:   []string{"sh", "-c", "echo hello from $(hostname)"},
+			Stdout:    true,
+			Stderr:    true,
+		}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewWebSocketExecutor(restCfg, "GET", req.URL().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("exec in %s/%s: %v (stderr %q)", ns, pod.Name, err, stderr.String())
+	}
+	if got, want := strings.TrimSpace(stdout.String()), "hello from "+pod.Name; got != want {
+		t.Errorf("exec output = %q, want %q", got, want)
+	}
+}

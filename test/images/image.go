@@ -1,0 +1,31 @@
+package images
+
+// Registry is the registry part of every test image reference. Nothing serves
+// it: images reach the nodes by import, never by pull.
+const Registry = "rejuv.local"
+
+// tag is the tag of every test image; kubelet must not try to pull it, so pods
+// that use these images set imagePullPolicy: IfNotPresent or Never.
+const tag = "dev"
+
+// Image is a test image built from one Go program.
+type Image struct {
+	// Name is the image name and the path of the program inside it, e.g. "testapp".
+	Name string
+	// Package is the Go package to build, e.g. "github.com/rejuv-dev/rejuv/test/images/testapp".
+	Package string
+	// Busybox adds a static busybox as /bin/sh and the usual applets, so that
+	// `kubectl exec POD -- sh -c ...` works in the container.
+	Busybox bool
+}
+
+// Pause is the pod sandbox image, containerd's sandbox_image.
+var Pause = Image{Name: "pause", Package: "github.com/rejuv-dev/rejuv/test/images/pause"}
+
+// TestApp is the end-to-end test workload.
+var TestApp = Image{Name: "testapp", Package: "github.com/rejuv-dev/rejuv/test/images/testapp", Busybox: true}
+
+// Ref is the image reference, e.g. "rejuv.local/testapp:dev".
+func (i Image) Ref() string {
+	return Registry + "/" + i.Name + ":" + tag
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"time"
+)
+
+// options are the command-line flags: the state testapp starts with.
+type options struct {
+	listen        string
+	ready         bool
+	live          bool
+	ignoreSigterm bool
+	startupDelay  time.Duration
+	growRate      int64
+	growLimit     int64
+	exitAfter     time.Duration
+	exitCode      int
+	controlFile   string
+}
+
+// parseFlags parses args; errors (flag.ErrHelp included) are already reported
+// on stderr by the flag package.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("testapp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", ":8080", "address to serve HTTP on")
+	fs.BoolVar(&o.ready, "ready", true, "whether /readyz answers 200 at start")
+	fs.BoolVar(&o.live, "live", true, "whether /healthz answers 200 at start")
+	fs.BoolVar(&o.ignoreSigterm, "ignore-sigterm", false, "keep running on SIGTERM")
+	fs.DurationVar(&o.startupDelay, "startup-delay", 0, "wait this long before listening")
+	fs.Var(quantityValue{&o.growRate}, "grow-rate", "memory to allocate and hold per second, a quantity such as 1Mi")
+	fs.Var(quantityValue{&o.growLimit}, "grow-limit", "stop growing once this much memory is held; 0 means no limit")
+	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit this long after starting; 0 means never")
+	fs.IntVar(&o.exitCode, "exit-code", 0, "exit code for --exit-after")
+	fs.StringVar(&o.controlFile, "control-file", "", "file of key=value controls, re-applied whenever it changes; empty means none")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	return o, nil
+}
+
+// quantityValue is a flag holding a byte count written as a Kubernetes quantity.
+type quantityValue struct{ bytes *int64 }
+
+func (q quantityValue) String() string {
+	if q.bytes == nil {
+		return "0"
+	}
+	return formatBytes(*q.bytes)
+}
+
+func (q quantityValue) Set(s string) error {
+	v, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*q.bytes = v
+	return nil
+}
