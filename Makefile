@@ -70,11 +70,17 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 		output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files or go.mod/go.sum are stale.
-	@git add -N api config >/dev/null 2>&1 || true
-	@git diff --exit-code --stat -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
-	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
+verify: ## Fail when generated files or go.mod/go.sum are stale.
+	@snapshot() { find api config -type f -print0 | sort -z | xargs -0 sha256sum; }; \
+	before=$$(snapshot); \
+	$(MAKE) --no-print-directory generate manifests >/dev/null; \
+	if [ "$$before" != "$$(snapshot)" ]; then \
+	  git status --short -- api config; \
+	  echo "verify: generated files were stale and have been regenerated: review and commit them"; exit 1; \
+	fi
+	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
+	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
+	@echo "verify: generated files and go.mod are up to date"
 
 .PHONY: up
 up: ## Start the local single-node cluster (or reuse it).

@@ -37,8 +37,9 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := runCommand(ctx, os.Args[1]); err != nil {
+	err := runCommand(ctx, os.Args[1])
+	stop()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "cluster %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}

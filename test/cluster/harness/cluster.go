@@ -272,7 +272,7 @@ func writeCredentials(cfg Config) error {
 	}
 	server := cfg.APIServerURL()
 	kubeconfigs := map[string]string{
-		cfg.Kubeconfig():                                "admin",
+		cfg.Kubeconfig(): "admin",
 		cfg.componentKubeconfig("controller-manager"): "controller-manager",
 		cfg.componentKubeconfig("scheduler"):          "scheduler",
 		cfg.componentKubeconfig("kubelet"):            "kubelet-client",

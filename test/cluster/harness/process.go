@@ -151,7 +151,7 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration, check fu
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready after %s: %v (log %s):\n%s", p.Name, timeout, last, p.Log, indent(p.LogTail(25)))
+			return fmt.Errorf("%s not ready after %s: %w (log %s):\n%s", p.Name, timeout, last, p.Log, indent(p.LogTail(25)))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -31,14 +31,14 @@ type Tools struct {
 // tool is one host requirement: where it is looked for, which Debian package
 // provides it and which environment variable overrides it.
 type tool struct {
-	what    string
-	env     string
-	pkg     string
-	path    *string
-	isDir   bool
-	need    []string // files that must exist inside a directory tool
-	look    []string // default locations, first existing wins
-	onPATH  string   // else looked up on PATH by this name
+	what   string
+	env    string
+	pkg    string
+	path   *string
+	isDir  bool
+	need   []string // files that must exist inside a directory tool
+	look   []string // default locations, first existing wins
+	onPATH string   // else looked up on PATH by this name
 }
 
 // DefaultTools returns the tools found on this machine, with environment

@@ -99,6 +99,7 @@ func TestUpFailsCleanlyWhenAPortIsTaken(t *testing.T) {
 	if err == nil {
 		t.Fatal("Up succeeded with etcd's port taken")
 	}
+	t.Logf("Up() error, as a user sees it:\n%v", err)
 	want := fmt.Sprintf("port %d for etcd (config.Ports.Etcd) is already in use by pid %d", cfg.Ports.Etcd, os.Getpid())
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("Up() = %v\nwant it to contain %q", err, want)
@@ -119,6 +120,7 @@ func TestUpFailsCleanlyWhenABinaryIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("Up succeeded without kube-apiserver")
 	}
+	t.Logf("Up() error, as a user sees it:\n%v", err)
 	want := fmt.Sprintf("REJUV_KUBE_BIN_DIR=%s lacks kube-apiserver, kube-controller-manager, kube-scheduler", cfg.Tools.KubeBinDir)
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("Up() = %v\nwant it to contain %q", err, want)
@@ -137,6 +139,7 @@ func TestUpStopsEverythingWhenAComponentFailsToStart(t *testing.T) {
 	if err == nil {
 		t.Fatal("Up succeeded with a broken kube-controller-manager")
 	}
+	t.Logf("Up() error, as a user sees it:\n%v", err)
 	for _, want := range []string{"kube-controller-manager exited during start-up", "unknown flag: --no-such-flag"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Up() = %v\nwant it to contain %q", err, want)

@@ -9,19 +9,18 @@ import (
 func main() {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
-	os.Exit(run(signals))
+	run(signals)
 }
 
-// run waits for signals, reaping on SIGCHLD, and returns the exit code on the
-// first SIGTERM or SIGINT.
-func run(signals <-chan os.Signal) int {
+// run waits for signals, reaping on SIGCHLD, and returns on the first
+// SIGTERM or SIGINT (or when signals is closed); the process then exits 0.
+func run(signals <-chan os.Signal) {
 	for sig := range signals {
 		if sig != syscall.SIGCHLD {
-			return 0
+			return
 		}
 		reap()
 	}
-	return 0
 }
 
 // reap collects every child that has exited. One SIGCHLD may stand for
