@@ -16,7 +16,8 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CO
 GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 CLUSTER        := $(GO) run ./test/cluster
 
-# Packages whose tests need no cluster and no Kubernetes binaries.
+# Every package but the end-to-end tests. Under -short (make test-unit) their
+# tests need no cluster and no Kubernetes binaries.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e)
 # Where `make test` appends "phase NAME: SECONDS" lines (read by .ci/run).
 PHASE_LOG ?= /dev/null
@@ -44,7 +45,8 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up" $(CLUSTER) up; \
-	phase "go test" $(GO) test -count=1 -timeout 45m ./...
+	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
+	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/...
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -104,5 +105,27 @@ func TestExecRunsBusyboxInTestapp(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(stdout.String()), "hello from "+pod.Name; got != want {
 		t.Errorf("exec output = %q, want %q", got, want)
+	}
+}
+
+func TestUpReusesTheHealthyCluster(t *testing.T) {
+	t.Parallel()
+	before, err := kube.CoreV1().Nodes().Get(context.Background(), cluster.NodeName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := harness.Up(context.Background(), cluster.Config)
+	if err != nil {
+		t.Fatalf("second Up: %v", err)
+	}
+	if again.Started {
+		t.Fatal("second Up started a new cluster instead of reusing the healthy one")
+	}
+	after, err := kube.CoreV1().Nodes().Get(context.Background(), cluster.NodeName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != before.UID {
+		t.Errorf("node UID changed from %s to %s: the cluster was recreated", before.UID, after.UID)
 	}
 }

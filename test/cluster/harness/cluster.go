@@ -82,7 +82,11 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster config: %w", err)
 	}
 	if os.Geteuid() != 0 {
-		return nil, errors.New("the cluster needs root: the kubelet, containerd and runc manage cgroups, mounts and network namespaces, and the harness creates a bridge; run as root")
+		err := errors.New("the cluster needs root: the kubelet, containerd and runc manage cgroups, mounts and network namespaces, and the harness creates a bridge; run as root")
+		if missing := cfg.Tools.missing(); len(missing) > 0 {
+			err = errors.Join(err, missingToolsError(missing, "and nothing can be installed without root"))
+		}
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.logDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)

@@ -23,6 +23,7 @@ type Tools struct {
 	CNIBinDir  string
 	IPTables   string
 	IP         string
+	Busybox    string
 	// KubeBinDir, when set, holds prebuilt kube-apiserver,
 	// kube-controller-manager, kube-scheduler and kubelet; nothing is built.
 	KubeBinDir string
@@ -63,6 +64,8 @@ func (t *Tools) requirements() []tool {
 			need: []string{"bridge", "host-local", "loopback"}, look: []string{"/usr/lib/cni", "/opt/cni/bin"}},
 		{what: "iptables", env: "REJUV_IPTABLES", pkg: "iptables", path: &t.IPTables, onPATH: "iptables", look: []string{"/usr/sbin/iptables", "/sbin/iptables"}},
 		{what: "ip", env: "REJUV_IP", pkg: "iproute2", path: &t.IP, onPATH: "ip", look: []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"}},
+		// Copied into the testapp image so that exec works in it.
+		{what: "busybox (static)", env: "REJUV_BUSYBOX", pkg: "busybox-static", path: &t.Busybox, look: []string{"/bin/busybox", "/usr/bin/busybox"}},
 	}
 }
 

@@ -148,3 +148,49 @@ func TestUpStopsEverythingWhenAComponentFailsToStart(t *testing.T) {
 	// etcd and kube-apiserver had started; they must be gone again.
 	assertNothingRunning(t, cfg)
 }
+
+func TestUpCleansUpAStaleInstanceFirst(t *testing.T) {
+	t.Parallel()
+	cfg := isolatedConfig(t, 4)
+	if err := os.MkdirAll(cfg.logDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A previous run left a process behind and lost another one.
+	leftover, err := startProcess(cfg.logDir(), spec{name: "etcd", path: "/bin/sleep", args: []string{"600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = leftover.Stop(time.Second) })
+	dead, err := startProcess(cfg.logDir(), spec{name: "kube-apiserver", path: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-dead.exited
+	stale := &state{KubernetesVersion: cfg.KubernetesVersion, Ready: true, Processes: []*Process{leftover, dead}}
+	if err := stale.save(cfg.Dir); err != nil {
+		t.Fatal(err)
+	}
+	// Make the fresh start fail early, so that the test needs no kubelet.
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", cfg.Ports.Scheduler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	var out strings.Builder
+	cfg.Out = &out
+	_, err = Up(context.Background(), cfg)
+	t.Logf("Up() output:\n%s\nerror: %v", out.String(), err)
+	wantOut := fmt.Sprintf("found a stale cluster (not running: kube-apiserver (pid %d)); cleaning it up", dead.PID)
+	if !strings.Contains(out.String(), wantOut) {
+		t.Errorf("Up() output lacks %q", wantOut)
+	}
+	if leftover.Alive() {
+		t.Errorf("the stale instance's process (pid %d) is still running", leftover.PID)
+	}
+	if err == nil || !strings.Contains(err.Error(), "for kube-scheduler") {
+		t.Errorf("Up() = %v, want the port check of the fresh start to fail", err)
+	}
+	_ = l.Close()
+	assertNothingRunning(t, cfg)
+}
