@@ -65,38 +65,37 @@ func apiserverSpec(c Config) spec {
 }
 
 func controllerManagerSpec(c Config) spec {
-	kc := c.componentKubeconfig("controller-manager")
-	return spec{name: "kube-controller-manager", path: c.KubeBinary("kube-controller-manager"), args: c.withExtra("kube-controller-manager", []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", c.Ports.ControllerManager),
-		"--cert-dir=" + c.path("controller-manager"),
-		"--service-account-private-key-file=" + c.pki("sa.key"),
-		"--root-ca-file=" + c.pki("ca.crt"),
-		"--cluster-signing-cert-file=" + c.pki("ca.crt"),
-		"--cluster-signing-key-file=" + c.pki("ca.key"),
-		"--use-service-account-credentials=true",
-		"--leader-elect=false",
-		"--profiling=false",
-		"--v=1",
-	})}
+	return spec{name: "kube-controller-manager", path: c.KubeBinary("kube-controller-manager"), args: c.withExtra("kube-controller-manager",
+		append(clientComponentArgs(c, "controller-manager", c.Ports.ControllerManager),
+			"--service-account-private-key-file="+c.pki("sa.key"),
+			"--root-ca-file="+c.pki("ca.crt"),
+			"--cluster-signing-cert-file="+c.pki("ca.crt"),
+			"--cluster-signing-key-file="+c.pki("ca.key"),
+			"--use-service-account-credentials=true",
+		))}
 }
 
 func schedulerSpec(c Config) spec {
-	kc := c.componentKubeconfig("scheduler")
-	return spec{name: "kube-scheduler", path: c.KubeBinary("kube-scheduler"), args: c.withExtra("kube-scheduler", []string{
+	return spec{name: "kube-scheduler", path: c.KubeBinary("kube-scheduler"), args: c.withExtra("kube-scheduler",
+		clientComponentArgs(c, "scheduler", c.Ports.Scheduler))}
+}
+
+// clientComponentArgs are the flags the controller manager and the scheduler
+// share: their kubeconfig for everything, a secure port on loopback with a
+// self-signed certificate in their own folder, and no leader election.
+func clientComponentArgs(c Config, name string, port int) []string {
+	kc := c.componentKubeconfig(name)
+	return []string{
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", c.Ports.Scheduler),
-		"--cert-dir=" + c.path("scheduler"),
+		fmt.Sprintf("--secure-port=%d", port),
+		"--cert-dir=" + c.path(name),
 		"--leader-elect=false",
 		"--profiling=false",
 		"--v=1",
-	})}
+	}
 }
 
 // controlPlaneSteps are the control plane's components in start order with

@@ -135,7 +135,7 @@ func createBridge(ctx context.Context, cfg Config) error {
 	ip := cfg.Tools.IP
 	addr := fmt.Sprintf("%s/%d", cfg.NodeIP(), cfg.PodSubnet.Bits())
 	if _, err := net.InterfaceByName(cfg.Bridge); err == nil {
-		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not this cluster's", cfg.Bridge)
+		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not this instance's (left by a cluster whose state is lost? remove it with: ip link delete %s)", cfg.Bridge, cfg.Bridge)
 	}
 	steps := [][]string{
 		{"link", "add", cfg.Bridge, "type", "bridge"},
