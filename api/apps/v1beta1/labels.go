@@ -1,0 +1,20 @@
+package v1beta1
+
+// Labels and annotations of a ContainerRecreateRequest, as OpenKruise names
+// them.
+const (
+	// PodUIDLabel holds the UID of the CRR's pod. Set by the webhook, immutable.
+	PodUIDLabel = "crr.apps.kruise.io/pod-uid"
+	// NodeNameLabel holds the node of the CRR's pod. Set by the webhook, immutable.
+	NodeNameLabel = "crr.apps.kruise.io/node-name"
+	// ActiveLabel marks a CRR that has not completed; it is removed on
+	// completion so that daemons need not watch finished requests.
+	ActiveLabel = "crr.apps.kruise.io/active"
+	// SyncContainerStatusesAnnotation carries, in v1alpha1, the container
+	// statuses that v1beta1 keeps in status.containerStatusSnapshot.
+	SyncContainerStatusesAnnotation = "crr.apps.kruise.io/sync-container-statuses"
+	// UnreadyAcquiredAnnotation says, in v1alpha1, when the pod was made
+	// not ready for the unready grace period: v1beta1's PreRecreateGrace
+	// condition.
+	UnreadyAcquiredAnnotation = "crr.apps.kruise.io/unready-acquired"
+)
