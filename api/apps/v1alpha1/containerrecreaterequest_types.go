@@ -9,12 +9,16 @@ import (
 // recreate, and how.
 type ContainerRecreateRequestSpec struct {
 	// PodName is the name of the pod, in the CRR's namespace, whose
-	// containers are recreated.
-	// +kubebuilder:validation:MinLength=1
+	// containers are recreated. Required; optional in the schema so that the
+	// webhook can say what is missing.
+	// +optional
 	PodName string `json:"podName"`
 	// Containers are the containers to recreate: regular containers or
-	// native sidecars (init containers with restartPolicy Always).
-	// +kubebuilder:validation:MinItems=1
+	// native sidecars (init containers with restartPolicy Always). At least
+	// one; optional and nullable in the schema so that the webhook can say
+	// what is missing.
+	// +optional
+	// +nullable
 	// +listType=atomic
 	Containers []ContainerRecreateRequestContainer `json:"containers"`
 	// Strategy says how the containers are recreated.
@@ -36,7 +40,6 @@ type ContainerRecreateRequestSpec struct {
 // ContainerRecreateRequestContainer is one container to recreate.
 type ContainerRecreateRequestContainer struct {
 	// Name of the container in the pod.
-	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 	// PreStop is copied from the container's lifecycle.preStop when the
 	// request is created. Set by the system; read-only.

@@ -1,0 +1,138 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// defaultTerminationGracePeriodSeconds is the pod's default when it sets none.
+const defaultTerminationGracePeriodSeconds int64 = 30
+
+// CRRMutator fills in, when a ContainerRecreateRequest is created, what the
+// daemon needs from its pod: the labels that route the request to its node,
+// each container's identity at this moment (statusContext), its preStop and
+// ports, and the strategy's defaults. Fields only the system may set are
+// rejected when a user sets them.
+type CRRMutator struct {
+	// Reader reads pods; it should read from the API server, not a cache,
+	// so that statusContext is the container's current identity.
+	Reader  client.Reader
+	Decoder admission.Decoder
+}
+
+// Handle implements admission.Handler.
+func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed("")
+	}
+	crr := &v1beta1.ContainerRecreateRequest{}
+	if err := m.Decoder.Decode(req, crr); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ContainerRecreateRequest: %w", err))
+	}
+	if errs := systemOwnedFields(crr); len(errs) > 0 {
+		return invalid(displayName(crr), errs)
+	}
+	mutated := crr.DeepCopy()
+	defaultStrategy(mutated)
+	if crr.Spec.PodName != "" {
+		pod := &corev1.Pod{}
+		err := m.Reader.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: crr.Spec.PodName}, pod)
+		switch {
+		case apierrors.IsNotFound(err):
+			// The validating webhook rejects it with its reason.
+		case err != nil:
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("read pod %s/%s for ContainerRecreateRequest %s: %w", req.Namespace, crr.Spec.PodName, displayName(crr), err))
+		default:
+			fromPod(mutated, pod)
+		}
+	}
+	raw, err := json.Marshal(mutated)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encode ContainerRecreateRequest %s: %w", displayName(crr), err))
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
+
+// systemOwnedFields rejects what only the webhook may set.
+func systemOwnedFields(crr *v1beta1.ContainerRecreateRequest) field.ErrorList {
+	var errs field.ErrorList
+	for i, c := range crr.Spec.Containers {
+		p := field.NewPath("spec", "containers").Index(i)
+		if c.StatusContext != nil {
+			errs = append(errs, field.Forbidden(p.Child("statusContext"), "is recorded from the pod's status when the request is created; it cannot be set"))
+		}
+		if c.PreStop != nil {
+			errs = append(errs, field.Forbidden(p.Child("preStop"), "is copied from the pod's container spec; it cannot be set"))
+		}
+		if c.Ports != nil {
+			errs = append(errs, field.Forbidden(p.Child("ports"), "are copied from the pod's container spec; they cannot be set"))
+		}
+	}
+	return errs
+}
+
+func defaultStrategy(crr *v1beta1.ContainerRecreateRequest) {
+	if crr.Spec.Strategy == nil {
+		crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{}
+	}
+	if crr.Spec.Strategy.FailurePolicy == "" {
+		crr.Spec.Strategy.FailurePolicy = v1beta1.FailurePolicyFail
+	}
+}
+
+// fromPod copies the pod's identity, node and container details into the
+// request.
+func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+	if crr.Labels == nil {
+		crr.Labels = map[string]string{}
+	}
+	crr.Labels[v1beta1.PodUIDLabel] = string(pod.UID)
+	if pod.Spec.NodeName != "" {
+		crr.Labels[v1beta1.NodeNameLabel] = pod.Spec.NodeName
+	}
+	crr.Labels[v1beta1.ActiveLabel] = "true"
+	if crr.Spec.Strategy.TerminationGracePeriodSeconds == nil {
+		grace := defaultTerminationGracePeriodSeconds
+		if pod.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *pod.Spec.TerminationGracePeriodSeconds
+		}
+		crr.Spec.Strategy.TerminationGracePeriodSeconds = &grace
+	}
+	for i := range crr.Spec.Containers {
+		c := &crr.Spec.Containers[i]
+		spec, kind := findContainer(pod, c.Name)
+		if kind == kindMissing {
+			continue
+		}
+		if spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil {
+			h := spec.Lifecycle.PreStop
+			c.PreStop = &v1beta1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket, Sleep: h.Sleep}
+		}
+		if len(spec.Ports) > 0 {
+			c.Ports = spec.Ports
+		}
+		if st := findStatus(pod, c.Name); st != nil && st.ContainerID != "" {
+			c.StatusContext = &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: st.ContainerID, RestartCount: st.RestartCount}
+		}
+	}
+}
+
+// displayName names a request that may only have a generateName so far.
+func displayName(crr *v1beta1.ContainerRecreateRequest) string {
+	if crr.Name != "" {
+		return crr.Name
+	}
+	return crr.GenerateName
+}

@@ -1,0 +1,118 @@
+package admission
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// minActiveDeadlineSeconds is the shortest deadline a request may have: less
+// than this cannot cover even a container's stop and the kubelet's restart.
+const minActiveDeadlineSeconds = 3
+
+// validateSpec checks what a request says, without its pod.
+func validateSpec(spec *v1beta1.ContainerRecreateRequestSpec) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("spec")
+	if spec.PodName == "" {
+		errs = append(errs, field.Required(p.Child("podName"), "name the pod whose containers to recreate"))
+	}
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(p.Child("containers"), "list at least one container to recreate (kubectl rejuv restart fills in every container when none is named)"))
+	}
+	seen := sets.New[string]()
+	for i, c := range spec.Containers {
+		cp := p.Child("containers").Index(i).Child("name")
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(cp, "name the container"))
+		case seen.Has(c.Name):
+			errs = append(errs, field.Duplicate(cp, c.Name))
+		}
+		seen.Insert(c.Name)
+	}
+	if s := spec.Strategy; s != nil {
+		sp := p.Child("strategy")
+		switch s.FailurePolicy {
+		case "", v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore:
+		default:
+			errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), s.FailurePolicy, []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore}))
+		}
+		errs = append(errs, notNegative(sp.Child("terminationGracePeriodSeconds"), s.TerminationGracePeriodSeconds)...)
+		errs = append(errs, notNegative(sp.Child("unreadyGracePeriodSeconds"), s.UnreadyGracePeriodSeconds)...)
+		if s.MinStartedSeconds < 0 {
+			errs = append(errs, field.Invalid(sp.Child("minStartedSeconds"), s.MinStartedSeconds, "must not be negative"))
+		}
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d < minActiveDeadlineSeconds {
+		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at least %d seconds", minActiveDeadlineSeconds)))
+	}
+	if ttl := spec.TTLSecondsAfterFinished; ttl != nil && *ttl < 0 {
+		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *ttl, "must not be negative"))
+	}
+	return errs
+}
+
+func notNegative(p *field.Path, v *int64) field.ErrorList {
+	if v != nil && *v < 0 {
+		return field.ErrorList{field.Invalid(p, *v, "must not be negative")}
+	}
+	return nil
+}
+
+// validateAgainstPod checks that the pod can have these containers
+// recreated now. pod is nil when it does not exist.
+func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string, pod *corev1.Pod) field.ErrorList {
+	podPath := field.NewPath("spec", "podName")
+	switch {
+	case pod == nil:
+		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, fmt.Sprintf("no such pod in namespace %s", namespace))}
+	case pod.DeletionTimestamp != nil:
+		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, "the pod is being deleted")}
+	case pod.Spec.NodeName == "":
+		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, "the pod is not scheduled to a node yet")}
+	case podFinished(pod):
+		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, fmt.Sprintf("the pod has finished (phase %s); its containers will not run again", pod.Status.Phase))}
+	}
+	var errs field.ErrorList
+	for i, c := range crr.Spec.Containers {
+		p := field.NewPath("spec", "containers").Index(i).Child("name")
+		_, kind := findContainer(pod, c.Name)
+		switch {
+		case c.Name == "":
+			// Reported by validateSpec.
+		case kind == kindMissing:
+			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has no container of that name", pod.Name)))
+		case kind == kindInit:
+			errs = append(errs, field.Invalid(p, c.Name, "is an init container, which runs to completion; only containers and native sidecars (init containers with restartPolicy: Always) can be recreated"))
+		case c.StatusContext == nil || c.StatusContext.ContainerID == "":
+			errs = append(errs, field.Invalid(p, c.Name, "has not been started yet (the pod's status has no containerID for it); retry once it runs"))
+		}
+	}
+	return errs
+}
+
+// validateUpdate keeps the spec and the routing labels as they were created.
+func validateUpdate(old, updated *v1beta1.ContainerRecreateRequest) field.ErrorList {
+	var errs field.ErrorList
+	if !equality.Semantic.DeepEqual(old.Spec, updated.Spec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"), "is immutable; delete the request and create a new one"))
+	}
+	labels := field.NewPath("metadata", "labels")
+	for _, key := range []string{v1beta1.PodUIDLabel, v1beta1.NodeNameLabel} {
+		if old.Labels[key] != updated.Labels[key] {
+			errs = append(errs, field.Forbidden(labels.Key(key), "is set when the request is created and is immutable"))
+		}
+	}
+	if _, was := old.Labels[v1beta1.ActiveLabel]; !was {
+		if _, is := updated.Labels[v1beta1.ActiveLabel]; is {
+			errs = append(errs, field.Forbidden(labels.Key(v1beta1.ActiveLabel), "cannot be set again once the request has completed"))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,197 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+func TestCreateRejectsBadRequests(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	createPod(t, ns, "web", nil)
+	createPod(t, ns, "unscheduled", func(p *corev1.Pod) { p.Spec.NodeName = "" })
+	createPod(t, ns, "done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+
+	tests := []struct {
+		name   string
+		change func(*v1beta1.ContainerRecreateRequest)
+		want   []string
+	}{
+		{"empty pod name", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "" },
+			[]string{`spec.podName: Required value: name the pod whose containers to recreate`}},
+		{"no containers", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers = nil },
+			[]string{`spec.containers: Required value: list at least one container to recreate`}},
+		{"duplicate container", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Containers = append(c.Spec.Containers, v1beta1.ContainerRecreateRequestContainer{Name: "app"})
+		}, []string{`spec.containers[1].name: Duplicate value: "app"`}},
+		{"unknown container", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "nope" },
+			[]string{`spec.containers[0].name: Invalid value: "nope": pod web has no container of that name`}},
+		{"container not started", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "late" },
+			[]string{`spec.containers[0].name: Invalid value: "late": has not been started yet`}},
+		{"ordinary init container", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "setup" },
+			[]string{`spec.containers[0].name: Invalid value: "setup": is an init container`}},
+		{"missing pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "ghost" },
+			[]string{`spec.podName: Invalid value: "ghost": no such pod in namespace ` + ns}},
+		{"unscheduled pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "unscheduled" },
+			[]string{`spec.podName: Invalid value: "unscheduled": the pod is not scheduled to a node yet`}},
+		{"finished pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "done" },
+			[]string{`spec.podName: Invalid value: "done": the pod has finished (phase Succeeded)`}},
+		{"user statusContext", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Containers[0].StatusContext = &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://forged"}
+		}, []string{`spec.containers[0].statusContext: Forbidden: is recorded from the pod's status`}},
+		{"user preStop", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Containers[0].PreStop = &v1beta1.ProbeHandler{HTTPGet: exampleHTTPGet}
+		}, []string{`spec.containers[0].preStop: Forbidden`}},
+		{"user ports", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 1}}
+		}, []string{`spec.containers[0].ports: Forbidden`}},
+		{"negative termination grace", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: ptr.To[int64](-1)}
+		}, []string{`spec.strategy.terminationGracePeriodSeconds`, `greater than or equal to 0`}},
+		{"negative unready grace", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](-5)}
+		}, []string{`spec.strategy.unreadyGracePeriodSeconds`, `greater than or equal to 0`}},
+		{"deadline below 3s", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) },
+			[]string{`spec.activeDeadlineSeconds`, `greater than or equal to 3`}},
+		{"unknown failure policy", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: "Sometimes"}
+		}, []string{`spec.strategy.failurePolicy: Unsupported value: "Sometimes"`, `"Fail"`, `"Ignore"`}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crr := newCRR(ns, fmt.Sprintf("bad-%d", i), "app")
+			tt.change(crr)
+			err := admin.Create(context.Background(), crr)
+			if err == nil {
+				t.Fatal("the request was accepted")
+			}
+			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+				t.Errorf("error %v is %v, want Invalid", err, apierrors.ReasonForError(err))
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q\nlacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCreateInjectsFromThePod(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	pod := createPod(t, ns, "web", nil)
+
+	crr := newCRR(ns, "ok", "app", "sidecar")
+	if err := admin.Create(context.Background(), crr); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	got := &v1beta1.ContainerRecreateRequest{}
+	if err := admin.Get(context.Background(), clientKey(crr), got); err != nil {
+		t.Fatal(err)
+	}
+	wantLabels := map[string]string{v1beta1.PodUIDLabel: string(pod.UID), v1beta1.NodeNameLabel: testNode, v1beta1.ActiveLabel: "true"}
+	for k, v := range wantLabels {
+		if got.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, got.Labels[k], v)
+		}
+	}
+	app, side := got.Spec.Containers[0], got.Spec.Containers[1]
+	if sc := app.StatusContext; sc == nil || sc.ContainerID != "containerd://app1" || sc.RestartCount != 2 {
+		t.Errorf("app statusContext = %+v, want containerd://app1 restartCount 2", sc)
+	}
+	if sc := side.StatusContext; sc == nil || sc.ContainerID != "containerd://side1" || sc.RestartCount != 0 {
+		t.Errorf("sidecar statusContext = %+v, want containerd://side1 restartCount 0", sc)
+	}
+	if app.PreStop == nil || app.PreStop.Exec == nil || strings.Join(app.PreStop.Exec.Command, " ") != "sh -c drain" {
+		t.Errorf("app preStop = %+v, want the pod's exec hook", app.PreStop)
+	}
+	if len(app.Ports) != 1 || app.Ports[0].Name != "http" || app.Ports[0].ContainerPort != 8080 {
+		t.Errorf("app ports = %+v, want the pod's http 8080", app.Ports)
+	}
+	if side.PreStop != nil || side.Ports != nil {
+		t.Errorf("sidecar got preStop %+v ports %+v, want none (the pod has none)", side.PreStop, side.Ports)
+	}
+	s := got.Spec.Strategy
+	if s == nil || s.FailurePolicy != v1beta1.FailurePolicyFail {
+		t.Errorf("strategy = %+v, want failurePolicy Fail", s)
+	}
+	if s == nil || s.TerminationGracePeriodSeconds == nil || *s.TerminationGracePeriodSeconds != 17 {
+		t.Errorf("strategy = %+v, want terminationGracePeriodSeconds 17 from the pod", s)
+	}
+}
+
+func TestUserStrategyIsKept(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	createPod(t, ns, "web", nil)
+	crr := newCRR(ns, "kept", "app")
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: v1beta1.FailurePolicyIgnore, TerminationGracePeriodSeconds: ptr.To[int64](0)}
+	if err := admin.Create(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	if s := crr.Spec.Strategy; s.FailurePolicy != v1beta1.FailurePolicyIgnore || *s.TerminationGracePeriodSeconds != 0 {
+		t.Errorf("strategy = %+v, want the user's Ignore and 0", s)
+	}
+}
+
+func TestUpdateKeepsSpecAndRoutingLabels(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	createPod(t, ns, "web", nil)
+	crr := newCRR(ns, "immutable", "app")
+	if err := admin.Create(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		change func(*v1beta1.ContainerRecreateRequest)
+		want   string // empty: the update is allowed
+	}{
+		{"spec", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Strategy.MinStartedSeconds = 9 }, "spec: Forbidden: is immutable"},
+		{"pod-uid label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.PodUIDLabel] = "other" }, "metadata.labels[crr.apps.kruise.io/pod-uid]: Forbidden"},
+		{"node-name label", func(c *v1beta1.ContainerRecreateRequest) { delete(c.Labels, v1beta1.NodeNameLabel) }, "metadata.labels[crr.apps.kruise.io/node-name]: Forbidden"},
+		{"other label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels["team"] = "shop" }, ""},
+		{"active label removed", func(c *v1beta1.ContainerRecreateRequest) { delete(c.Labels, v1beta1.ActiveLabel) }, ""},
+		{"active label back", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.ActiveLabel] = "true" }, "cannot be set again once the request has completed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := &v1beta1.ContainerRecreateRequest{}
+			if err := admin.Get(context.Background(), clientKey(crr), cur); err != nil {
+				t.Fatal(err)
+			}
+			tt.change(cur)
+			err := admin.Update(context.Background(), cur)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("update rejected: %v", err)
+			case tt.want != "" && err == nil:
+				t.Fatal("update accepted")
+			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
+				t.Fatalf("error %q\nlacks %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeleteIsAlwaysAllowed(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	createPod(t, ns, "web", nil)
+	crr := newCRR(ns, "gone", "app")
+	if err := admin.Create(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Delete(context.Background(), crr); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+}

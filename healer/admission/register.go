@@ -1,0 +1,45 @@
+package admission
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+)
+
+// Paths the webhooks are served on.
+const (
+	MutateCRRPath   = "/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
+	ValidateCRRPath = "/validate-apps-kruise-io-v1beta1-containerrecreaterequest"
+	// ConvertPath serves CRD conversion between v1alpha1 and v1beta1.
+	ConvertPath = "/convert"
+)
+
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+
+// Options configure the CRR webhooks.
+type Options struct {
+	// Reader reads pods from the API server.
+	Reader client.Reader
+	// Client creates SubjectAccessReviews.
+	Client client.Client
+	// SkipAuthorization turns off the check that the requester may
+	// delete the pod.
+	SkipAuthorization bool
+}
+
+// Register adds the CRR mutating and validating webhooks and the CRD
+// conversion webhook to server.
+func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
+	decoder := admission.NewDecoder(scheme)
+	var authz *DisruptionAuthorizer
+	if !o.SkipAuthorization {
+		authz = &DisruptionAuthorizer{Client: o.Client}
+	}
+	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Decoder: decoder}})
+	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+}

@@ -1,0 +1,55 @@
+package admission
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// containerKind says what a named container is in a pod.
+type containerKind int
+
+const (
+	kindMissing containerKind = iota
+	// kindRegular is a container in spec.containers.
+	kindRegular
+	// kindSidecar is a native sidecar: an init container with restartPolicy Always.
+	kindSidecar
+	// kindInit is an ordinary init container, which runs to completion
+	// and cannot be recreated.
+	kindInit
+)
+
+// findContainer returns the pod's container of that name and what it is.
+func findContainer(pod *corev1.Pod, name string) (*corev1.Container, containerKind) {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i], kindRegular
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.Name == name {
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				return c, kindSidecar
+			}
+			return c, kindInit
+		}
+	}
+	return nil, kindMissing
+}
+
+// findStatus returns the status of the named container, regular or init.
+func findStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// podFinished says whether the pod has terminated for good.
+func podFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
