@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,7 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	mutated := crr.DeepCopy()
 	defaultStrategy(mutated)
+	annotateContainers(mutated)
 	if crr.Spec.PodName != "" {
 		pod := &corev1.Pod{}
 		err := m.Reader.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: crr.Spec.PodName}, pod)
@@ -90,6 +92,18 @@ func defaultStrategy(crr *v1beta1.ContainerRecreateRequest) {
 	if crr.Spec.Strategy.FailurePolicy == "" {
 		crr.Spec.Strategy.FailurePolicy = v1beta1.FailurePolicyFail
 	}
+}
+
+// annotateContainers lists the container names for the CONTAINERS column.
+func annotateContainers(crr *v1beta1.ContainerRecreateRequest) {
+	names := make([]string, 0, len(crr.Spec.Containers))
+	for _, c := range crr.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if crr.Annotations == nil {
+		crr.Annotations = map[string]string{}
+	}
+	crr.Annotations[v1beta1.ContainersAnnotation] = strings.Join(names, ",")
 }
 
 // fromPod copies the pod's identity, node and container details into the

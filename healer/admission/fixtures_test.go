@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -107,4 +109,8 @@ func getPod(t *testing.T, ns, name string) *corev1.Pod {
 		t.Fatal(err)
 	}
 	return pod
+}
+
+func unstructuredSerializer() runtime.NegotiatedSerializer {
+	return serializer.NewCodecFactory(scheme).WithoutConversion()
 }

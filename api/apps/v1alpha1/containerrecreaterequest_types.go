@@ -197,8 +197,8 @@ type ContainerRecreateRequestSyncContainerStatus struct {
 // +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.phase",description="Phase of the request."
 // +kubebuilder:printcolumn:name="POD",type="string",JSONPath=".spec.podName",description="Pod whose containers are recreated."
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",description="Node of the pod."
-// +kubebuilder:printcolumn:name="CONTAINERS",type="string",JSONPath=".spec.containers[*].name",description="Containers to recreate."
-// +kubebuilder:printcolumn:name="RESULT",type="string",JSONPath=".status.containerRecreateStates[*].phase",description="Each container's phase."
+// +kubebuilder:printcolumn:name="CONTAINERS",type="string",JSONPath=".metadata.annotations.rejuv\\.dev/containers",description="Containers to recreate."
+// +kubebuilder:printcolumn:name="RESULT",type="string",JSONPath=".metadata.annotations.rejuv\\.dev/result",description="Whether the containers were recreated, once completed."
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type ContainerRecreateRequest struct {
 	metav1.TypeMeta   `json:",inline"`

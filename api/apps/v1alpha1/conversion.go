@@ -38,6 +38,10 @@ func (crr *ContainerRecreateRequest) ConvertTo(dstRaw conversion.Hub) error {
 			delete(annotations, v1beta1.SyncContainerStatusesAnnotation)
 		}
 	}
+	if v := annotations[v1beta1.ResultAnnotation]; v != "" {
+		dst.Status.Result = v1beta1.ContainerRecreateRequestResult(v)
+		delete(annotations, v1beta1.ResultAnnotation)
+	}
 	if v, ok := annotations[ConditionsAnnotation]; ok {
 		var conds []metav1.Condition
 		if json.Unmarshal([]byte(v), &conds) == nil {
@@ -72,6 +76,9 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 			crr.Annotations = map[string]string{}
 		}
 		crr.Annotations[k] = v
+	}
+	if src.Status.Result != "" {
+		set(v1beta1.ResultAnnotation, string(src.Status.Result))
 	}
 	if src.Status.ContainerStatusSnapshot != nil {
 		b, err := json.Marshal(src.Status.ContainerStatusSnapshot)

@@ -43,7 +43,7 @@ func fullHub() *v1beta1.ContainerRecreateRequest {
 			TTLSecondsAfterFinished: ptr.To[int32](1800),
 		},
 		Status: v1beta1.ContainerRecreateRequestStatus{
-			Phase: v1beta1.PhaseCompleted, CompletionTime: &ts, Message: "done",
+			Phase: v1beta1.PhaseCompleted, CompletionTime: &ts, Message: "done", Result: v1beta1.ResultPartiallySucceeded,
 			ContainerRecreateStates: []v1beta1.ContainerRecreateRequestContainerRecreateState{
 				{Name: "app", Phase: v1beta1.PhaseSucceeded, IsKilled: true},
 				{Name: "sidecar", Phase: v1beta1.PhaseFailed, Message: "not ready again before the deadline"},
@@ -88,6 +88,9 @@ func TestHubStatusAppearsAsOpenKruiseAnnotations(t *testing.T) {
 	}
 	if a[ConditionsAnnotation] == "" {
 		t.Errorf("conditions with a reason and message beyond the timestamp were not carried in %s", ConditionsAnnotation)
+	}
+	if got := a[v1beta1.ResultAnnotation]; got != "PartiallySucceeded" {
+		t.Errorf("result annotation = %q, want PartiallySucceeded", got)
 	}
 	if a["rejuv.dev/reason"] != "memory leak" {
 		t.Errorf("other annotations lost: %v", a)

@@ -139,6 +139,11 @@ type ContainerRecreateRequestStatus struct {
 	// Message explains the phase, e.g. why the request ended early.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Result sums up the containers' phases once the request has
+	// completed: Succeeded, Failed or PartiallySucceeded (v1alpha1:
+	// annotation rejuv.dev/result).
+	// +optional
+	Result ContainerRecreateRequestResult `json:"result,omitempty"`
 	// ContainerRecreateStates are the per-container results.
 	// +optional
 	// +listType=atomic
@@ -171,6 +176,38 @@ const (
 	PhaseFailed     ContainerRecreateRequestPhase = "Failed"
 	PhaseCompleted  ContainerRecreateRequestPhase = "Completed"
 )
+
+// ContainerRecreateRequestResult sums up a completed request.
+// +kubebuilder:validation:Enum=Succeeded;Failed;PartiallySucceeded
+type ContainerRecreateRequestResult string
+
+// Results of a completed request.
+const (
+	ResultSucceeded          ContainerRecreateRequestResult = "Succeeded"
+	ResultFailed             ContainerRecreateRequestResult = "Failed"
+	ResultPartiallySucceeded ContainerRecreateRequestResult = "PartiallySucceeded"
+)
+
+// ResultOf sums up per-container states: Succeeded when all succeeded,
+// Failed when none did, PartiallySucceeded otherwise; empty for no states.
+func ResultOf(states []ContainerRecreateRequestContainerRecreateState) ContainerRecreateRequestResult {
+	succeeded := 0
+	for _, s := range states {
+		if s.Phase == PhaseSucceeded {
+			succeeded++
+		}
+	}
+	switch {
+	case len(states) == 0:
+		return ""
+	case succeeded == len(states):
+		return ResultSucceeded
+	case succeeded == 0:
+		return ResultFailed
+	default:
+		return ResultPartiallySucceeded
+	}
+}
 
 // ConditionPreRecreateGrace is True once the pod has been made not ready
 // for the unready grace period; its lastTransitionTime says when.
@@ -214,8 +251,8 @@ type ContainerRecreateRequestSyncContainerStatus struct {
 // +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.phase",description="Phase of the request."
 // +kubebuilder:printcolumn:name="POD",type="string",JSONPath=".spec.podName",description="Pod whose containers are recreated."
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",description="Node of the pod."
-// +kubebuilder:printcolumn:name="CONTAINERS",type="string",JSONPath=".spec.containers[*].name",description="Containers to recreate."
-// +kubebuilder:printcolumn:name="RESULT",type="string",JSONPath=".status.containerRecreateStates[*].phase",description="Each container's phase."
+// +kubebuilder:printcolumn:name="CONTAINERS",type="string",JSONPath=".metadata.annotations.rejuv\\.dev/containers",description="Containers to recreate."
+// +kubebuilder:printcolumn:name="RESULT",type="string",JSONPath=".status.result",description="Whether the containers were recreated, once completed."
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type ContainerRecreateRequest struct {
 	metav1.TypeMeta   `json:",inline"`

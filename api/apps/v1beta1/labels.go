@@ -17,4 +17,9 @@ const (
 	// not ready for the unready grace period: v1beta1's PreRecreateGrace
 	// condition.
 	UnreadyAcquiredAnnotation = "crr.apps.kruise.io/unready-acquired"
+	// ContainersAnnotation lists the request's container names, comma
+	// separated, for the CONTAINERS column. Set by the webhook.
+	ContainersAnnotation = "rejuv.dev/containers"
+	// ResultAnnotation carries, in v1alpha1, status.result.
+	ResultAnnotation = "rejuv.dev/result"
 )
