@@ -1,0 +1,52 @@
+package crr
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// end completes a request the daemon cannot finish: every container not yet
+// Succeeded or Failed is marked Failed with the reason. The write uses the
+// request's resourceVersion, so it loses (and is retried) against a
+// concurrent write by the daemon.
+func (r *Reconciler) end(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, reason string) error {
+	now := metav1.NewTime(r.Clock.Now())
+	updated := crr.DeepCopy()
+	st := &updated.Status
+	st.Phase = v1beta1.PhaseCompleted
+	st.CompletionTime = &now
+	st.Message = reason
+	st.ContainerRecreateStates = finalStates(crr, reason)
+	st.Result = v1beta1.ResultOf(st.ContainerRecreateStates)
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		return fmt.Errorf("end ContainerRecreateRequest %s/%s (%s): %w", crr.Namespace, crr.Name, reason, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("ended ContainerRecreateRequest the daemon could not finish", "reason", reason)
+	return nil
+}
+
+// finalStates keeps every container's finished state and fails the rest.
+func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1.ContainerRecreateRequestContainerRecreateState {
+	byName := map[string]v1beta1.ContainerRecreateRequestContainerRecreateState{}
+	for _, s := range crr.Status.ContainerRecreateStates {
+		byName[s.Name] = s
+	}
+	out := make([]v1beta1.ContainerRecreateRequestContainerRecreateState, 0, len(crr.Spec.Containers))
+	for _, c := range crr.Spec.Containers {
+		s, ok := byName[c.Name]
+		if !ok {
+			s = v1beta1.ContainerRecreateRequestContainerRecreateState{Name: c.Name}
+		}
+		if s.Phase != v1beta1.PhaseSucceeded && s.Phase != v1beta1.PhaseFailed {
+			s.Phase = v1beta1.PhaseFailed
+			s.Message = fmt.Sprintf("not recreated: %s", reason)
+		}
+		out = append(out, s)
+	}
+	return out
+}

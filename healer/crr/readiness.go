@@ -1,0 +1,59 @@
+package crr
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// PodReadyCondition is the readiness gate through which a request takes its
+// pod out of service before anything is stopped (OpenKruise's name).
+const PodReadyCondition corev1.PodConditionType = "KruisePodReady"
+
+// Reasons the manager gives on the pod's KruisePodReady condition.
+const (
+	reasonRecreating = "ContainerRecreating"
+	reasonReleased   = "NoContainerRecreating"
+)
+
+func hasReadinessGate(pod *corev1.Pod) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		if g.ConditionType == PodReadyCondition {
+			return true
+		}
+	}
+	return false
+}
+
+// readyCondition returns the pod's KruisePodReady condition, or nil.
+func readyCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == PodReadyCondition {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setPodReady sets the pod's KruisePodReady condition with a strategic merge
+// patch, which merges conditions by type and so leaves the kubelet's alone.
+func setPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string) error {
+	if cur := readyCondition(pod); cur != nil && cur.Status == status && cur.Reason == reason {
+		return nil
+	}
+	base := pod.DeepCopy()
+	now := metav1.Now()
+	cond := corev1.PodCondition{Type: PodReadyCondition, Status: status, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now}
+	if cur := readyCondition(pod); cur != nil {
+		*cur = cond
+	} else {
+		pod.Status.Conditions = append(pod.Status.Conditions, cond)
+	}
+	if err := c.Status().Patch(ctx, pod, client.StrategicMergeFrom(base)); err != nil {
+		return fmt.Errorf("set %s=%s on pod %s/%s: %w", PodReadyCondition, status, pod.Namespace, pod.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package crr
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// Defaults of the Reconciler's tunables (flags of the manager).
+const (
+	DefaultNodeLostGrace = 60 * time.Second
+	DefaultPickupTimeout = 30 * time.Second
+)
+
+// Reconciler watches over ContainerRecreateRequests while the daemon
+// executes them, and tidies them up once they complete.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// NodeLostGrace is how long the pod's node may be NotReady or missing
+	// before its requests are ended.
+	NodeLostGrace time.Duration
+	// PickupTimeout is how long a request may wait for a daemon to start
+	// it before the manager warns that none seems to run on the node.
+	PickupTimeout time.Duration
+
+	startedAt time.Time
+	mu        sync.Mutex
+	// nodeGoneSince remembers when a node was first seen missing; a
+	// deleted node leaves no timestamp of its own.
+	nodeGoneSince map[string]time.Time
+	// announced remembers the requests whose start has been announced,
+	// counted those counted as created; both until they complete.
+	announced map[types.UID]bool
+	counted   map[types.UID]bool
+}
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.NodeLostGrace == 0 {
+		r.NodeLostGrace = DefaultNodeLostGrace
+	}
+	if r.PickupTimeout == 0 {
+		r.PickupTimeout = DefaultPickupTimeout
+	}
+	r.startedAt = r.Clock.Now()
+	r.nodeGoneSince = map[string]time.Time{}
+	r.announced = map[types.UID]bool{}
+	r.counted = map[types.UID]bool{}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("containerrecreaterequest").
+		For(&v1beta1.ContainerRecreateRequest{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
+			return client.MatchingLabels{v1beta1.PodUIDLabel: string(o.GetUID())}
+		}, true))).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
+			return client.MatchingLabels{v1beta1.NodeNameLabel: o.GetName()}
+		}, false))).
+		Complete(r)
+}
+
+// activeRequestsOf maps a pod or node event to the active requests it
+// concerns, found by the labels the webhook set.
+func (r *Reconciler) activeRequestsOf(selector func(client.Object) client.MatchingLabels, sameNamespace bool) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		labels := selector(o)
+		labels[v1beta1.ActiveLabel] = "true"
+		opts := []client.ListOption{labels}
+		if sameNamespace {
+			opts = append(opts, client.InNamespace(o.GetNamespace()))
+		}
+		list := &v1beta1.ContainerRecreateRequestList{}
+		if err := r.Client.List(ctx, list, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "list ContainerRecreateRequests for a changed object", "object", o.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	crr := &v1beta1.ContainerRecreateRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, crr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("get ContainerRecreateRequest %s: %w", req, err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("pod", crr.Spec.PodName)
+	ctx = ctrl.LoggerInto(ctx, log)
+	r.countCreated(crr)
+	if crr.Status.Phase == v1beta1.PhaseCompleted {
+		return r.finish(ctx, crr)
+	}
+	return r.watchOver(ctx, crr)
+}
+
+// watchOver ends a running request that cannot complete, holds the pod
+// not ready for the unready grace, and warns about a missing daemon.
+func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (ctrl.Result, error) {
+	now := r.Clock.Now()
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was deleted before its containers were recreated", crr.Spec.PodName))
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("get pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
+	}
+	if uid := crr.Labels[v1beta1.PodUIDLabel]; uid != "" && uid != string(pod.UID) {
+		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was replaced (UID %s, the request was for %s)", pod.Name, pod.UID, uid))
+	}
+	var wake []time.Duration
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
+		deadline := crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
+		if !now.Before(deadline) {
+			return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("activeDeadlineSeconds (%ds) passed", *d))
+		}
+		wake = append(wake, deadline.Sub(now))
+	}
+	lost, wait, err := r.nodeLost(ctx, crr.Labels[v1beta1.NodeNameLabel], now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if lost != "" {
+		return ctrl.Result{}, r.end(ctx, crr, lost)
+	}
+	if wait > 0 {
+		wake = append(wake, wait)
+	}
+	if err := r.holdUnready(ctx, crr, pod); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.announceStart(crr, pod)
+	wait, err = r.checkPickup(ctx, crr, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wait > 0 {
+		wake = append(wake, wait)
+	}
+	return ctrl.Result{RequeueAfter: soonest(wake)}, nil
+}
+
+// nodeLost says why the node counts as lost, or how long until it would.
+func (r *Reconciler) nodeLost(ctx context.Context, nodeName string, now time.Time) (string, time.Duration, error) {
+	if nodeName == "" {
+		return "", 0, nil
+	}
+	node := &corev1.Node{}
+	err := r.Client.Get(ctx, types.NamespacedName{Name: nodeName}, node)
+	var since time.Time
+	var why string
+	switch {
+	case apierrors.IsNotFound(err):
+		r.mu.Lock()
+		if _, ok := r.nodeGoneSince[nodeName]; !ok {
+			r.nodeGoneSince[nodeName] = now
+		}
+		since = r.nodeGoneSince[nodeName]
+		r.mu.Unlock()
+		why = fmt.Sprintf("node %s was deleted", nodeName)
+	case err != nil:
+		return "", 0, fmt.Errorf("get node %s: %w", nodeName, err)
+	default:
+		r.mu.Lock()
+		delete(r.nodeGoneSince, nodeName)
+		r.mu.Unlock()
+		ready := nodeReadyCondition(node)
+		if ready == nil || ready.Status == corev1.ConditionTrue {
+			return "", 0, nil
+		}
+		since = ready.LastTransitionTime.Time
+		why = fmt.Sprintf("node %s is NotReady (%s)", nodeName, ready.Reason)
+	}
+	lostAt := since.Add(r.NodeLostGrace)
+	if now.Before(lostAt) {
+		return "", lostAt.Sub(now), nil
+	}
+	return fmt.Sprintf("%s for more than %s; no daemon can finish the request", why, r.NodeLostGrace), 0, nil
+}
+
+func nodeReadyCondition(node *corev1.Node) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func soonest(ds []time.Duration) time.Duration {
+	var min time.Duration
+	for _, d := range ds {
+		if d > 0 && (min == 0 || d < min) {
+			min = d
+		}
+	}
+	return min
+}

@@ -1,0 +1,121 @@
+package crr
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// Event reasons.
+const (
+	reasonStarted     = "RecreateStarted"
+	reasonNotPickedUp = "NotPickedUp"
+	reasonContainer   = "ContainerRecreate"
+	reasonCompleted   = "RecreateCompleted"
+	reasonPodUnready  = "PodMadeUnready"
+)
+
+// holdUnready takes the pod out of service before anything is stopped: when
+// the request asks for an unready grace and the pod has the KruisePodReady
+// gate, the gate's condition is set False and the request's PreRecreateGrace
+// condition records since when. The daemon waits for that condition.
+func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) error {
+	s := crr.Spec.Strategy
+	if s == nil || s.UnreadyGracePeriodSeconds == nil || !hasReadinessGate(pod) {
+		return nil
+	}
+	if meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
+		return nil
+	}
+	msg := fmt.Sprintf("containers are being recreated by ContainerRecreateRequest %s", crr.Name)
+	if err := setPodReady(ctx, r.Client, pod, corev1.ConditionFalse, reasonRecreating, msg); err != nil {
+		return err
+	}
+	updated := crr.DeepCopy()
+	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{
+		Type:               v1beta1.ConditionPreRecreateGrace,
+		Status:             metav1.ConditionTrue,
+		Reason:             reasonPodUnready,
+		Message:            fmt.Sprintf("pod %s is not ready (%s=False); containers are stopped after %ds", pod.Name, PodReadyCondition, *s.UnreadyGracePeriodSeconds),
+		ObservedGeneration: crr.Generation,
+		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
+	})
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		return fmt.Errorf("record unready grace of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
+	}
+	return nil
+}
+
+// announceStart records, once per request, that the daemon has started it.
+func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+	if crr.Status.Phase != v1beta1.PhaseRecreating {
+		return
+	}
+	r.mu.Lock()
+	done := r.announced[crr.UID]
+	r.announced[crr.UID] = true
+	r.mu.Unlock()
+	if done {
+		return
+	}
+	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, sourceOf(crr))
+	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, "Recreate", note)
+}
+
+// checkPickup warns when no daemon has touched the request in time: the
+// daemon sets a phase (Pending when queued, Recreating when running) as
+// soon as it sees a request, so an empty phase means no daemon has.
+func (r *Reconciler) checkPickup(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, now time.Time) (time.Duration, error) {
+	if crr.Status.Phase != "" {
+		return 0, nil
+	}
+	waited := now.Sub(crr.CreationTimestamp.Time)
+	if waited < r.PickupTimeout {
+		return r.PickupTimeout - waited, nil
+	}
+	node := crr.Labels[v1beta1.NodeNameLabel]
+	msg := fmt.Sprintf("no daemon has picked up this request within %s; is rejuv-daemon running on node %s?", r.PickupTimeout, node)
+	if crr.Status.Message == msg {
+		return 0, nil
+	}
+	updated := crr.DeepCopy()
+	updated.Status.Message = msg
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		return 0, fmt.Errorf("report missing daemon for ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
+	}
+	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, reasonNotPickedUp, "Wait", msg)
+	return 0, nil
+}
+
+// countCreated counts a request once, when the manager first sees it
+// active, and only if it was created while the manager ran.
+func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
+	if _, active := crr.Labels[v1beta1.ActiveLabel]; !active {
+		return
+	}
+	if crr.CreationTimestamp.Time.Before(r.startedAt.Add(-time.Second)) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counted[crr.UID] {
+		return
+	}
+	r.counted[crr.UID] = true
+	crrCreated.WithLabelValues(crr.Namespace, sourceOf(crr)).Inc()
+}
+
+// eventOnBoth records an event on the request (related: the pod) and on the
+// pod (related: the request), so that both describe commands show it.
+func (r *Reconciler) eventOnBoth(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, action, note string) {
+	r.Recorder.Eventf(crr, pod, eventType, reason, action, "%s", note)
+	if pod != nil {
+		r.Recorder.Eventf(pod, crr, eventType, reason, action, "%s (ContainerRecreateRequest %s)", note, crr.Name)
+	}
+}

@@ -1,0 +1,104 @@
+package crr
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// Tunables of the reconciler under test, short so that tests are quick.
+const (
+	testNodeLostGrace = 2 * time.Second
+	testPickupTimeout = 2 * time.Second
+)
+
+var (
+	env    *envtest.Environment
+	scheme = runtime.NewScheme()
+	admin  client.Client
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	os.Exit(runWithManager(m))
+}
+
+// runWithManager starts a real API server (no webhooks: the tests set the
+// labels the webhook would) and the manager with the CRR controllers.
+func runWithManager(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl.SetLogger(logr.Discard())
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fail(err)
+	}
+	if err := apps.AddToScheme(scheme); err != nil {
+		return fail(err)
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return fail(err)
+	}
+	if env, err = harness.Envtest(ctx); err != nil {
+		return fail(err)
+	}
+	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+	env.ErrorIfCRDPathMissing = true
+	cfg, err := env.Start()
+	if err != nil {
+		return fail(fmt.Errorf("start envtest: %w", err))
+	}
+	defer func() { _ = env.Stop() }()
+	if admin, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return fail(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return fail(err)
+	}
+	RegisterMetrics()
+	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
+		NodeLostGrace: testNodeLostGrace, PickupTimeout: testPickupTimeout}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fail(err)
+	}
+	if err := (&PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fail(err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		}
+	}()
+	return m.Run()
+}
+
+func fail(err error) int {
+	fmt.Fprintf(os.Stderr, "crr controller integration tests: %v\n", err)
+	return 1
+}
+
+func needsAPIServer(t *testing.T) {
+	t.Helper()
+	if env == nil {
+		t.Skip("needs the real API server; run without -short (make test)")
+	}
+}
