@@ -12,6 +12,8 @@ import (
 const (
 	MutateCRRPath   = "/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
 	ValidateCRRPath = "/validate-apps-kruise-io-v1beta1-containerrecreaterequest"
+	// PodReadinessGatePath serves the opt-in readiness-gate injection.
+	PodReadinessGatePath = "/mutate-v1-pod-readiness-gate"
 	// ConvertPath serves CRD conversion between v1alpha1 and v1beta1.
 	ConvertPath = "/convert"
 )
@@ -31,8 +33,8 @@ type Options struct {
 	SkipAuthorization bool
 }
 
-// Register adds the CRR mutating and validating webhooks and the CRD
-// conversion webhook to server.
+// Register adds the CRR mutating and validating webhooks, the pod
+// readiness-gate injection and the CRD conversion webhook to server.
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
 	var authz *DisruptionAuthorizer
@@ -41,5 +43,6 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	}
 	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 }

@@ -7,11 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
 // PodReadyCondition is the readiness gate through which a request takes its
-// pod out of service before anything is stopped (OpenKruise's name).
-const PodReadyCondition corev1.PodConditionType = "KruisePodReady"
+// pod out of service before anything is stopped.
+const PodReadyCondition corev1.PodConditionType = v1beta1.PodReadyCondition
 
 // Reasons the manager gives on the pod's KruisePodReady condition.
 const (

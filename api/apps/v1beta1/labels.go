@@ -23,3 +23,8 @@ const (
 	// ResultAnnotation carries, in v1alpha1, status.result.
 	ResultAnnotation = "rejuv.dev/result"
 )
+
+// PodReadyCondition is the pod readiness gate (and condition type) through
+// which a request takes its pod out of service before anything is stopped,
+// as OpenKruise names it.
+const PodReadyCondition = "KruisePodReady"
