@@ -56,6 +56,10 @@ test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
 test-e2e: ## End-to-end tests only (starts the cluster if needed).
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
 
+.PHONY: bench
+bench: ## Benchmarks that need no cluster; each prints its time per operation.
+	$(GO) test -short -run '^$$' -bench . -benchmem $(UNIT_PKGS)
+
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
