@@ -1,0 +1,144 @@
+package certs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Targets are the objects that must trust the webhook server's CA.
+type Targets struct {
+	// Mutating and Validating are the webhook configurations, as
+	// installed. In-cluster they exist already (from config/default) and
+	// only their CA bundle is set.
+	Mutating   []admissionregistrationv1.MutatingWebhookConfiguration
+	Validating []admissionregistrationv1.ValidatingWebhookConfiguration
+	// CRDs whose conversion webhook is served by the manager.
+	CRDs []string
+	// URL, when set, is the webhook server's base URL for runs outside the
+	// cluster: the configurations are created or rewritten to call
+	// URL+path, and the CRDs' conversion to call URL+ConvertPath.
+	URL         string
+	ConvertPath string
+}
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;create;update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update
+
+func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) error {
+	for i := range t.Mutating {
+		want := t.Mutating[i].DeepCopy()
+		if err := t.apply(ctx, c, "MutatingWebhookConfiguration", want, &admissionregistrationv1.MutatingWebhookConfiguration{}, func(o client.Object) bool {
+			cur := o.(*admissionregistrationv1.MutatingWebhookConfiguration)
+			changed := false
+			for j := range cur.Webhooks {
+				changed = t.setClientConfig(&cur.Webhooks[j].ClientConfig, caBundle) || changed
+			}
+			return changed
+		}); err != nil {
+			return err
+		}
+	}
+	for i := range t.Validating {
+		want := t.Validating[i].DeepCopy()
+		if err := t.apply(ctx, c, "ValidatingWebhookConfiguration", want, &admissionregistrationv1.ValidatingWebhookConfiguration{}, func(o client.Object) bool {
+			cur := o.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+			changed := false
+			for j := range cur.Webhooks {
+				changed = t.setClientConfig(&cur.Webhooks[j].ClientConfig, caBundle) || changed
+			}
+			return changed
+		}); err != nil {
+			return err
+		}
+	}
+	for _, name := range t.CRDs {
+		if err := t.injectCRD(ctx, c, name, caBundle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply reads the installed object (creating want when URL registration
+// may create it), lets set adjust it, and writes it when set changed it.
+func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, cur client.Object, set func(client.Object) bool) error {
+	err := c.Get(ctx, types.NamespacedName{Name: want.GetName()}, cur)
+	switch {
+	case apierrors.IsNotFound(err) && t.URL != "":
+		set(want)
+		if err := c.Create(ctx, want); err != nil {
+			return fmt.Errorf("create %s %s: %w", kind, want.GetName(), err)
+		}
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("set CA bundle of %s %s: it is not installed (apply config/default)", kind, want.GetName())
+	case err != nil:
+		return fmt.Errorf("read %s %s: %w", kind, want.GetName(), err)
+	}
+	if !set(cur) {
+		return nil
+	}
+	if err := c.Update(ctx, cur); err != nil {
+		return fmt.Errorf("set CA bundle of %s %s: %w", kind, want.GetName(), err)
+	}
+	return nil
+}
+
+// setClientConfig points a webhook at the server with caBundle and reports
+// whether anything changed.
+func (t Targets) setClientConfig(cc *admissionregistrationv1.WebhookClientConfig, caBundle []byte) bool {
+	changed := !bytes.Equal(cc.CABundle, caBundle)
+	cc.CABundle = caBundle
+	if t.URL != "" && cc.Service != nil {
+		path := ""
+		if cc.Service.Path != nil {
+			path = *cc.Service.Path
+		}
+		url := strings.TrimSuffix(t.URL, "/") + path
+		cc.URL, cc.Service, changed = &url, nil, true
+	}
+	return changed
+}
+
+func (t Targets) injectCRD(ctx context.Context, c client.Client, name string, caBundle []byte) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
+		return fmt.Errorf("read CRD %s: %w", name, err)
+	}
+	conv := crd.Spec.Conversion
+	if t.URL != "" {
+		url := strings.TrimSuffix(t.URL, "/") + t.ConvertPath
+		want := &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+				ConversionReviewVersions: []string{"v1"},
+			},
+		}
+		if conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && conv.Webhook.ClientConfig.URL != nil &&
+			*conv.Webhook.ClientConfig.URL == url && bytes.Equal(conv.Webhook.ClientConfig.CABundle, caBundle) {
+			return nil
+		}
+		crd.Spec.Conversion = want
+	} else {
+		if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
+			return fmt.Errorf("set CA bundle of CRD %s: it has no conversion webhook (apply config/default)", name)
+		}
+		if bytes.Equal(conv.Webhook.ClientConfig.CABundle, caBundle) {
+			return nil
+		}
+		conv.Webhook.ClientConfig.CABundle = caBundle
+	}
+	if err := c.Update(ctx, crd); err != nil {
+		return fmt.Errorf("set conversion webhook of CRD %s: %w", name, err)
+	}
+	return nil
+}
