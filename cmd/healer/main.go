@@ -1,5 +1,6 @@
-// Command rejuv-healer is the Rejuv manager: policy controller, CRR controller and admission webhooks.
-// So far it only answers --help and --version.
+// Command rejuv-healer is the Rejuv manager: the ContainerRecreateRequest
+// admission and conversion webhooks, the CRR controller, and the webhook
+// certificates.
 package main
 
 import (
@@ -7,15 +8,34 @@ import (
 	"fmt"
 	"os"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/rejuv-dev/rejuv/cmd/internal/buildinfo"
 	"github.com/rejuv-dev/rejuv/cmd/internal/cli"
+	"github.com/rejuv-dev/rejuv/healer"
 )
 
 func main() {
 	fs := flag.NewFlagSet("rejuv-healer", flag.ContinueOnError)
 	fs.Usage = cli.Usage(fs, "rejuv-healer [flags]", "The Rejuv manager: policy controller, CRR controller and admission webhooks.")
+	var opts healer.Options
+	opts.BindFlags(fs)
+	logOpts := zap.Options{}
+	logOpts.BindFlags(fs)
 	if done, code := cli.Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
 		os.Exit(code)
 	}
-	fmt.Fprintln(os.Stderr, "rejuv-healer: nothing to run yet; this build only answers --help and --version")
-	os.Exit(cli.ExitError)
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "rejuv-healer: %v\n", err)
+		os.Exit(cli.ExitUsage)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	log := ctrl.Log.WithName("rejuv-healer")
+	log.Info("starting", "version", buildinfo.String("rejuv-healer"))
+	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	if err := healer.Run(ctx, opts); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(cli.ExitError)
+	}
 }

@@ -1,0 +1,115 @@
+package healer
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/healer/crr"
+)
+
+// Certificate management modes.
+const (
+	// CertsSelf: the manager creates and renews its own CA and serving
+	// certificate and injects the CA bundle.
+	CertsSelf = "self"
+	// CertsExternal: certificates are provided in CertDir (cert-manager)
+	// and the CA bundle is injected by whoever provides them.
+	CertsExternal = "external"
+)
+
+// Options are the manager's settings, one flag each.
+type Options struct {
+	Kubeconfig               string
+	Namespace                string
+	MetricsAddr              string
+	MetricsSecure            bool
+	ProbeAddr                string
+	LeaderElect              bool
+	WebhookHost              string
+	WebhookPort              int
+	CertDir                  string
+	CertManagement           string
+	CertSecret               string
+	WebhookService           string
+	WebhookURL               string
+	SkipCRRAuthorization     bool
+	NodeLostGrace            time.Duration
+	PickupTimeout            time.Duration
+	CertCheckInterval        time.Duration
+	webhookURLHostForCertSAN string
+}
+
+// BindFlags registers the options on fs with their defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "rejuv-system"
+	}
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig to use outside the cluster (default: in-cluster config, then $KUBECONFIG)")
+	fs.StringVar(&o.Namespace, "namespace", ns, "namespace the manager runs in (default $POD_NAMESPACE or rejuv-system)")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint; "0" turns it off`)
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to clients authorized to get /metrics")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader among replicas; only it runs controllers (all serve webhooks)")
+	fs.StringVar(&o.WebhookHost, "webhook-host", "", "address the webhook server binds to (default all)")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the webhook server")
+	fs.StringVar(&o.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook server's tls.crt and tls.key")
+	fs.StringVar(&o.CertManagement, "cert-management", CertsSelf, `"self": create, renew and inject certificates; "external": use those in --cert-dir (cert-manager)`)
+	fs.StringVar(&o.CertSecret, "cert-secret", "rejuv-webhook-certs", "Secret, in --namespace, that stores self-managed certificates")
+	fs.StringVar(&o.WebhookService, "webhook-service", "rejuv-webhook-service", "Service, in --namespace, through which the API server reaches the webhooks")
+	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
+	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
+	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
+	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
+	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
+}
+
+// Validate reports every bad option at once, naming the flag.
+func (o *Options) Validate() error {
+	var errs []error
+	switch o.CertManagement {
+	case CertsSelf, CertsExternal:
+	default:
+		errs = append(errs, fmt.Errorf("--cert-management: %q is not %q or %q", o.CertManagement, CertsSelf, CertsExternal))
+	}
+	if o.WebhookPort <= 0 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port: %d is not a TCP port", o.WebhookPort))
+	}
+	if o.WebhookURL != "" {
+		u, err := url.Parse(o.WebhookURL)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--webhook-url: %w", err))
+		case u.Scheme != "https" || u.Host == "":
+			errs = append(errs, fmt.Errorf("--webhook-url: %q must be an https:// URL with a host", o.WebhookURL))
+		case o.CertManagement != CertsSelf:
+			errs = append(errs, errors.New("--webhook-url: needs --cert-management=self (the manager registers the webhooks with its own CA)"))
+		default:
+			host, _, splitErr := net.SplitHostPort(u.Host)
+			if splitErr != nil {
+				host = u.Host
+			}
+			o.webhookURLHostForCertSAN = host
+		}
+	}
+	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--cert-check-interval": o.CertCheckInterval} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// certHosts are the names the serving certificate must cover.
+func (o *Options) certHosts() []string {
+	if o.WebhookURL != "" {
+		return []string{o.webhookURLHostForCertSAN}
+	}
+	svc := o.WebhookService + "." + o.Namespace
+	return []string{svc + ".svc", svc + ".svc.cluster.local", svc}
+}

@@ -1,0 +1,69 @@
+package healer
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func parsed(t *testing.T, args ...string) *Options {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o := &Options{}
+	o.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // empty: valid
+	}{
+		{args: nil},
+		{args: []string{"--webhook-url=https://127.0.0.1:9443"}},
+		{args: []string{"--cert-management=external"}},
+		{args: []string{"--cert-management=vault"}, want: []string{`--cert-management: "vault" is not "self" or "external"`}},
+		{args: []string{"--webhook-url=http://127.0.0.1:9443"}, want: []string{`--webhook-url: "http://127.0.0.1:9443" must be an https:// URL with a host`}},
+		{args: []string{"--webhook-url=https://h:1", "--cert-management=external"}, want: []string{"--webhook-url: needs --cert-management=self"}},
+		{args: []string{"--webhook-port=0", "--pickup-timeout=0s"}, want: []string{"--webhook-port: 0 is not a TCP port", "--pickup-timeout: 0s must be positive"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			err := parsed(t, tt.args...).Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate() = nil")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %q, lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCertHosts(t *testing.T) {
+	o := parsed(t, "--namespace=ops", "--webhook-service=hooks")
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.certHosts(), " "); got != "hooks.ops.svc hooks.ops.svc.cluster.local hooks.ops" {
+		t.Errorf("in-cluster hosts = %q", got)
+	}
+	o = parsed(t, "--webhook-url=https://10.213.0.1:19443/base")
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.certHosts(), " "); got != "10.213.0.1" {
+		t.Errorf("URL hosts = %q", got)
+	}
+}

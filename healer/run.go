@@ -1,0 +1,142 @@
+package healer
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/config"
+	"github.com/rejuv-dev/rejuv/healer/admission"
+	"github.com/rejuv-dev/rejuv/healer/certs"
+	"github.com/rejuv-dev/rejuv/healer/crr"
+)
+
+// CRDName is the ContainerRecreateRequest CRD, whose conversion the
+// manager serves.
+const CRDName = "containerrecreaterequests.apps.kruise.io"
+
+// leaderElectionID names the lease the manager's replicas compete for.
+const leaderElectionID = "rejuv-healer.rejuv.dev"
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+
+// Run starts the manager (webhooks, controllers, certificates, metrics and
+// probes) and returns when ctx ends or something fails.
+func Run(ctx context.Context, o Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apps.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return fmt.Errorf("build scheme: %w", err)
+		}
+	}
+
+	var certManager *certs.Manager
+	if o.CertManagement == CertsSelf {
+		if certManager, err = newCertManager(cfg, scheme, o); err != nil {
+			return err
+		}
+		// The files must exist before the webhook server starts.
+		if err := certManager.Ensure(ctx); err != nil {
+			return fmt.Errorf("set up webhook certificates: %w", err)
+		}
+	}
+
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
+	if o.MetricsSecure {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metrics,
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.Namespace,
+		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
+		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization,
+	})
+	crr.RegisterMetrics()
+	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
+		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
+	}
+	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
+	}
+	if certManager != nil {
+		if err := mgr.Add(certManager); err != nil {
+			return fmt.Errorf("add certificate renewal: %w", err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	log.Info("starting manager", "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
+		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}
+
+func newCertManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (*certs.Manager, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("create client for webhook certificates: %w", err)
+	}
+	mutating, validating, err := config.WebhookConfigurations()
+	if err != nil {
+		return nil, err
+	}
+	return &certs.Manager{
+		Client:  direct,
+		Secret:  types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
+		Hosts:   o.certHosts(),
+		CertDir: o.CertDir,
+		Targets: certs.Targets{
+			Mutating: mutating, Validating: validating, CRDs: []string{CRDName},
+			URL: o.WebhookURL, ConvertPath: admission.ConvertPath,
+		},
+		CheckInterval: o.CertCheckInterval,
+	}, nil
+}
