@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+func namespaceObj(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// TestHealerAdmitsCRRsOnTheRealCluster runs the manager against the real
+// cluster: its webhooks fill in a request from the live pod, reject a bad
+// one, convert between versions, and its controller reports that no daemon
+// runs (the daemon is not started here).
+func TestHealerAdmitsCRRsOnTheRealCluster(t *testing.T) {
+	t.Parallel()
+	c := ctrlClient(t)
+	installCRD(t, c)
+	startHealer(t, c, "--pickup-timeout=2s")
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pod := createPod(t, ns, testappPod("web"))
+	app := containerStatus(pod, "app")
+
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restart-app"},
+		Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: pod.Name, Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+	}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatalf("create ContainerRecreateRequest: %v", err)
+	}
+	sc := crr.Spec.Containers[0].StatusContext
+	if sc == nil || sc.ContainerID != app.ContainerID || sc.RestartCount != app.RestartCount {
+		t.Errorf("statusContext = %+v, want the live container %s restartCount %d", sc, app.ContainerID, app.RestartCount)
+	}
+	if crr.Labels[v1beta1.NodeNameLabel] != cluster.NodeName() || crr.Labels[v1beta1.PodUIDLabel] != string(pod.UID) {
+		t.Errorf("labels = %v, want node %s and pod UID %s", crr.Labels, cluster.NodeName(), pod.UID)
+	}
+
+	bad := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"},
+		Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: pod.Name, Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "nope"}}},
+	}
+	err := c.Create(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), `spec.containers[0].name: Invalid value: "nope": pod web has no container of that name`) {
+		t.Errorf("bad request: %v", err)
+	}
+
+	old := &v1alpha1.ContainerRecreateRequest{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(crr), old); err != nil {
+		t.Fatalf("read through the conversion webhook as v1alpha1: %v", err)
+	}
+	if old.Spec.Containers[0].StatusContext == nil || old.Spec.Containers[0].StatusContext.ContainerID != app.ContainerID {
+		t.Errorf("v1alpha1 view = %+v", old.Spec)
+	}
+
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), cur); err != nil {
+			return false, nil
+		}
+		return strings.HasPrefix(cur.Status.Message, "no daemon has picked up this request within 2s"), nil
+	})
+	if err != nil {
+		t.Errorf("the missing daemon was not reported: %v", err)
+	}
+}
