@@ -70,7 +70,7 @@ generate: ## Generate deepcopy code (controller-gen).
 
 .PHONY: manifests
 manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen).
-	$(CONTROLLER_GEN) rbac:roleName=rejuv-healer crd webhook paths=./... \
+	$(CONTROLLER_GEN) rbac:roleName=healer crd webhook paths=./... \
 		output:crd:artifacts:config=config/crd/bases \
 		output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook

@@ -125,7 +125,7 @@ func startHealer(t *testing.T, c client.Client, extra ...string) {
 	t.Helper()
 	bin := buildBinaries(t)
 	ctx := context.Background()
-	ns := "rejuv-system"
+	ns := "rejuv-healer-e2e"
 	if err := kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err == nil {
 		waitGone(t, ns)
 	}

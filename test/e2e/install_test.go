@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// TestInstallManifestsPassServerDryRun builds config/default as
+// `kubectl apply -k` would and has the real API server validate every object
+// (schema, admission, RBAC escalation checks) without storing it.
+func TestInstallManifestsPassServerDryRun(t *testing.T) {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "default"))
+	if err != nil {
+		t.Fatalf("kustomize build config/default: %v", err)
+	}
+	c := ctrlClient(t)
+	ctx := context.Background()
+	kinds := map[string]int{}
+	services := map[string]bool{}
+	var referenced []string
+	for _, r := range resources.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		kinds[u.GetKind()]++
+		switch u.GetKind() {
+		case "Service":
+			services[u.GetNamespace()+"/"+u.GetName()] = true
+		case "CustomResourceDefinition":
+			ns, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
+			name, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "name")
+			referenced = append(referenced, ns+"/"+name)
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			hooks, _, _ := unstructured.NestedSlice(m, "webhooks")
+			for _, h := range hooks {
+				ns, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "namespace")
+				name, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "name")
+				referenced = append(referenced, ns+"/"+name)
+			}
+		}
+		if u.GetKind() == "Namespace" {
+			// Namespaced objects can be checked only in an existing namespace.
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}}
+			if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			} else if err == nil {
+				t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+			}
+			continue
+		}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("rejuv-install-test"), client.ForceOwnership, client.DryRunAll); err != nil {
+			t.Errorf("server dry-run of %s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	for _, ref := range referenced {
+		if !services[ref] {
+			t.Errorf("a webhook or the CRD conversion calls Service %s, which config/default does not create (services: %v)", ref, services)
+		}
+	}
+	for kind, want := range map[string]int{"CustomResourceDefinition": 1, "Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1,
+		"ClusterRoleBinding": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
+		if kinds[kind] != want {
+			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
+		}
+	}
+}
