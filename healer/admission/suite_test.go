@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -24,7 +23,7 @@ import (
 // and its webhooks registered by URL, served by this test binary.
 var (
 	env     *envtest.Environment
-	scheme  = runtime.NewScheme()
+	scheme  *runtime.Scheme
 	admin   client.Client
 	restCfg *rest.Config
 )
@@ -40,21 +39,17 @@ func TestMain(m *testing.M) {
 func runWithAPIServer(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fail(err)
-	}
-	if err := apps.AddToScheme(scheme); err != nil {
+	var err error
+	if scheme, err = apps.NewScheme(); err != nil {
 		return fail(err)
 	}
 	root, err := harness.RepoRoot()
 	if err != nil {
 		return fail(err)
 	}
-	if env, err = harness.Envtest(ctx); err != nil {
+	if env, err = harness.EnvtestWithCRDs(ctx); err != nil {
 		return fail(err)
 	}
-	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
-	env.ErrorIfCRDPathMissing = true
 	env.CRDInstallOptions.Scheme = scheme
 	env.WebhookInstallOptions.Paths = []string{filepath.Join(root, "config", "webhook")}
 	if restCfg, err = env.Start(); err != nil {

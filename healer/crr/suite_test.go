@@ -5,13 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -28,9 +25,8 @@ const (
 )
 
 var (
-	env    *envtest.Environment
-	scheme = runtime.NewScheme()
-	admin  client.Client
+	env   *envtest.Environment
+	admin client.Client
 )
 
 func TestMain(m *testing.M) {
@@ -47,21 +43,13 @@ func runWithManager(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fail(err)
-	}
-	if err := apps.AddToScheme(scheme); err != nil {
-		return fail(err)
-	}
-	root, err := harness.RepoRoot()
+	scheme, err := apps.NewScheme()
 	if err != nil {
 		return fail(err)
 	}
-	if env, err = harness.Envtest(ctx); err != nil {
+	if env, err = harness.EnvtestWithCRDs(ctx); err != nil {
 		return fail(err)
 	}
-	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
-	env.ErrorIfCRDPathMissing = true
 	cfg, err := env.Start()
 	if err != nil {
 		return fail(fmt.Errorf("start envtest: %w", err))

@@ -17,9 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -59,11 +57,9 @@ func buildBinaries(t *testing.T) string {
 // ctrlClient is a controller-runtime client that knows Rejuv's types.
 func ctrlClient(t *testing.T) client.Client {
 	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apps.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
+	s, err := apps.NewScheme()
+	if err != nil {
+		t.Fatal(err)
 	}
 	c, err := client.New(restCfg, client.Options{Scheme: s})
 	if err != nil {

@@ -33,12 +33,29 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 	kinds := map[string]int{}
 	services := map[string]bool{}
 	var referenced []string
+	var objects []*unstructured.Unstructured
 	for _, r := range resources.Resources() {
 		m, err := r.Map()
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := &unstructured.Unstructured{Object: m}
+		objects = append(objects, &unstructured.Unstructured{Object: m})
+	}
+	// Namespaced objects can be checked only in an existing namespace, and
+	// kustomize does not promise to list namespaces first.
+	for _, u := range objects {
+		if u.GetKind() != "Namespace" {
+			continue
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}}
+		if err := c.Create(ctx, ns); err == nil {
+			t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+		} else if !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range objects {
+		m := u.Object
 		kinds[u.GetKind()]++
 		switch u.GetKind() {
 		case "Service":
@@ -54,15 +71,7 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 				name, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "name")
 				referenced = append(referenced, ns+"/"+name)
 			}
-		}
-		if u.GetKind() == "Namespace" {
-			// Namespaced objects can be checked only in an existing namespace.
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}}
-			if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			} else if err == nil {
-				t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-			}
+		case "Namespace":
 			continue
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("rejuv-install-test"), client.ForceOwnership, client.DryRunAll); err != nil {
@@ -74,7 +83,7 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 			t.Errorf("a webhook or the CRD conversion calls Service %s, which config/default does not create (services: %v)", ref, services)
 		}
 	}
-	for kind, want := range map[string]int{"CustomResourceDefinition": 1, "Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1,
+	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1,
 		"ClusterRoleBinding": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)

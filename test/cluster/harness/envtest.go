@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -28,5 +29,21 @@ func Envtest(ctx context.Context) (*envtest.Environment, error) {
 	if env.ControlPlane.Etcd.Path == "" {
 		return nil, fmt.Errorf("envtest: no etcd binary")
 	}
+	return env, nil
+}
+
+// EnvtestWithCRDs is Envtest with Rejuv's generated CRDs (config/crd/bases)
+// installed when it starts.
+func EnvtestWithCRDs(ctx context.Context) (*envtest.Environment, error) {
+	env, err := Envtest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+	env.ErrorIfCRDPathMissing = true
 	return env, nil
 }
