@@ -119,7 +119,6 @@ func freePort(t *testing.T) int {
 // registrations before stopping it.
 func startHealer(t *testing.T, c client.Client, extra ...string) {
 	t.Helper()
-	bin := buildBinaries(t)
 	ctx := context.Background()
 	ns := "rejuv-healer-e2e"
 	if err := kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err == nil {
@@ -139,16 +138,7 @@ func startHealer(t *testing.T, c client.Client, extra ...string) {
 		"--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probePort),
 	}, extra...)
-	logPath := filepath.Join(t.TempDir(), "healer.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, "healer"), args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stop, _ := startBinary(t, "healer", args, fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
 	t.Cleanup(func() {
 		for _, o := range []client.Object{
 			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
@@ -157,28 +147,65 @@ func startHealer(t *testing.T, c client.Client, extra ...string) {
 		} {
 			_ = c.Delete(context.Background(), o)
 		}
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("rejuv-healer log:\n%s", tailLines(string(b), 40))
-		}
+		stop()
 	})
-	ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+}
+
+// startBinary runs one of the built binaries until the returned stop is
+// called (registered as a cleanup too), waiting until readyURL answers 200
+// when it is not empty. On failure the end of its log is shown. It returns
+// stop and the log's path.
+func startBinary(t *testing.T, name string, args []string, readyURL string) (stop func(), logPath string) {
+	t.Helper()
+	bin := buildBinaries(t)
+	logPath = filepath.Join(t.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			_ = logFile.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(logPath)
+				t.Logf("%s log:\n%s", name, tailLines(string(b), 40))
+			}
+		})
+	}
+	t.Cleanup(stop)
+	if readyURL == "" {
+		return stop, logPath
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		return httpStatus(ctx, readyURL) == http.StatusOK, nil
 	})
 	if err != nil {
 		b, _ := os.ReadFile(logPath)
-		t.Fatalf("rejuv-healer not ready: %v\n%s", err, tailLines(string(b), 40))
+		t.Fatalf("%s not ready: %v\n%s", name, err, tailLines(string(b), 40))
 	}
+	return stop, logPath
+}
+
+// httpStatus GETs url and returns the status code, or 0 when nothing answers.
+func httpStatus(ctx context.Context, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func tailLines(s string, n int) string {

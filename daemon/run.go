@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// Run starts the daemon (runtime connection, metrics and probes) and
+// returns when ctx ends or something fails.
+func Run(ctx context.Context, o Options) error {
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme, err := apps.NewScheme()
+	if err != nil {
+		return fmt.Errorf("build scheme: %w", err)
+	}
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
+	if o.MetricsSecure {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metrics, HealthProbeBindAddress: o.ProbeAddr})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	cri.RegisterMetrics()
+	runtime := &Runtime{Socket: o.CRISocket, HostRunDir: o.HostRunDir}
+	if err := mgr.Add(runtime); err != nil {
+		return fmt.Errorf("add runtime connection: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("runtime", runtime.ReadyCheck); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}

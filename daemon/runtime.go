@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// runtimeRetry is how often the daemon looks for a runtime while it has none.
+const runtimeRetry = 5 * time.Second
+
+// Runtime finds the container runtime and keeps knowing whether it answers.
+// Until one is found the daemon is not ready, and its readiness check says
+// which paths were tried.
+type Runtime struct {
+	Socket, HostRunDir string
+
+	mu     sync.Mutex
+	client *cri.Client
+	err    error
+}
+
+// Start looks for the runtime until it finds one, then checks it
+// periodically; it implements manager.Runnable.
+func (r *Runtime) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("runtime")
+	t := time.NewTicker(runtimeRetry)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		c := r.client
+		r.mu.Unlock()
+		if c == nil {
+			c, err := cri.Detect(ctx, r.Socket, r.HostRunDir)
+			r.set(c, err)
+			if err != nil {
+				log.Error(err, "no container runtime yet; retrying", "every", runtimeRetry)
+			} else {
+				log.Info("using container runtime", "runtime", c.Name(), "version", c.Version(), "socket", c.Socket)
+			}
+		} else if err := c.Check(ctx); err != nil {
+			r.set(c, err)
+		} else {
+			r.set(c, nil)
+		}
+		select {
+		case <-ctx.Done():
+			if c := r.Client(); c != nil {
+				_ = c.Close()
+			}
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// NeedLeaderElection is false: every daemon serves its own node.
+func (r *Runtime) NeedLeaderElection() bool { return false }
+
+func (r *Runtime) set(c *cri.Client, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c != nil {
+		r.client = c
+	}
+	r.err = err
+}
+
+// Client is the runtime's client, or nil until one is found.
+func (r *Runtime) Client() *cri.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.client
+}
+
+// ReadyCheck is the readiness check: the runtime was found and answered at
+// the last check.
+func (r *Runtime) ReadyCheck(_ *http.Request) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.err != nil:
+		return r.err
+	case r.client == nil:
+		return errors.New("looking for the container runtime")
+	}
+	return nil
+}
