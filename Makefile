@@ -70,10 +70,11 @@ generate: ## Generate deepcopy code (controller-gen).
 
 .PHONY: manifests
 manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen).
-	$(CONTROLLER_GEN) rbac:roleName=healer crd webhook paths=./... \
+	$(CONTROLLER_GEN) rbac:roleName=healer crd webhook paths=./api/... paths=./healer/... \
 		output:crd:artifacts:config=config/crd/bases \
 		output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) rbac:roleName=daemon paths=./daemon/... output:rbac:artifacts:config=config/daemon
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.

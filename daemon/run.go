@@ -4,6 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,11 +18,14 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
+	"github.com/rejuv-dev/rejuv/daemon/executor"
 )
 
-// Run starts the daemon (runtime connection, metrics and probes) and
-// returns when ctx ends or something fails.
+// Run starts the daemon (runtime connection, the executor of the node's
+// ContainerRecreateRequests, metrics and probes) and returns when ctx ends or
+// something fails.
 func Run(ctx context.Context, o Options) error {
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
@@ -30,14 +39,25 @@ func Run(ctx context.Context, o Options) error {
 	if o.MetricsSecure {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metrics, HealthProbeBindAddress: o.ProbeAddr})
+	// The daemon's caches hold only its own node's requests and pods, so its
+	// memory does not grow with the cluster.
+	byObject := map[client.Object]cache.ByObject{
+		&v1beta1.ContainerRecreateRequest{}: {Label: labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: o.NodeName})},
+		&corev1.Pod{}:                       {Field: fields.OneTermEqualSelector("spec.nodeName", o.NodeName)},
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metrics, HealthProbeBindAddress: o.ProbeAddr,
+		Cache: cache.Options{ByObject: byObject}})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
 	cri.RegisterMetrics()
+	executor.RegisterMetrics()
 	runtime := &Runtime{Socket: o.CRISocket, HostRunDir: o.HostRunDir}
 	if err := mgr.Add(runtime); err != nil {
 		return fmt.Errorf("add runtime connection: %w", err)
+	}
+	if err := (&executor.Executor{Client: mgr.GetClient(), Runtime: runtime, NodeName: o.NodeName}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the executor: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)

@@ -24,7 +24,8 @@ func namespaceObj(name string) *corev1.Namespace {
 // one, convert between versions, and its controller reports that no daemon
 // runs (the daemon is not started here).
 func TestHealerAdmitsCRRsOnTheRealCluster(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the manager's webhook registrations and the CRD are
+	// cluster-wide, and so is the other test that runs a manager.
 	c := ctrlClient(t)
 	installCRD(t, c)
 	startHealer(t, c, "--pickup-timeout=2s")

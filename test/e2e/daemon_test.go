@@ -18,6 +18,7 @@ import (
 // sits as it would under /run, and reads its readiness and metrics.
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
+	installCRD(t, ctrlClient(t))
 	probe, metrics := freePort(t), freePort(t)
 	startBinary(t, "daemon", []string{
 		"--kubeconfig=" + cluster.Kubeconfig(),
@@ -41,6 +42,7 @@ func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 // socket that does not exist.
 func TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy(t *testing.T) {
 	t.Parallel()
+	installCRD(t, ctrlClient(t))
 	probe := freePort(t)
 	missing := t.TempDir() + "/cri.sock"
 	_, logPath := startBinary(t, "daemon", []string{

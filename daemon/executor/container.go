@@ -1,0 +1,51 @@
+package executor
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// containerSpec returns the pod's container (regular or native sidecar).
+func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// containerStatus returns the container's status in the pod, or nil.
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// recreated says whether the container has been replaced since the request
+// was made: a different containerID, or a higher restartCount. Timestamps are
+// not used: they have one-second resolution.
+func recreated(ctx *v1beta1.ContainerRecreateRequestContainerContext, st *corev1.ContainerStatus) bool {
+	if ctx == nil || st == nil || st.ContainerID == "" {
+		return false
+	}
+	return st.ContainerID != ctx.ContainerID || st.RestartCount > ctx.RestartCount
+}
+
+// runtimeID strips the runtime prefix: "containerd://abc" is "abc".
+func runtimeID(containerID string) string {
+	if _, id, ok := strings.Cut(containerID, "://"); ok {
+		return id
+	}
+	return containerID
+}

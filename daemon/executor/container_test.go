@@ -1,0 +1,57 @@
+package executor
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+func TestRecreated(t *testing.T) {
+	sc := &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://a", RestartCount: 2}
+	tests := []struct {
+		name string
+		st   *corev1.ContainerStatus
+		want bool
+	}{
+		{"same container", &corev1.ContainerStatus{ContainerID: "containerd://a", RestartCount: 2}, false},
+		{"new ID", &corev1.ContainerStatus{ContainerID: "containerd://b", RestartCount: 3}, true},
+		{"restart count grew, ID reported late", &corev1.ContainerStatus{ContainerID: "containerd://a", RestartCount: 3}, true},
+		{"no ID yet", &corev1.ContainerStatus{RestartCount: 2}, false},
+		{"no status", nil, false},
+	}
+	for _, tt := range tests {
+		if got := recreated(sc, tt.st); got != tt.want {
+			t.Errorf("%s: recreated = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRuntimeID(t *testing.T) {
+	for in, want := range map[string]string{"containerd://abc": "abc", "cri-o://x": "x", "plain": "plain"} {
+		if got := runtimeID(in); got != want {
+			t.Errorf("runtimeID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHeadIsOldestOpenRequest(t *testing.T) {
+	at := func(sec int, name string, phase v1beta1.ContainerRecreateRequestPhase) v1beta1.ContainerRecreateRequest {
+		return v1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(time.Unix(int64(sec), 0))},
+			Status:     v1beta1.ContainerRecreateRequestStatus{Phase: phase},
+		}
+	}
+	reqs := []v1beta1.ContainerRecreateRequest{
+		at(3, "c", ""), at(1, "done", v1beta1.PhaseCompleted), at(2, "b2", v1beta1.PhasePending), at(2, "b1", ""),
+	}
+	if h := head(reqs); h == nil || h.Name != "b1" {
+		t.Fatalf("head = %v, want b1 (oldest open, name breaks the tie)", h)
+	}
+	if h := head([]v1beta1.ContainerRecreateRequest{at(1, "done", v1beta1.PhaseCompleted)}); h != nil {
+		t.Fatalf("head of completed requests = %s, want none", h.Name)
+	}
+}

@@ -1,0 +1,24 @@
+package executor
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	recreations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rejuv_daemon_recreations_total",
+		Help: "Containers the daemon finished recreating, by result (Succeeded, Failed).",
+	}, []string{"result"})
+	phaseSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rejuv_daemon_recreate_phase_seconds",
+		Help:    "Time spent in each phase of a container's recreation: prestop, stop.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"phase"})
+)
+
+// RegisterMetrics adds the executor's metrics to controller-runtime's
+// registry, which the daemon serves.
+func RegisterMetrics() {
+	metrics.Registry.MustRegister(recreations, phaseSeconds)
+}

@@ -1,0 +1,119 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// preStop runs a container's preStop hook before its stop, as the kubelet
+// would: exec in the container through the CRI, an HTTP GET or a TCP
+// connection to the pod, or a sleep. ctx bounds it (the grace period and the
+// request's deadline). A failed hook is reported; the stop goes on, as with
+// the kubelet.
+func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1.ProbeHandler, containerID string, pod *corev1.Pod, ports []corev1.ContainerPort) error {
+	switch {
+	case h == nil:
+		return nil
+	case h.Exec != nil:
+		timeout := int64(30)
+		if d, ok := ctx.Deadline(); ok {
+			timeout = max(1, int64(time.Until(d).Seconds()))
+		}
+		resp, err := rt.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: containerID, Cmd: h.Exec.Command, Timeout: timeout})
+		if err != nil {
+			return fmt.Errorf("preStop exec %q: %w", strings.Join(h.Exec.Command, " "), err)
+		}
+		if resp.ExitCode != 0 {
+			return fmt.Errorf("preStop exec %q exited %d: %s", strings.Join(h.Exec.Command, " "), resp.ExitCode, strings.TrimSpace(string(resp.Stderr)))
+		}
+		return nil
+	case h.HTTPGet != nil:
+		return preStopHTTP(ctx, h.HTTPGet, pod, ports)
+	case h.TCPSocket != nil:
+		host := h.TCPSocket.Host
+		if host == "" {
+			host = pod.Status.PodIP
+		}
+		port, err := resolvePort(h.TCPSocket.Port, ports)
+		if err != nil {
+			return fmt.Errorf("preStop tcpSocket: %w", err)
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return fmt.Errorf("preStop tcpSocket: %w", err)
+		}
+		return conn.Close()
+	case h.Sleep != nil:
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("preStop sleep %ds: %w", h.Sleep.Seconds, ctx.Err())
+		case <-time.After(time.Duration(h.Sleep.Seconds) * time.Second):
+			return nil
+		}
+	}
+	return nil
+}
+
+func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, ports []corev1.ContainerPort) error {
+	host := g.Host
+	if host == "" {
+		host = pod.Status.PodIP
+	}
+	port, err := resolvePort(g.Port, ports)
+	if err != nil {
+		return fmt.Errorf("preStop httpGet: %w", err)
+	}
+	scheme := strings.ToLower(string(g.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: g.Path}
+	if p, err := url.Parse(g.Path); err == nil {
+		u.Path, u.RawQuery = p.Path, p.RawQuery
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fmt.Errorf("preStop httpGet %s: %w", u.String(), err)
+	}
+	for _, h := range g.HTTPHeaders {
+		req.Header.Add(h.Name, h.Value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("preStop httpGet %s: %w", u.String(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("preStop httpGet %s: %s", u.String(), resp.Status)
+	}
+	return nil
+}
+
+// resolvePort turns a number or a port name of the container into a number.
+func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error) {
+	if p.Type == intstr.Int {
+		return p.IntValue(), nil
+	}
+	if n, err := strconv.Atoi(p.StrVal); err == nil {
+		return n, nil
+	}
+	for _, cp := range ports {
+		if cp.Name == p.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	return 0, fmt.Errorf("the container has no port named %q", p.StrVal)
+}

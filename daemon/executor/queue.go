@@ -1,0 +1,30 @@
+package executor
+
+import (
+	"sort"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// head returns the request that may run on a pod: the oldest one not yet
+// completed (by creation time, then name, so that requests created in the
+// same second keep a stable order).
+func head(reqs []v1beta1.ContainerRecreateRequest) *v1beta1.ContainerRecreateRequest {
+	var open []*v1beta1.ContainerRecreateRequest
+	for i := range reqs {
+		if reqs[i].Status.Phase != v1beta1.PhaseCompleted && reqs[i].DeletionTimestamp == nil {
+			open = append(open, &reqs[i])
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	sort.Slice(open, func(i, j int) bool {
+		a, b := open[i], open[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	return open[0]
+}

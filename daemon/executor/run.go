@@ -1,0 +1,281 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// defaultGrace is the stop grace when the request has none (the webhook
+// always sets one from the pod).
+const defaultGrace = 30 * time.Second
+
+// run advances the request as far as it can go now and writes its status:
+// each container's stop is recorded as soon as it happens, the rest once.
+func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (ctrl.Result, error) {
+	now := e.Clock.Now()
+	var deadline time.Time
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
+		deadline = crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
+		if !now.Before(deadline) {
+			// Nothing more is stopped; the manager ends the request.
+			return ctrl.Result{}, nil
+		}
+	}
+	st := crr.Status.DeepCopy()
+	st.Phase = v1beta1.PhaseRecreating
+	st.ContainerRecreateStates = statesFor(crr)
+	if wait, why := unreadyGrace(crr, pod, now); why != "" {
+		st.Message = why
+		return ctrl.Result{RequeueAfter: wait}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+	}
+	st.Message = ""
+	s := strategy(crr)
+	var wake []time.Duration
+	for i := range crr.Spec.Containers {
+		state := &st.ContainerRecreateStates[i]
+		if !finished(state) {
+			w, stopped, err := e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], state, deadline)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if stopped {
+				// Recorded at once: a restarted daemon must not stop it again.
+				if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+			if w > 0 {
+				wake = append(wake, w)
+			}
+		}
+		if state.Phase == v1beta1.PhaseFailed && s.FailurePolicy != v1beta1.FailurePolicyIgnore {
+			failRest(st, fmt.Sprintf("not recreated: container %s failed and failurePolicy is Fail", state.Name))
+			break
+		}
+		if s.OrderedRecreate && !finished(state) {
+			break
+		}
+	}
+	if allFinished(st) {
+		t := metav1.NewTime(e.Clock.Now())
+		st.Phase, st.CompletionTime = v1beta1.PhaseCompleted, &t
+		st.Result = v1beta1.ResultOf(st.ContainerRecreateStates)
+		for _, cs := range st.ContainerRecreateStates {
+			recreations.WithLabelValues(string(cs.Phase)).Inc()
+		}
+	}
+	if !deadline.IsZero() {
+		wake = append(wake, deadline.Sub(e.Clock.Now()))
+	}
+	return ctrl.Result{RequeueAfter: soonest(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+}
+
+// advance moves one container on: stop it (preStop first) if it has not
+// been, or wait for the kubelet's new container to have run long enough.
+// It returns when to look again and whether it stopped the container now.
+func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, deadline time.Time) (time.Duration, bool, error) {
+	sc := c.StatusContext
+	if sc == nil {
+		state.Phase, state.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
+		return 0, false, nil
+	}
+	cs := containerStatus(pod, c.Name)
+	if recreated(sc, cs) {
+		state.Phase = v1beta1.PhaseRecreating
+		return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
+	}
+	state.Phase = v1beta1.PhaseRecreating
+	if state.IsKilled {
+		state.Message = waitingMessage(cs)
+		return 0, false, nil
+	}
+	if !strategy(crr).ForceRecreate && cs != nil && cs.Started != nil && !*cs.Started {
+		state.Message = "waiting for the container to finish starting before stopping it (forceRecreate stops it at once)"
+		return 0, false, nil
+	}
+	if err := e.stop(ctx, crr, pod, rt, c, deadline); err != nil {
+		return 0, false, err
+	}
+	state.IsKilled = true
+	state.Message = "stopped; waiting for the kubelet to start a new container"
+	return 0, true, nil
+}
+
+// stop runs the preStop hook and stops the container through the CRI
+// within the grace period, unless it has exited already.
+func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, deadline time.Time) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("container", c.Name)
+	id := runtimeID(c.StatusContext.ContainerID)
+	grace := defaultGrace
+	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
+		grace = time.Duration(*g) * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, grace)
+	if !deadline.IsZero() {
+		pctx, cancel = context.WithDeadline(pctx, deadline)
+	}
+	defer cancel()
+	start := time.Now()
+	if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
+		log.Info("preStop failed; stopping anyway", "error", err.Error())
+	}
+	phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
+	}
+	cur, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	if err == nil && cur.Status.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		log.Info("container already exited; not stopping it again")
+		return nil
+	}
+	left := max(0, grace-time.Since(start))
+	stopStart := time.Now()
+	if _, err := rt.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(left.Seconds())}); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
+	}
+	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
+	log.Info("stopped container", "grace", left.Round(time.Second).String())
+	return nil
+}
+
+// waitStarted checks the new container: running (and ready, where it has a
+// readiness probe) for minStartedSeconds, counted from its start as the
+// runtime reports it (nanoseconds, not the API's seconds).
+func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) time.Duration {
+	if cs.State.Running == nil {
+		state.Message = waitingMessage(cs)
+		return 0
+	}
+	if spec := containerSpec(pod, cs.Name); spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
+		state.Message = "the new container runs; waiting for it to be ready"
+		return 0
+	}
+	startedAt := cs.State.Running.StartedAt.Time
+	if st, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: runtimeID(cs.ContainerID)}); err == nil && st.Status.GetStartedAt() > 0 {
+		startedAt = time.Unix(0, st.Status.GetStartedAt())
+	}
+	need := time.Duration(strategy(crr).MinStartedSeconds) * time.Second
+	if ran := e.Clock.Now().Sub(startedAt); ran < need {
+		state.Message = fmt.Sprintf("the new container runs; succeeded once it has run %s", need)
+		return need - ran
+	}
+	state.Phase = v1beta1.PhaseSucceeded
+	state.Message = ""
+	return 0
+}
+
+// waitingMessage says what the kubelet is doing with a stopped container.
+func waitingMessage(cs *corev1.ContainerStatus) string {
+	if cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
+		return "stopped; the kubelet holds the restart in its back-off: " + cs.State.Waiting.Message
+	}
+	return "stopped; waiting for the kubelet to start a new container"
+}
+
+// unreadyGrace says how long to wait before stopping anything, and why:
+// with unreadyGracePeriodSeconds and the pod's KruisePodReady gate, the
+// manager first makes the pod unready (PreRecreateGrace), then the grace
+// runs. Pods without the gate are not held.
+func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string) {
+	g := strategy(crr).UnreadyGracePeriodSeconds
+	if g == nil || anyKilled(crr) || !hasGate(pod) {
+		return 0, ""
+	}
+	cond := meta.FindStatusCondition(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		return time.Second, "waiting for the manager to make the pod unready"
+	}
+	until := cond.LastTransitionTime.Add(time.Duration(*g) * time.Second)
+	if now.Before(until) {
+		return until.Sub(now), fmt.Sprintf("the pod is unready; containers are stopped after the unready grace (%ds)", *g)
+	}
+	return 0, ""
+}
+
+func hasGate(pod *corev1.Pod) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		if g.ConditionType == v1beta1.PodReadyCondition {
+			return true
+		}
+	}
+	return false
+}
+
+func anyKilled(crr *v1beta1.ContainerRecreateRequest) bool {
+	for _, s := range crr.Status.ContainerRecreateStates {
+		if s.IsKilled {
+			return true
+		}
+	}
+	return false
+}
+
+func strategy(crr *v1beta1.ContainerRecreateRequest) v1beta1.ContainerRecreateRequestStrategy {
+	if crr.Spec.Strategy == nil {
+		return v1beta1.ContainerRecreateRequestStrategy{}
+	}
+	return *crr.Spec.Strategy
+}
+
+// statesFor returns one state per container, keeping the recorded ones.
+func statesFor(crr *v1beta1.ContainerRecreateRequest) []v1beta1.ContainerRecreateRequestContainerRecreateState {
+	byName := map[string]v1beta1.ContainerRecreateRequestContainerRecreateState{}
+	for _, s := range crr.Status.ContainerRecreateStates {
+		byName[s.Name] = s
+	}
+	out := make([]v1beta1.ContainerRecreateRequestContainerRecreateState, len(crr.Spec.Containers))
+	for i, c := range crr.Spec.Containers {
+		s, ok := byName[c.Name]
+		if !ok {
+			s = v1beta1.ContainerRecreateRequestContainerRecreateState{Name: c.Name, Phase: v1beta1.PhasePending}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func finished(s *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
+	return s.Phase == v1beta1.PhaseSucceeded || s.Phase == v1beta1.PhaseFailed
+}
+
+func allFinished(st *v1beta1.ContainerRecreateRequestStatus) bool {
+	for i := range st.ContainerRecreateStates {
+		if !finished(&st.ContainerRecreateStates[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func failRest(st *v1beta1.ContainerRecreateRequestStatus, why string) {
+	for i := range st.ContainerRecreateStates {
+		s := &st.ContainerRecreateStates[i]
+		if !finished(s) {
+			s.Phase, s.Message = v1beta1.PhaseFailed, why
+		}
+	}
+}
+
+func soonest(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		if d > 0 && (m == 0 || d < m) {
+			m = d
+		}
+	}
+	return m
+}

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// startDaemon runs rejuv-daemon for the cluster's node until the test ends.
+func startDaemon(t *testing.T) {
+	t.Helper()
+	probe := freePort(t)
+	startBinary(t, "daemon", []string{
+		"--kubeconfig=" + cluster.Kubeconfig(),
+		"--node-name=" + cluster.NodeName(),
+		"--host-run-dir=" + cluster.Config.Dir,
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
+		"--metrics-bind-address=0",
+	}, fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
+}
+
+// twoContainerPod runs testapp twice, each with a readiness probe.
+func twoContainerPod(name string) *corev1.Pod {
+	pod := testappPod(name)
+	side := *pod.Spec.Containers[0].DeepCopy()
+	side.Name = "side"
+	side.Args = []string{"--listen=:8081"}
+	side.Ports = []corev1.ContainerPort{{ContainerPort: 8081}}
+	side.ReadinessProbe.HTTPGet.Port = intstr.FromInt32(8081)
+	pod.Spec.Containers = append(pod.Spec.Containers, side)
+	return pod
+}
+
+// TestCRRRecreatesTwoContainersInPlace runs the manager and the daemon and
+// recreates both containers of a pod.
+func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
+	// Not parallel: it runs the manager (cluster-wide registrations).
+	c := ctrlClient(t)
+	installCRD(t, c)
+	startHealer(t, c)
+	startDaemon(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	before := createPod(t, ns, twoContainerPod("web"))
+
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"},
+		Spec: v1beta1.ContainerRecreateRequestSpec{
+			PodName:               before.Name,
+			Containers:            []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}, {Name: "side"}},
+			Strategy:              &v1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 1},
+			ActiveDeadlineSeconds: ptr.To[int64](120),
+		},
+	}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatalf("create ContainerRecreateRequest: %v", err)
+	}
+	var got *v1beta1.ContainerRecreateRequest
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), cur); err != nil {
+			return false, nil
+		}
+		got = cur
+		return cur.Status.Phase == v1beta1.PhaseCompleted, nil
+	})
+	if err != nil {
+		t.Fatalf("not completed: %v; status %+v", err, got.Status)
+	}
+	if got.Status.Result != v1beta1.ResultSucceeded {
+		t.Fatalf("result %q, states %+v, message %q", got.Status.Result, got.Status.ContainerRecreateStates, got.Status.Message)
+	}
+	after, err := kube.CoreV1().Pods(ns).Get(ctx, before.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"app", "side"} {
+		old, now := containerStatus(before, name), containerStatus(after, name)
+		if now.RestartCount != old.RestartCount+1 || now.ContainerID == old.ContainerID {
+			t.Errorf("%s: restartCount %d -> %d, ID %s -> %s; want +1 and a new ID", name, old.RestartCount, now.RestartCount, old.ContainerID, now.ContainerID)
+		}
+	}
+	if after.UID != before.UID || after.Status.PodIP != before.Status.PodIP {
+		t.Errorf("pod changed: UID %s -> %s, IP %s -> %s", before.UID, after.UID, before.Status.PodIP, after.Status.PodIP)
+	}
+}
