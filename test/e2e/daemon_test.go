@@ -13,23 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// TestDaemonFindsTheNodesRuntime starts rejuv-daemon with the cluster's
-// instance directory as the host run directory, where containerd's socket
-// sits as it would under /run, and reads its readiness and metrics.
+// TestDaemonFindsTheNodesRuntime reads the shared daemon's metrics: it was
+// started with the cluster's instance directory as the host run directory,
+// where containerd's socket sits as it would under /run.
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
-	installCRD(t, ctrlClient(t))
-	probe, metrics := freePort(t), freePort(t)
-	startBinary(t, "daemon", []string{
-		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--node-name=" + cluster.NodeName(),
-		"--host-run-dir=" + cluster.Config.Dir,
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
-		"--metrics-secure=false",
-	}, fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-
-	body := get(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics))
+	body := get(t, rejuvStack(t).metricsURL)
 	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="1.6.`) {
 		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd:\n%s", grepLines(body, "rejuv_daemon"))
 	}
@@ -38,16 +27,17 @@ func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	}
 }
 
-// TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy points the daemon at a
-// socket that does not exist.
+// TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy points a second daemon at a
+// socket that does not exist (and at a node with no pods, so that it leaves
+// the shared daemon's work alone).
 func TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy(t *testing.T) {
 	t.Parallel()
-	installCRD(t, ctrlClient(t))
+	rejuvStack(t)
 	probe := freePort(t)
 	missing := t.TempDir() + "/cri.sock"
 	_, logPath := startBinary(t, "daemon", []string{
 		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--node-name=" + cluster.NodeName(),
+		"--node-name=no-such-node",
 		"--cri-socket=" + missing,
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
 		"--metrics-bind-address=0",

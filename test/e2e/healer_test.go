@@ -3,13 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,35 +19,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
-
-var buildOnce sync.Once
-var binDir string
-var buildErr error
-
-// buildBinaries builds the project's binaries once per test run.
-func buildBinaries(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		root, err := harness.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir, buildErr = os.MkdirTemp("", "rejuv-bin")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/...: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binDir
-}
 
 // ctrlClient is a controller-runtime client that knows Rejuv's types.
 func ctrlClient(t *testing.T) client.Client {
@@ -104,16 +70,6 @@ func installCRD(t *testing.T, c client.Client) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startHealer runs rejuv-healer as a process outside the cluster, with its
 // webhooks registered by URL, until the test ends; the cleanup removes the
 // registrations before stopping it.
@@ -149,71 +105,6 @@ func startHealer(t *testing.T, c client.Client, extra ...string) {
 		}
 		stop()
 	})
-}
-
-// startBinary runs one of the built binaries until the returned stop is
-// called (registered as a cleanup too), waiting until readyURL answers 200
-// when it is not empty. On failure the end of its log is shown. It returns
-// stop and the log's path.
-func startBinary(t *testing.T, name string, args []string, readyURL string) (stop func(), logPath string) {
-	t.Helper()
-	bin := buildBinaries(t)
-	logPath = filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(bin, name), args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-			_ = logFile.Close()
-			if t.Failed() {
-				b, _ := os.ReadFile(logPath)
-				t.Logf("%s log:\n%s", name, tailLines(string(b), 40))
-			}
-		})
-	}
-	t.Cleanup(stop)
-	if readyURL == "" {
-		return stop, logPath
-	}
-	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		return httpStatus(ctx, readyURL) == http.StatusOK, nil
-	})
-	if err != nil {
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("%s not ready: %v\n%s", name, err, tailLines(string(b), 40))
-	}
-	return stop, logPath
-}
-
-// httpStatus GETs url and returns the status code, or 0 when nothing answers.
-func httpStatus(ctx context.Context, url string) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func waitGone(t *testing.T, ns string) {

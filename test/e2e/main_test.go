@@ -47,5 +47,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	stopStack(code != 0)
+	return code
 }

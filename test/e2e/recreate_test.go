@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -16,19 +15,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
-// startDaemon runs rejuv-daemon for the cluster's node until the test ends.
-func startDaemon(t *testing.T) {
-	t.Helper()
-	probe := freePort(t)
-	startBinary(t, "daemon", []string{
-		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--node-name=" + cluster.NodeName(),
-		"--host-run-dir=" + cluster.Config.Dir,
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
-		"--metrics-bind-address=0",
-	}, fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-}
-
 // twoContainerPod runs testapp twice, each with a readiness probe.
 func twoContainerPod(name string) *corev1.Pod {
 	pod := testappPod(name)
@@ -41,14 +27,11 @@ func twoContainerPod(name string) *corev1.Pod {
 	return pod
 }
 
-// TestCRRRecreatesTwoContainersInPlace runs the manager and the daemon and
-// recreates both containers of a pod.
+// TestCRRRecreatesTwoContainersInPlace recreates both containers of a pod
+// with the manager and the daemon running.
 func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
-	// Not parallel: it runs the manager (cluster-wide registrations).
-	c := ctrlClient(t)
-	installCRD(t, c)
-	startHealer(t, c)
-	startDaemon(t)
+	t.Parallel()
+	c := rejuvStack(t).client
 	ctx := context.Background()
 	ns := newNamespace(t)
 	before := createPod(t, ns, twoContainerPod("web"))
