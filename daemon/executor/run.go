@@ -142,12 +142,13 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 		return nil
 	}
 	left := max(0, grace-time.Since(start))
+	log.Info("stopping container", "grace", left.Round(time.Second).String())
 	stopStart := time.Now()
 	if _, err := rt.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(left.Seconds())}); err != nil && status.Code(err) != codes.NotFound {
 		return fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
 	}
 	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
-	log.Info("stopped container", "grace", left.Round(time.Second).String())
+	log.Info("stopped container", "took", time.Since(stopStart).Round(time.Millisecond).String())
 	return nil
 }
 
