@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// criTimes asks the runtime when a container started and finished.
+func criTimes(t *testing.T, containerID string) (started, finished time.Time) {
+	t.Helper()
+	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, id, _ := strings.Cut(containerID, "://")
+	st, err := rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	if err != nil {
+		t.Fatalf("CRI ContainerStatus %s: %v", id, err)
+	}
+	return time.Unix(0, st.Status.StartedAt), time.Unix(0, st.Status.FinishedAt)
+}
+
+// TestOrderedRecreateWaitsForEachContainer compares orderedRecreate with
+// the default from the runtime's own times: ordered, the second container
+// is stopped only after the first one's new container runs; unordered, both
+// are stopped before either comes back.
+func TestOrderedRecreateWaitsForEachContainer(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).client
+	for _, ordered := range []bool{true, false} {
+		name := map[bool]string{true: "ordered", false: "unordered"}[ordered]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns := newNamespace(t)
+			before := createPod(t, ns, twoContainerPod("web"))
+			crr := newRequest(ns, name, before.Name, "app", "side")
+			crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{OrderedRecreate: ordered}
+			if err := c.Create(context.Background(), crr); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := waitCompleted(t, c, crr, 90*time.Second)
+			if got.Status.Result != v1beta1.ResultSucceeded {
+				t.Fatalf("result %q: %+v", got.Status.Result, got.Status.ContainerRecreateStates)
+			}
+			after, err := kube.CoreV1().Pods(ns).Get(context.Background(), before.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			newAppStarted, _ := criTimes(t, containerStatus(after, "app").ContainerID)
+			_, oldSideStopped := criTimes(t, containerStatus(before, "side").ContainerID)
+			gap := oldSideStopped.Sub(newAppStarted)
+			t.Logf("%s: the old side container stopped %s after the new app container started", name, gap.Round(time.Millisecond))
+			if ordered && gap <= 0 {
+				t.Errorf("ordered: side was stopped %s before app's new container started", -gap)
+			}
+			if !ordered && gap >= 0 {
+				t.Errorf("unordered: side was stopped only %s after app's new container started; both should stop first", gap)
+			}
+		})
+	}
+}
+
+// TestRequestRightAfterStartStillRecreates creates a request within a
+// second of the container's start, where comparing one-second timestamps
+// would take the running container for an already recreated one: it must
+// still be stopped and replaced.
+func TestRequestRightAfterStartStillRecreates(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).client
+	ns := newNamespace(t)
+	spec := testappPod("fresh")
+	spec.Spec.Containers[0].ReadinessProbe = nil
+	if _, err := kube.CoreV1().Pods(ns).Create(context.Background(), spec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running := waitPod(t, ns, spec.Name, "running its container", func(p *corev1.Pod) bool {
+		return containerStatus(p, "app").State.Running != nil
+	})
+	first := containerStatus(running, "app")
+	crr := newRequest(ns, "fresh", spec.Name, "app")
+	if err := c.Create(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	age := time.Since(first.State.Running.StartedAt.Time)
+	got, _ := waitCompleted(t, c, crr, 60*time.Second)
+	after, err := kube.CoreV1().Pods(ns).Get(context.Background(), spec.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := containerStatus(after, "app")
+	t.Logf("request created %s after the container's recorded start", age.Round(time.Millisecond))
+	if got.Status.Result != v1beta1.ResultSucceeded || now.RestartCount != first.RestartCount+1 || now.ContainerID == first.ContainerID {
+		t.Errorf("result %q, restartCount %d -> %d, ID %s -> %s: want the running container replaced",
+			got.Status.Result, first.RestartCount, now.RestartCount, first.ContainerID, now.ContainerID)
+	}
+}
