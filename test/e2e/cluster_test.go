@@ -86,24 +86,8 @@ func TestExecRunsBusyboxInTestapp(t *testing.T) {
 	ns := newNamespace(t)
 	pod := createPod(t, ns, testappPod("exec"))
 
-	req := kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod.Name).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{
-			Container: "app",
-			Command:   []string{"sh", "-c", "echo hello from $(hostname)"},
-			Stdout:    true,
-			Stderr:    true,
-		}, scheme.ParameterCodec)
-	exec, err := remotecommand.NewWebSocketExecutor(restCfg, "GET", req.URL().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-		t.Fatalf("exec in %s/%s: %v (stderr %q)", ns, pod.Name, err, stderr.String())
-	}
-	if got, want := strings.TrimSpace(stdout.String()), "hello from "+pod.Name; got != want {
+	out := execIn(t, ns, pod.Name, "app", "sh", "-c", "echo hello from $(hostname)")
+	if got, want := strings.TrimSpace(out), "hello from "+pod.Name; got != want {
 		t.Errorf("exec output = %q, want %q", got, want)
 	}
 }
@@ -128,4 +112,23 @@ func TestUpReusesTheHealthyCluster(t *testing.T) {
 	if after.UID != before.UID {
 		t.Errorf("node UID changed from %s to %s: the cluster was recreated", before.UID, after.UID)
 	}
+}
+
+// execIn runs a command in a container through the API server and the
+// kubelet, as kubectl exec does, and returns its standard output.
+func execIn(t *testing.T, ns, pod, container string, command ...string) string {
+	t.Helper()
+	req := kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewWebSocketExecutor(restCfg, "GET", req.URL().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("exec %v in %s/%s %s: %v (stderr %q)", command, ns, pod, container, err, stderr.String())
+	}
+	return stdout.String()
 }
