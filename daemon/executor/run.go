@@ -189,22 +189,37 @@ func waitingMessage(cs *corev1.ContainerStatus) string {
 
 // unreadyGrace says how long to wait before stopping anything, and why:
 // with unreadyGracePeriodSeconds and the pod's KruisePodReady gate, the
-// manager first makes the pod unready (PreRecreateGrace), then the grace
-// runs. Pods without the gate are not held.
+// manager first makes the pod unready (PreRecreateGrace), the kubelet then
+// turns the pod's Ready condition False, and the grace runs from there.
+// The API's timestamps have one-second resolution, so the grace starts at
+// the next full second after that transition: the pod is out of service for
+// at least the grace. Pods without the gate are not held.
 func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string) {
 	g := strategy(crr).UnreadyGracePeriodSeconds
 	if g == nil || anyKilled(crr) || !hasGate(pod) {
 		return 0, ""
 	}
-	cond := meta.FindStatusCondition(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
-	if cond == nil || cond.Status != metav1.ConditionTrue {
+	if !meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
 		return time.Second, "waiting for the manager to make the pod unready"
 	}
-	until := cond.LastTransitionTime.Add(time.Duration(*g) * time.Second)
+	ready := podReadyCondition(pod)
+	if ready == nil || ready.Status == corev1.ConditionTrue {
+		return time.Second, "waiting for the kubelet to report the pod not ready"
+	}
+	until := ready.LastTransitionTime.Add(time.Second + time.Duration(*g)*time.Second)
 	if now.Before(until) {
-		return until.Sub(now), fmt.Sprintf("the pod is unready; containers are stopped after the unready grace (%ds)", *g)
+		return until.Sub(now), fmt.Sprintf("the pod is not ready; containers are stopped after the unready grace (%ds)", *g)
 	}
 	return 0, ""
+}
+
+func podReadyCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 func hasGate(pod *corev1.Pod) bool {
