@@ -11,7 +11,6 @@ import (
 
 // Options are the daemon's settings, one flag each.
 type Options struct {
-	Kubeconfig    string
 	NodeName      string
 	CRISocket     string
 	HostRunDir    string
@@ -22,7 +21,6 @@ type Options struct {
 
 // BindFlags registers the options on fs with their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig to use outside the cluster (default: in-cluster config, then $KUBECONFIG)")
 	fs.StringVar(&o.NodeName, "node-name", os.Getenv("NODE_NAME"), "the node this daemon serves (default $NODE_NAME)")
 	fs.StringVar(&o.CRISocket, "cri-socket", "", "the container runtime's CRI socket (default: the first of containerd's, CRI-O's and cri-dockerd's under --host-run-dir that answers)")
 	fs.StringVar(&o.HostRunDir, "host-run-dir", cri.DefaultHostRunDir, "where the host's /run is mounted, to find the runtime's socket")

@@ -11,10 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
@@ -26,18 +24,10 @@ import (
 // Run starts the daemon (runtime connection, the executor of the node's
 // ContainerRecreateRequests, metrics and probes) and returns when ctx ends or
 // something fails.
-func Run(ctx context.Context, o Options) error {
-	cfg, err := restConfig(o.Kubeconfig)
-	if err != nil {
-		return err
-	}
+func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver.Options) error {
 	scheme, err := apps.NewScheme()
 	if err != nil {
 		return fmt.Errorf("build scheme: %w", err)
-	}
-	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
-	if o.MetricsSecure {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	// The daemon's caches hold only its own node's requests and pods, so its
 	// memory does not grow with the cluster.
@@ -67,19 +57,4 @@ func Run(ctx context.Context, o Options) error {
 	}
 	ctrl.LoggerFrom(ctx).Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
 	return mgr.Start(ctx)
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-		}
-		return cfg, nil
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
-	}
-	return cfg, nil
 }

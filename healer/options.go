@@ -24,7 +24,6 @@ const (
 
 // Options are the manager's settings, one flag each.
 type Options struct {
-	Kubeconfig               string
 	Namespace                string
 	MetricsAddr              string
 	MetricsSecure            bool
@@ -50,7 +49,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	if ns == "" {
 		ns = "rejuv-system"
 	}
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig to use outside the cluster (default: in-cluster config, then $KUBECONFIG)")
 	fs.StringVar(&o.Namespace, "namespace", ns, "namespace the manager runs in (default $POD_NAMESPACE or rejuv-system)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint; "0" turns it off`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to clients authorized to get /metrics")

@@ -7,11 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -34,12 +32,8 @@ const leaderElectionID = "rejuv-healer.rejuv.dev"
 
 // Run starts the manager (webhooks, controllers, certificates, metrics and
 // probes) and returns when ctx ends or something fails.
-func Run(ctx context.Context, o Options) error {
+func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver.Options) error {
 	log := ctrl.LoggerFrom(ctx)
-	cfg, err := restConfig(o.Kubeconfig)
-	if err != nil {
-		return err
-	}
 	scheme, err := apps.NewScheme()
 	if err != nil {
 		return fmt.Errorf("build scheme: %w", err)
@@ -56,10 +50,6 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 
-	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
-	if o.MetricsSecure {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metrics,
@@ -98,21 +88,6 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("starting manager", "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
 		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect)
 	return mgr.Start(ctx)
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-		}
-		return cfg, nil
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
-	}
-	return cfg, nil
 }
 
 func newCertManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (*certs.Manager, error) {

@@ -4,38 +4,24 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"os"
+	"context"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"k8s.io/client-go/rest"
 
-	"github.com/rejuv-dev/rejuv/cmd/internal/buildinfo"
 	"github.com/rejuv-dev/rejuv/cmd/internal/cli"
 	"github.com/rejuv-dev/rejuv/healer"
 )
 
 func main() {
-	fs := flag.NewFlagSet("rejuv-healer", flag.ContinueOnError)
-	fs.Usage = cli.Usage(fs, "rejuv-healer [flags]", "The Rejuv manager: policy controller, CRR controller and admission webhooks.")
 	var opts healer.Options
-	opts.BindFlags(fs)
-	logOpts := zap.Options{}
-	logOpts.BindFlags(fs)
-	if done, code := cli.Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
-		os.Exit(code)
-	}
-	if err := opts.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "rejuv-healer: %v\n", err)
-		os.Exit(cli.ExitUsage)
-	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
-	log := ctrl.Log.WithName("rejuv-healer")
-	log.Info("starting", "version", buildinfo.String("rejuv-healer"))
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
-	if err := healer.Run(ctx, opts); err != nil {
-		log.Error(err, "manager stopped")
-		os.Exit(cli.ExitError)
-	}
+	cli.Main(cli.Program{
+		Name:        "rejuv-healer",
+		Synopsis:    "rejuv-healer [flags]",
+		Description: "The Rejuv manager: policy controller, CRR controller and admission webhooks.",
+		Bind:        opts.BindFlags,
+		Validate:    opts.Validate,
+		Run: func(ctx context.Context, cfg *rest.Config) error {
+			return healer.Run(ctx, cfg, opts, cli.MetricsServer(opts.MetricsAddr, opts.MetricsSecure))
+		},
+	})
 }

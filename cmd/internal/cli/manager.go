@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rejuv-dev/rejuv/cmd/internal/buildinfo"
+)
+
+// Program describes a binary that runs a controller manager until a
+// signal: the healer and the daemon.
+type Program struct {
+	Name, Synopsis, Description string
+	// Bind registers the program's own flags.
+	Bind func(*flag.FlagSet)
+	// Validate checks them, naming each bad flag.
+	Validate func() error
+	// Run runs until ctx ends.
+	Run func(ctx context.Context, cfg *rest.Config) error
+}
+
+// Main parses the flags (the program's, --kubeconfig, --version and the
+// logging flags), validates them, sets up logging and signal handling, finds
+// the cluster and runs the program; it exits with the right code.
+func Main(p Program) {
+	fs := flag.NewFlagSet(p.Name, flag.ContinueOnError)
+	fs.Usage = Usage(fs, p.Synopsis, p.Description)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig to use outside the cluster (default: in-cluster config, then $KUBECONFIG)")
+	p.Bind(fs)
+	logOpts := zap.Options{}
+	logOpts.BindFlags(fs)
+	if done, code := Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
+		os.Exit(code)
+	}
+	if err := p.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
+		os.Exit(ExitUsage)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	log := ctrl.Log.WithName(p.Name)
+	log.Info("starting", "version", buildinfo.String(p.Name))
+	cfg, err := restConfig(*kubeconfig)
+	if err != nil {
+		log.Error(err, "cannot reach the cluster")
+		os.Exit(ExitError)
+	}
+	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	if err := p.Run(ctx, cfg); err != nil {
+		log.Error(err, "stopped")
+		os.Exit(ExitError)
+	}
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}
+
+// MetricsServer is the metrics endpoint both managers serve: over HTTPS
+// and only to clients authorized to get /metrics when secure.
+func MetricsServer(addr string, secure bool) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
+	if secure {
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
+}
