@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,13 +29,15 @@ func twoContainerPod(name string) *corev1.Pod {
 }
 
 // TestCRRRecreatesTwoContainersInPlace recreates both containers of a pod
-// with the manager and the daemon running.
+// with the manager and the daemon running: new containers, same pod, a file
+// on an emptyDir kept and one on the container's filesystem gone.
 func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).client
 	ctx := context.Background()
 	ns := newNamespace(t)
-	before := createPod(t, ns, twoContainerPod("web"))
+	before := createPod(t, ns, controlledPod("web"))
+	execIn(t, ns, before.Name, "app", "sh", "-c", "echo kept > /ctl/kept && echo lost > /tmp/lost")
 
 	crr := &v1beta1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "both"},
@@ -72,6 +75,11 @@ func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 		if now.RestartCount != old.RestartCount+1 || now.ContainerID == old.ContainerID {
 			t.Errorf("%s: restartCount %d -> %d, ID %s -> %s; want +1 and a new ID", name, old.RestartCount, now.RestartCount, old.ContainerID, now.ContainerID)
 		}
+	}
+	// A volume outlives the container; its own filesystem does not.
+	files := execIn(t, ns, before.Name, "app", "sh", "-c", "cat /ctl/kept; cat /tmp/lost 2>/dev/null || echo no /tmp/lost")
+	if strings.TrimSpace(files) != "kept\nno /tmp/lost" {
+		t.Errorf("after the recreation app sees %q, want the emptyDir file kept and the container file gone", files)
 	}
 	if after.UID != before.UID || after.Status.PodIP != before.Status.PodIP {
 		t.Errorf("pod changed: UID %s -> %s, IP %s -> %s", before.UID, after.UID, before.Status.PodIP, after.Status.PodIP)
