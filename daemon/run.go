@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err := mgr.Add(runtime); err != nil {
 		return fmt.Errorf("add runtime connection: %w", err)
 	}
-	if err := (&executor.Executor{Client: mgr.GetClient(), Runtime: runtime, NodeName: o.NodeName}).SetupWithManager(mgr); err != nil {
+	if err := (&executor.Executor{Client: mgr.GetClient(), Runtime: runtime, NodeName: o.NodeName, Recorder: mgr.GetEventRecorder("rejuv-daemon")}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the executor: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -3,12 +3,14 @@ package executor
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,11 +35,19 @@ type Executor struct {
 	Runtime  RuntimeSource
 	NodeName string
 	Clock    clock.PassiveClock
+	// Recorder records events on the request and its pod.
+	Recorder events.EventRecorder
+
+	// stoppedAt remembers when each container was stopped, to time the
+	// kubelet's restart; lost on a restart of the daemon, which only
+	// loses that one sample.
+	stoppedAt sync.Map
 }
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager registers the executor: it reacts to its requests, to
 // their pods' status, and to a sibling's completion (so that the next

@@ -131,6 +131,7 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	start := time.Now()
 	if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
 		log.Info("preStop failed; stopping anyway", "error", err.Error())
+		e.event(crr, pod, corev1.EventTypeWarning, "PreStopFailed", "container %s: %v; stopping it anyway", c.Name, err)
 	}
 	phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
@@ -143,11 +144,13 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	}
 	left := max(0, grace-time.Since(start))
 	log.Info("stopping container", "grace", left.Round(time.Second).String())
+	e.event(crr, pod, corev1.EventTypeNormal, "StoppingContainer", "container %s (grace %s)", c.Name, left.Round(time.Second))
 	stopStart := time.Now()
 	if _, err := rt.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(left.Seconds())}); err != nil && status.Code(err) != codes.NotFound {
 		return fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
 	}
 	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
+	e.stoppedAt.Store(stopKey(crr, c.Name), time.Now())
 	log.Info("stopped container", "took", time.Since(stopStart).Round(time.Millisecond).String())
 	return nil
 }
@@ -176,7 +179,25 @@ func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecrea
 	}
 	state.Phase = v1beta1.PhaseSucceeded
 	state.Message = ""
+	phaseSeconds.WithLabelValues("min_started").Observe(e.Clock.Now().Sub(startedAt).Seconds())
+	if at, ok := e.stoppedAt.LoadAndDelete(stopKey(crr, cs.Name)); ok {
+		phaseSeconds.WithLabelValues("restart_wait").Observe(startedAt.Sub(at.(time.Time)).Seconds())
+	}
 	return 0
+}
+
+func stopKey(crr *v1beta1.ContainerRecreateRequest, container string) string {
+	return string(crr.UID) + "/" + container
+}
+
+// event records an event on the request (related: the pod) and on the pod.
+func (e *Executor) event(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, note string, args ...any) {
+	if e.Recorder == nil {
+		return
+	}
+	msg := fmt.Sprintf(note, args...)
+	e.Recorder.Eventf(crr, pod, eventType, reason, "Recreate", "%s", msg)
+	e.Recorder.Eventf(pod, crr, eventType, reason, "Recreate", "%s (ContainerRecreateRequest %s)", msg, crr.Name)
 }
 
 // waitingMessage says what the kubelet is doing with a stopped container.

@@ -81,6 +81,26 @@ func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 	if strings.TrimSpace(files) != "kept\nno /tmp/lost" {
 		t.Errorf("after the recreation app sees %q, want the emptyDir file kept and the container file gone", files)
 	}
+	metrics := get(t, rejuvStack(t).metricsURL)
+	for _, want := range []string{`rejuv_daemon_recreations_total{result="Succeeded"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="stop"}`,
+		`rejuv_daemon_recreate_phase_seconds_count{phase="restart_wait"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="min_started"}`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("daemon metrics lack %s:\n%s", want, grepLines(metrics, "rejuv_daemon_rec"))
+		}
+	}
+	podEvents, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + before.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopping := 0
+	for _, e := range podEvents.Items {
+		if e.Reason == "StoppingContainer" {
+			stopping++
+		}
+	}
+	if stopping != 2 {
+		t.Errorf("the pod has %d StoppingContainer events, want one per container", stopping)
+	}
 	if after.UID != before.UID || after.Status.PodIP != before.Status.PodIP {
 		t.Errorf("pod changed: UID %s -> %s, IP %s -> %s", before.UID, after.UID, before.Status.PodIP, after.Status.PodIP)
 	}
