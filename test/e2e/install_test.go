@@ -83,8 +83,8 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 			t.Errorf("a webhook or the CRD conversion calls Service %s, which config/default does not create (services: %v)", ref, services)
 		}
 	}
-	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Deployment": 1, "Service": 1, "ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
+	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Deployment": 1, "DaemonSet": 1, "Service": 1, "ServiceAccount": 2, "ClusterRole": 2,
+		"ClusterRoleBinding": 2, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
 		}
