@@ -37,6 +37,7 @@ type Options struct {
 	WebhookService           string
 	WebhookURL               string
 	SkipCRRAuthorization     bool
+	DaemonServiceAccount     string
 	NodeLostGrace            time.Duration
 	PickupTimeout            time.Duration
 	CertCheckInterval        time.Duration
@@ -61,6 +62,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CertSecret, "cert-secret", "rejuv-webhook-certs", "Secret, in --namespace, that stores self-managed certificates")
 	fs.StringVar(&o.WebhookService, "webhook-service", "rejuv-webhook-service", "Service, in --namespace, through which the API server reaches the webhooks")
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
+	fs.StringVar(&o.DaemonServiceAccount, "daemon-service-account", "rejuv-daemon", "the daemon's ServiceAccount, in --namespace; it may update the status only of its own node's requests")
 	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")

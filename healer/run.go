@@ -64,6 +64,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization,
+		DaemonUser: "system:serviceaccount:" + o.Namespace + ":" + o.DaemonServiceAccount,
 	})
 	crr.RegisterMetrics()
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
