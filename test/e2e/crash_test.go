@@ -36,7 +36,7 @@ func TestDaemonKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(first.kill)
+	t.Cleanup(first.Kill)
 
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -53,7 +53,7 @@ func TestDaemonKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	// The daemon sends SIGTERM at once and SIGKILL after 4 s; kill it in
 	// between, before it can record the stop.
 	time.Sleep(2 * time.Second)
-	first.kill()
+	first.Kill()
 
 	probe = freePort(t)
 	startBinary(t, "daemon", daemonArgs(probe), fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
@@ -70,8 +70,8 @@ func TestDaemonKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 		t.Errorf("restartCount %d -> %d, ID %s -> %s: want exactly one restart", before.RestartCount, now.RestartCount, before.ContainerID, now.ContainerID)
 	}
 	// The kill must have come between the stop and its record.
-	log := first.tail(100)
+	log := first.Tail(100)
 	if !strings.Contains(log, `"msg":"stopping container"`) || strings.Contains(log, `"msg":"stopped container"`) {
-		t.Errorf("the first daemon was not killed during the stop; its log:\n%s", first.tail(5))
+		t.Errorf("the first daemon was not killed during the stop; its log:\n%s", first.Tail(5))
 	}
 }

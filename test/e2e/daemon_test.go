@@ -18,7 +18,7 @@ import (
 // where containerd's socket sits as it would under /run.
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
-	body := get(t, rejuvStack(t).metricsURL)
+	body := get(t, rejuvStack(t).MetricsURL)
 	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="1.6.`) {
 		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd:\n%s", grepLines(body, "rejuv_daemon"))
 	}

@@ -78,7 +78,7 @@ func startedAt(t *testing.T, containerID string) time.Time {
 // promptly, not on a coarse re-check), then deleted after its TTL.
 func TestMinStartedSecondsThenTTL(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ns := newNamespace(t)
 	pod := createPod(t, ns, testappPod("web"))
 	crr := newRequest(ns, "min-started", pod.Name, "app")
@@ -137,7 +137,7 @@ func manyContainerPod(name string, n int) *corev1.Pod {
 // never applies): each starts as soon as the previous completes.
 func TestQueuedRequestsRunOneAfterAnotherInCreationOrder(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const n = 10

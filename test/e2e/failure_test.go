@@ -32,7 +32,7 @@ func controlledPod(name string) *corev1.Pod {
 // (unordered), side is still recreated.
 func TestFailurePolicyWithAContainerThatNeverBecomesReady(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	for _, policy := range []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore} {
 		t.Run(string(policy), func(t *testing.T) {
 			t.Parallel()

@@ -36,7 +36,7 @@ func criTimes(t *testing.T, containerID string) (started, finished time.Time) {
 // are stopped before either comes back.
 func TestOrderedRecreateWaitsForEachContainer(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	for _, ordered := range []bool{true, false} {
 		name := map[bool]string{true: "ordered", false: "unordered"}[ordered]
 		t.Run(name, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestOrderedRecreateWaitsForEachContainer(t *testing.T) {
 // still be stopped and replaced.
 func TestRequestRightAfterStartStillRecreates(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ns := newNamespace(t)
 	spec := testappPod("fresh")
 	spec.Spec.Containers[0].ReadinessProbe = nil

@@ -19,7 +19,7 @@ import (
 // sleep delays the stop.
 func TestPreStopOfEachKindRunsBeforeTheStop(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	nodeIP := cluster.Config.NodeIP().String()
 	tests := []struct {
 		name    string

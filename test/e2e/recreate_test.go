@@ -33,7 +33,7 @@ func twoContainerPod(name string) *corev1.Pod {
 // on an emptyDir kept and one on the container's filesystem gone.
 func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ctx := context.Background()
 	ns := newNamespace(t)
 	before := createPod(t, ns, controlledPod("web"))
@@ -81,7 +81,7 @@ func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 	if strings.TrimSpace(files) != "kept\nno /tmp/lost" {
 		t.Errorf("after the recreation app sees %q, want the emptyDir file kept and the container file gone", files)
 	}
-	metrics := get(t, rejuvStack(t).metricsURL)
+	metrics := get(t, rejuvStack(t).MetricsURL)
 	for _, want := range []string{`rejuv_daemon_recreations_total{result="Succeeded"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="stop"}`,
 		`rejuv_daemon_recreate_phase_seconds_count{phase="restart_wait"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="min_started"}`} {
 		if !strings.Contains(metrics, want) {

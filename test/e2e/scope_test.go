@@ -18,7 +18,7 @@ import (
 // sleeps: the request ends with the reason and the daemon goes on working.
 func TestPodDeletedDuringARequest(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ns := newNamespace(t)
 	spec := testappPod("doomed")
 	spec.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
@@ -52,7 +52,7 @@ func TestPodDeletedDuringARequest(t *testing.T) {
 // this node's daemon must not touch the request.
 func TestRequestForAnotherNodesPodIsLeftAlone(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "fake-node-"}}
 	if err := c.Create(ctx, node); err != nil {

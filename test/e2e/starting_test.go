@@ -22,7 +22,7 @@ import (
 // stopped at once.
 func TestForceRecreateStopsAContainerStillStarting(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	for _, force := range []bool{true, false} {
 		name := map[bool]string{true: "force", false: "wait"}[force]
 		t.Run(name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestForceRecreateStopsAContainerStillStarting(t *testing.T) {
 // container stops, and Ready again afterwards.
 func TestUnreadyGraceTakesThePodOutOfServiceFirst(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).client
+	c := rejuvStack(t).Client
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-gate-", Labels: map[string]string{"rejuv.dev/readiness-gate": "enabled"}}}
 	if err := c.Create(ctx, ns); err != nil {

@@ -1,0 +1,157 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// CRDName is the ContainerRecreateRequest CRD.
+const CRDName = "containerrecreaterequests.apps.kruise.io"
+
+// Client returns a client for the cluster that knows Rejuv's types.
+func Client(c *harness.Cluster) (client.Client, error) {
+	s, err := apps.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: s})
+}
+
+// InstallCRD applies the generated CRD and waits until it is established.
+func InstallCRD(ctx context.Context, c client.Client) error {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", "apps.kruise.io_containerrecreaterequests.yaml"))
+	if err != nil {
+		return err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("install CRD: %w", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		cur := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
+			return false, nil
+		}
+		for _, cond := range cur.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD not established: %w", err)
+	}
+	return nil
+}
+
+// Unregister removes what a manager registered by URL, and the CRD.
+func Unregister(ctx context.Context, c client.Client) {
+	for _, o := range []client.Object{
+		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-validating-webhook-configuration"}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: CRDName}},
+	} {
+		_ = c.Delete(ctx, o)
+	}
+}
+
+// Stack is Rejuv running on the cluster: the CRD, the manager and the
+// node's daemon.
+type Stack struct {
+	Client client.Client
+	Healer *Process
+	Daemon *Process
+	// MetricsURL is the daemon's metrics endpoint (plain HTTP, loopback).
+	MetricsURL string
+	logDir     string
+}
+
+// Start installs the CRD and starts the manager and the daemon.
+func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
+	c, err := Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Client: c}
+	if err := InstallCRD(ctx, c); err != nil {
+		return nil, err
+	}
+	if s.logDir, err = os.MkdirTemp("", "rejuv-stack-logs"); err != nil {
+		return nil, err
+	}
+	ports := make([]int, 4)
+	for i := range ports {
+		if ports[i], err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	webhook, healerProbe, daemonProbe, daemonMetrics := ports[0], ports[1], ports[2], ports[3]
+	s.Healer, err = Launch("healer", []string{
+		"--kubeconfig=" + cluster.Kubeconfig(),
+		"--namespace=default",
+		"--webhook-host=127.0.0.1",
+		fmt.Sprintf("--webhook-port=%d", webhook),
+		fmt.Sprintf("--webhook-url=https://127.0.0.1:%d", webhook),
+		"--cert-dir=" + s.logDir + "/certs",
+		"--cert-secret=rejuv-test-webhook-certs",
+		"--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healerProbe),
+	}, s.logDir, loopbackURL(healerProbe, "/readyz"))
+	if err != nil {
+		return nil, err
+	}
+	s.MetricsURL = loopbackURL(daemonMetrics, "/metrics")
+	s.Daemon, err = Launch("daemon", []string{
+		"--kubeconfig=" + cluster.Kubeconfig(),
+		"--node-name=" + cluster.NodeName(),
+		"--host-run-dir=" + cluster.Config.Dir,
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", daemonProbe),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", daemonMetrics),
+		"--metrics-secure=false",
+	}, s.logDir, loopbackURL(daemonProbe, "/readyz"))
+	if err != nil {
+		s.Healer.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stop removes the registrations, stops both processes and returns the end
+// of their logs.
+func (s *Stack) Stop(ctx context.Context) string {
+	Unregister(ctx, s.Client)
+	var logs strings.Builder
+	for _, p := range []*Process{s.Daemon, s.Healer} {
+		p.Stop()
+		fmt.Fprintf(&logs, "---- %s log (end):\n%s\n", p.Name, p.Tail(60))
+	}
+	_ = os.RemoveAll(s.logDir)
+	return logs.String()
+}
