@@ -60,6 +60,10 @@ test-e2e: ## End-to-end tests only (starts the cluster if needed).
 bench: ## Benchmarks that need no cluster; each prints its time per operation.
 	$(GO) test -short -run '^$$' -bench . -benchmem $(UNIT_PKGS)
 
+.PHONY: bench-cluster
+bench-cluster: ## The recreation latency benchmark on the local cluster (starts it if needed); prints a table.
+	$(GO) test -run '^$$' -bench BenchmarkRecreate -benchtime 1x -timeout 30m ./test/bench
+
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
