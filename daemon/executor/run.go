@@ -123,11 +123,21 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
-	pctx, cancel := context.WithTimeout(ctx, grace)
+	pctx, cancelGrace := context.WithTimeout(ctx, grace)
+	defer cancelGrace()
 	if !deadline.IsZero() {
-		pctx, cancel = context.WithDeadline(pctx, deadline)
+		var cancelDeadline context.CancelFunc
+		pctx, cancelDeadline = context.WithDeadline(pctx, deadline)
+		defer cancelDeadline()
 	}
-	defer cancel()
+	// A container that has exited was stopped already (by this request, seen
+	// through a stale cache, or by a crash): neither its preStop nor its stop
+	// runs twice.
+	if cur, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); err == nil &&
+		cur.Status.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		log.Info("container already exited; not running its preStop or stopping it again")
+		return nil
+	}
 	start := time.Now()
 	if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
 		log.Info("preStop failed; stopping anyway", "error", err.Error())
@@ -136,11 +146,6 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		return fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
-	}
-	cur, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
-	if err == nil && cur.Status.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-		log.Info("container already exited; not stopping it again")
-		return nil
 	}
 	left := max(0, grace-time.Since(start))
 	log.Info("stopping container", "grace", left.Round(time.Second).String())
