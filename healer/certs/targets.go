@@ -36,12 +36,8 @@ func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) e
 	for i := range t.Mutating {
 		want := t.Mutating[i].DeepCopy()
 		if err := t.apply(ctx, c, "MutatingWebhookConfiguration", want, &admissionregistrationv1.MutatingWebhookConfiguration{}, func(o client.Object) bool {
-			cur := o.(*admissionregistrationv1.MutatingWebhookConfiguration)
-			changed := false
-			for j := range cur.Webhooks {
-				changed = t.setClientConfig(&cur.Webhooks[j].ClientConfig, caBundle) || changed
-			}
-			return changed
+			hooks := o.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks
+			return t.setEach(len(hooks), func(j int) *admissionregistrationv1.WebhookClientConfig { return &hooks[j].ClientConfig }, caBundle)
 		}); err != nil {
 			return err
 		}
@@ -49,12 +45,8 @@ func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) e
 	for i := range t.Validating {
 		want := t.Validating[i].DeepCopy()
 		if err := t.apply(ctx, c, "ValidatingWebhookConfiguration", want, &admissionregistrationv1.ValidatingWebhookConfiguration{}, func(o client.Object) bool {
-			cur := o.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-			changed := false
-			for j := range cur.Webhooks {
-				changed = t.setClientConfig(&cur.Webhooks[j].ClientConfig, caBundle) || changed
-			}
-			return changed
+			hooks := o.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks
+			return t.setEach(len(hooks), func(j int) *admissionregistrationv1.WebhookClientConfig { return &hooks[j].ClientConfig }, caBundle)
 		}); err != nil {
 			return err
 		}
@@ -90,6 +82,16 @@ func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, 
 		return fmt.Errorf("set CA bundle of %s %s: %w", kind, want.GetName(), err)
 	}
 	return nil
+}
+
+// setEach sets the client config of each of n webhooks and reports whether
+// any changed.
+func (t Targets) setEach(n int, clientConfig func(int) *admissionregistrationv1.WebhookClientConfig, caBundle []byte) bool {
+	changed := false
+	for j := range n {
+		changed = t.setClientConfig(clientConfig(j), caBundle) || changed
+	}
+	return changed
 }
 
 // setClientConfig points a webhook at the server with caBundle and reports
