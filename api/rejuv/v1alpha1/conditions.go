@@ -1,0 +1,60 @@
+package v1alpha1
+
+// Condition types of a RecreatePolicy.
+const (
+	// ConditionReady is True when the policy is valid and acting (or, with
+	// dryRun, deciding); False names what stops it.
+	ConditionReady = "Ready"
+	// ConditionRulesCompiled is False when a rule does not compile or names
+	// an unknown builtin or parameter.
+	ConditionRulesCompiled = "RulesCompiled"
+	// ConditionScheduleValid is False when the schedule, a window or a time
+	// zone does not parse.
+	ConditionScheduleValid = "ScheduleValid"
+	// ConditionHalted is True when the policy stopped itself: its rules
+	// matched more than limits.maxMatchingPercent, or a scheduled run had a
+	// failed request.
+	ConditionHalted = "Halted"
+	// ConditionBudgetExhausted is True while limits.maxPerHour holds
+	// recreations back.
+	ConditionBudgetExhausted = "BudgetExhausted"
+)
+
+// Condition reasons of a RecreatePolicy.
+const (
+	// ReasonActive: the policy is valid and acting.
+	ReasonActive = "Active"
+	// ReasonDryRun: the policy is valid and only records decisions.
+	ReasonDryRun = "DryRun"
+	// ReasonSuspended: spec.suspend is true.
+	ReasonSuspended = "Suspended"
+	// ReasonCompiled: every rule compiled.
+	ReasonCompiled = "Compiled"
+	// ReasonNoRules: the policy has no rules.
+	ReasonNoRules = "NoRules"
+	// ReasonCompileError: a rule does not compile.
+	ReasonCompileError = "CompileError"
+	// ReasonInvalidParameters: a builtin rule is unknown or has a bad
+	// parameter.
+	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonScheduleParsed: the schedule and windows parse.
+	ReasonScheduleParsed = "Parsed"
+	// ReasonNoSchedule: the policy has no schedule.
+	ReasonNoSchedule = "NoSchedule"
+	// ReasonInvalidSchedule: the schedule, a window or a time zone does not
+	// parse.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonInvalidSpec: another part of the spec is invalid (selector,
+	// container patterns).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonBlastRadius: the rules matched more than maxMatchingPercent.
+	ReasonBlastRadius = "BlastRadius"
+	// ReasonRunFailed: a request of a scheduled run failed.
+	ReasonRunFailed = "RunFailed"
+	// ReasonNotHalted: the policy is not halted.
+	ReasonNotHalted = "NotHalted"
+	// ReasonRateLimited: maxPerHour is reached.
+	ReasonRateLimited = "RateLimited"
+	// ReasonWithinBudget: maxPerHour is not reached.
+	ReasonWithinBudget = "WithinBudget"
+)

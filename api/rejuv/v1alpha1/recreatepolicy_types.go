@@ -1,0 +1,369 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// RecreatePolicySpec says which pods a policy watches, which of their
+// containers it may recreate, and when: on a cron schedule (a rolling restart
+// of every selected pod), when one of its Rego rules says so, or both.
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) || (has(self.rules) && size(self.rules) > 0)",message="a policy needs a schedule, rules or both"
+type RecreatePolicySpec struct {
+	// Selector chooses the pods of the policy's namespace it applies to. An
+	// empty selector ({}) selects every pod of the namespace.
+	Selector metav1.LabelSelector `json:"selector"`
+
+	// Containers names the containers that may be recreated; each entry is a
+	// container name or a pattern with * (any run of characters) and ?
+	// (one character), such as "app" or "proxy-*". Empty means every regular
+	// container and every restartable init container (sidecar) of the pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	Containers []string `json:"containers,omitempty"`
+
+	// Schedule recreates the selected containers of every selected pod on a
+	// cron schedule, as a rolling restart limited by rollout.maxUnavailable.
+	// +optional
+	Schedule *Schedule `json:"schedule,omitempty"`
+
+	// Rules are evaluated for every selected pod on each change of the pod and
+	// every evaluationInterval; any rule that matches a container triggers its
+	// recreation, subject to limits, windows and rollout.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Rules []Rule `json:"rules,omitempty"`
+
+	// EvaluationInterval is how often the rules are evaluated for every
+	// selected pod even when no pod changed (signals such as memory and the
+	// time keep moving).
+	// +optional
+	// +kubebuilder:default="30s"
+	EvaluationInterval *metav1.Duration `json:"evaluationInterval,omitempty"`
+
+	// Recreate is the template of every ContainerRecreateRequest the policy
+	// creates.
+	// +optional
+	// +kubebuilder:default={}
+	Recreate RecreateTemplate `json:"recreate,omitzero"`
+
+	// Rollout limits how many selected pods are disrupted at once.
+	// +optional
+	// +kubebuilder:default={}
+	Rollout Rollout `json:"rollout,omitzero"`
+
+	// Limits bound how often the policy recreates, and halt it when its rules
+	// match too much of what it selects.
+	// +optional
+	// +kubebuilder:default={}
+	Limits Limits `json:"limits,omitzero"`
+
+	// Windows restrict when rule-triggered recreations may run: a recreation
+	// is allowed when the current minute matches the cron expression of any
+	// window. Empty means always. Scheduled runs are not restricted by windows.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	Windows []Window `json:"windows,omitempty"`
+
+	// DryRun evaluates schedules and rules, records the decisions in status,
+	// Events and metrics, and creates no ContainerRecreateRequest.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+
+	// Suspend stops the policy from acting: nothing is evaluated or recreated
+	// until it is false again. Requests already created carry on.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// Schedule is a cron schedule for rolling restarts.
+type Schedule struct {
+	// Cron is a standard five-field cron expression (minute hour day-of-month
+	// month day-of-week), or a descriptor such as @daily or @every 1h.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Cron string `json:"cron"`
+
+	// TimeZone is the IANA time zone the cron expression is read in, such as
+	// Europe/Berlin; daylight-saving changes are followed.
+	// +optional
+	// +kubebuilder:default="UTC"
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// StartingDeadlineSeconds is how late a run may start: a run missed by
+	// more than this (the manager was down, the policy suspended) is skipped
+	// and reported instead of being started late.
+	// +optional
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=1
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+}
+
+// Rule is one trigger: a built-in rule of the library with parameters, or an
+// inline Rego module. Exactly one of builtin and rego is set.
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.rego)",message="exactly one of builtin and rego must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || has(self.builtin)",message="parameters apply only to a builtin rule"
+type Rule struct {
+	// Name identifies the rule within the policy; it appears in decisions,
+	// Events and the trigger label of the requests the rule causes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Builtin names a rule of Rejuv's library: memory-leak,
+	// memory-near-limit, stuck-readiness, stuck-startup, max-age or
+	// restart-storm (see docs/rules.md for each one's parameters).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Builtin string `json:"builtin,omitempty"`
+
+	// Parameters of the builtin rule; unset ones take the rule's defaults.
+	// Durations are strings such as 10m, sizes are quantities such as 50Mi.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Parameters map[string]apiextensionsv1.JSON `json:"parameters,omitempty"`
+
+	// Rego is an inline Rego v1 module defining the rule `recreate`: a set of
+	// {"container": NAME, "reason": TEXT} objects (or bare container names)
+	// for the pod in `input`. Any package name may be used.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Rego string `json:"rego,omitempty"`
+}
+
+// RecreateTemplate is what every ContainerRecreateRequest of the policy gets.
+type RecreateTemplate struct {
+	// Strategy of the requests: failure policy, ordering, unready grace,
+	// minimum started time and termination grace, as in
+	// ContainerRecreateRequest.spec.strategy.
+	// +optional
+	Strategy *appsv1beta1.ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
+
+	// ActiveDeadlineSeconds fails a request that has not completed this long
+	// after its creation.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// TTLSecondsAfterFinished deletes a finished request this long after it
+	// completed.
+	// +optional
+	// +kubebuilder:default=3600
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// Rollout limits disruption across the selected pods.
+type Rollout struct {
+	// MaxUnavailable is how many selected pods may be unavailable (not Ready,
+	// or with a recreation in flight) before the policy starts another
+	// recreation: a number, or a percentage of the selected pods rounded
+	// down, never less than one pod.
+	// +optional
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// RespectPodDisruptionBudgets holds a recreation back while a
+	// PodDisruptionBudget covering the pod allows no disruption.
+	// +optional
+	// +kubebuilder:default=true
+	RespectPodDisruptionBudgets *bool `json:"respectPodDisruptionBudgets,omitempty"`
+
+	// OnFailure says what a scheduled run does when one of its requests
+	// fails: Halt stops the run and reports it, Continue goes on with the
+	// next batch.
+	// +optional
+	// +kubebuilder:default=Halt
+	OnFailure RolloutFailurePolicy `json:"onFailure,omitempty"`
+}
+
+// RolloutFailurePolicy is what a scheduled run does after a failed request.
+// +kubebuilder:validation:Enum=Halt;Continue
+type RolloutFailurePolicy string
+
+const (
+	// RolloutHalt stops the run at the first failed request.
+	RolloutHalt RolloutFailurePolicy = "Halt"
+	// RolloutContinue reports a failed request and goes on.
+	RolloutContinue RolloutFailurePolicy = "Continue"
+)
+
+// Limits bound the policy's recreations.
+type Limits struct {
+	// Cooldown is the least time between two recreations of one container
+	// by this policy.
+	// +optional
+	// +kubebuilder:default="30m"
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
+
+	// MaxPerHour is the most recreation requests the policy creates in any
+	// hour. Unset means no limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxPerHour *int32 `json:"maxPerHour,omitempty"`
+
+	// MaxMatchingPercent halts the policy when its rules match more than
+	// this percentage of the selected pods at once: a rule that matches
+	// everything is more likely wrong than right. Scheduled runs are not
+	// counted.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxMatchingPercent *int32 `json:"maxMatchingPercent,omitempty"`
+}
+
+// Window is a set of minutes in which rule-triggered recreations may run.
+type Window struct {
+	// Cron is a five-field cron expression; every minute it matches is inside
+	// the window (for example "* 0-6 * * *" is midnight to 06:59).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Cron string `json:"cron"`
+
+	// TimeZone is the IANA time zone the expression is read in.
+	// +optional
+	// +kubebuilder:default="UTC"
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// RecreatePolicyStatus is what the policy controller observed and did.
+type RecreatePolicyStatus struct {
+	// ObservedGeneration is the generation of the spec this status is about.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, RulesCompiled, ScheduleValid, Halted and
+	// BudgetExhausted.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// SelectedPods is how many pods the selector matched at the last
+	// evaluation.
+	// +optional
+	SelectedPods int32 `json:"selectedPods"`
+
+	// ActiveRecreations is how many of the policy's requests are in flight.
+	// +optional
+	ActiveRecreations int32 `json:"activeRecreations"`
+
+	// LastScheduleTime is when the schedule last started a run.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// NextScheduleTime is when the schedule starts its next run.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// LastEvaluationTime is when the rules were last evaluated.
+	// +optional
+	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
+
+	// RecentDecisions are the policy's latest decisions, newest first, at
+	// most MaxRecentDecisions.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	RecentDecisions []Decision `json:"recentDecisions,omitempty"`
+}
+
+// MaxRecentDecisions caps status.recentDecisions.
+const MaxRecentDecisions = 20
+
+// Decision is what the policy decided for one pod and trigger.
+type Decision struct {
+	// Time of the decision.
+	Time metav1.Time `json:"time"`
+
+	// Pod is the name of the pod.
+	Pod string `json:"pod"`
+
+	// Containers are the containers concerned.
+	// +optional
+	// +listType=atomic
+	Containers []string `json:"containers,omitempty"`
+
+	// Trigger is what asked for the recreation: schedule, or rule/NAME.
+	Trigger string `json:"trigger"`
+
+	// Outcome is what came of it: Created, DryRun, or the gate that held it
+	// back.
+	Outcome DecisionOutcome `json:"outcome"`
+
+	// Reason is why the trigger asked for the recreation (the rule's reason
+	// or the scheduled run).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message explains a held-back or failed decision.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Request is the name of the ContainerRecreateRequest created.
+	// +optional
+	Request string `json:"request,omitempty"`
+}
+
+// DecisionOutcome is the result of the decision pipeline for one candidate.
+// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Error
+type DecisionOutcome string
+
+// The outcomes, in the order of the decision pipeline.
+const (
+	OutcomeSuspended        DecisionOutcome = "Suspended"
+	OutcomeOutsideWindow    DecisionOutcome = "OutsideWindow"
+	OutcomeInFlight         DecisionOutcome = "InFlight"
+	OutcomeCooldown         DecisionOutcome = "Cooldown"
+	OutcomeRateLimited      DecisionOutcome = "RateLimited"
+	OutcomeHalted           DecisionOutcome = "Halted"
+	OutcomeUnavailable      DecisionOutcome = "Unavailable"
+	OutcomeDisruptionBudget DecisionOutcome = "DisruptionBudget"
+	OutcomeDryRun           DecisionOutcome = "DryRun"
+	OutcomeCreated          DecisionOutcome = "Created"
+	OutcomeError            DecisionOutcome = "Error"
+)
+
+// RecreatePolicy declares which containers of which pods Rejuv recreates in
+// place, and when: on a cron schedule, when Rego rules over live signals
+// match, or both, within limits that keep the workload available.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=rp,categories=rejuv
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Selected",type=integer,JSONPath=`.status.selectedPods`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.activeRecreations`
+// +kubebuilder:printcolumn:name="Last",type=string,JSONPath=`.status.recentDecisions[0].outcome`,description="Outcome of the latest decision"
+// +kubebuilder:printcolumn:name="Last-Pod",type=string,JSONPath=`.status.recentDecisions[0].pod`,priority=1
+// +kubebuilder:printcolumn:name="Last-Reason",type=string,JSONPath=`.status.recentDecisions[0].reason`,priority=1
+// +kubebuilder:printcolumn:name="Next-Run",type=date,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RecreatePolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   RecreatePolicySpec   `json:"spec"`
+	Status RecreatePolicyStatus `json:"status,omitempty"`
+}
+
+// RecreatePolicyList is a list of RecreatePolicy.
+// +kubebuilder:object:root=true
+type RecreatePolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RecreatePolicy `json:"items"`
+}

@@ -1,0 +1,250 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Target is one pod to evaluate and what is known of its candidate
+// containers beyond the pod object.
+type Target struct {
+	Pod *corev1.Pod
+	// Containers are the candidate containers, in the order rules see them.
+	Containers []Candidate
+	// Signals are the values of the policy's named queries for this pod;
+	// absent names are absent from input.signals.
+	Signals map[string]float64
+}
+
+// Candidate is a container a policy may recreate, with the history the
+// manager keeps for it.
+type Candidate struct {
+	Name string
+	// NotReadySince is when the manager first saw the container not ready;
+	// zero when it is ready or nothing was seen.
+	NotReadySince time.Time
+	// Memory is the working-set window, nil when no metrics source has one.
+	Memory *MemoryWindow
+	// Recreations counts Rejuv's recreations of this container.
+	Recreations int
+	// LastRecreation is when Rejuv last recreated it; zero for never.
+	LastRecreation time.Time
+}
+
+// MemoryWindow summarises a container's working set over the observation
+// window: the newest value and a least-squares line through the samples.
+type MemoryWindow struct {
+	WorkingSetBytes     int64
+	Samples             int
+	WindowSeconds       float64
+	SlopeBytesPerSecond float64
+	R2                  float64
+}
+
+// podDoc is the converted, policy-independent part of a pod's input: the
+// pod object and each container's fields taken from the pod.
+type podDoc struct {
+	resourceVersion string
+	pod             *ast.Term
+	containers      map[string]ast.Object
+}
+
+// PodCache keeps each pod's converted document per resourceVersion, so that
+// a pod that did not change is not converted again. Safe for concurrent use.
+type PodCache struct {
+	mu      sync.Mutex
+	entries map[types.UID]*podDoc
+	limit   int
+}
+
+// NewPodCache returns a cache of at most limit pods (0 means 100,000).
+func NewPodCache(limit int) *PodCache {
+	if limit <= 0 {
+		limit = 100_000
+	}
+	return &PodCache{entries: map[types.UID]*podDoc{}, limit: limit}
+}
+
+// Forget drops a pod, for example once it is deleted.
+func (c *PodCache) Forget(uid types.UID) {
+	c.mu.Lock()
+	delete(c.entries, uid)
+	c.mu.Unlock()
+}
+
+// Len is the number of pods cached.
+func (c *PodCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *PodCache) doc(pod *corev1.Pod) (*podDoc, error) {
+	if c != nil && pod.UID != "" && pod.ResourceVersion != "" {
+		c.mu.Lock()
+		d := c.entries[pod.UID]
+		c.mu.Unlock()
+		if d != nil && d.resourceVersion == pod.ResourceVersion {
+			return d, nil
+		}
+	}
+	d, err := convertPod(pod)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil && pod.UID != "" && pod.ResourceVersion != "" {
+		c.mu.Lock()
+		if len(c.entries) >= c.limit {
+			// Over the limit the cache starts afresh rather than tracking
+			// recency on every hit; the limit is far above a manager's pods.
+			clear(c.entries)
+		}
+		c.entries[pod.UID] = d
+		c.mu.Unlock()
+	}
+	return d, nil
+}
+
+func convertPod(pod *corev1.Pod) (*podDoc, error) {
+	// managedFields are large and of no use to rules.
+	p := *pod
+	p.ManagedFields = nil
+	v, err := ToValue(&p)
+	if err != nil {
+		return nil, fmt.Errorf("convert pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return &podDoc{resourceVersion: pod.ResourceVersion, pod: ast.NewTerm(v), containers: containerDocs(pod)}, nil
+}
+
+// Keys of input.containers entries.
+var (
+	keyName            = ast.StringTerm("name")
+	keyKind            = ast.StringTerm("kind")
+	keyImage           = ast.StringTerm("image")
+	keyReady           = ast.StringTerm("ready")
+	keyStarted         = ast.StringTerm("started")
+	keyState           = ast.StringTerm("state")
+	keyStartedAt       = ast.StringTerm("startedAt")
+	keyRestartCount    = ast.StringTerm("restartCount")
+	keyLastTermination = ast.StringTerm("lastTermination")
+	keyResources       = ast.StringTerm("resources")
+	keyNotReadySince   = ast.StringTerm("notReadySince")
+	keyMemory          = ast.StringTerm("memory")
+	keyRecreations     = ast.StringTerm("recreations")
+)
+
+// containerDocs gives each container and sidecar of the pod its entry as
+// far as the pod object says.
+func containerDocs(pod *corev1.Pod) map[string]ast.Object {
+	docs := make(map[string]ast.Object, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
+	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.ContainerStatuses)+len(pod.Status.InitContainerStatuses))
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			statuses[list[i].Name] = &list[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			docs[c.Name] = containerDoc(c, "sidecar", statuses[c.Name])
+		}
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		docs[c.Name] = containerDoc(c, "container", statuses[c.Name])
+	}
+	return docs
+}
+
+func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) ast.Object {
+	obj := ast.NewObjectWithCapacity(14)
+	obj.Insert(keyName, ast.StringTerm(c.Name))
+	obj.Insert(keyKind, ast.StringTerm(kind))
+	obj.Insert(keyImage, ast.StringTerm(c.Image))
+	obj.Insert(keyResources, ast.NewTerm(resourcesValue(c.Resources)))
+	ready, started, state := ast.BooleanTerm(false), ast.NullTerm(), ast.StringTerm("unknown")
+	startedAt, restarts, last := ast.NullTerm(), ast.IntNumberTerm(0), ast.NullTerm()
+	if st != nil {
+		ready = ast.BooleanTerm(st.Ready)
+		if st.Started != nil {
+			started = ast.BooleanTerm(*st.Started)
+		}
+		switch {
+		case st.State.Running != nil:
+			state = ast.StringTerm("running")
+			startedAt = timeTerm(st.State.Running.StartedAt.Time)
+		case st.State.Terminated != nil:
+			state = ast.StringTerm("terminated")
+		case st.State.Waiting != nil:
+			state = ast.StringTerm("waiting")
+		}
+		restarts = ast.IntNumberTerm(int(st.RestartCount))
+		if t := st.LastTerminationState.Terminated; t != nil {
+			last = ast.ObjectTerm(
+				[2]*ast.Term{ast.StringTerm("reason"), ast.StringTerm(t.Reason)},
+				[2]*ast.Term{ast.StringTerm("exitCode"), ast.IntNumberTerm(int(t.ExitCode))},
+				[2]*ast.Term{ast.StringTerm("finishedAt"), timeTerm(t.FinishedAt.Time)},
+			)
+		}
+	}
+	obj.Insert(keyReady, ready)
+	obj.Insert(keyStarted, started)
+	obj.Insert(keyState, state)
+	obj.Insert(keyStartedAt, startedAt)
+	obj.Insert(keyRestartCount, restarts)
+	obj.Insert(keyLastTermination, last)
+	return obj
+}
+
+func resourcesValue(r corev1.ResourceRequirements) ast.Value {
+	list := func(l corev1.ResourceList) *ast.Term {
+		obj := ast.NewObjectWithCapacity(2)
+		if q, ok := l[corev1.ResourceMemory]; ok {
+			obj.Insert(ast.StringTerm("memory"), ast.NewTerm(ast.Number(strconv.FormatInt(q.Value(), 10))))
+		}
+		if q, ok := l[corev1.ResourceCPU]; ok {
+			obj.Insert(ast.StringTerm("cpu"), ast.NewTerm(ast.Number(strconv.FormatInt(q.MilliValue(), 10))))
+		}
+		return ast.NewTerm(obj)
+	}
+	return ast.NewObject(
+		[2]*ast.Term{ast.StringTerm("requests"), list(r.Requests)},
+		[2]*ast.Term{ast.StringTerm("limits"), list(r.Limits)},
+	)
+}
+
+func timeTerm(t time.Time) *ast.Term {
+	if t.IsZero() {
+		return ast.NullTerm()
+	}
+	return ast.StringTerm(t.UTC().Format(time.RFC3339Nano))
+}
+
+// candidateValue is the full input.containers entry: the pod's part,
+// copied, and the manager's history of the container.
+func candidateValue(base ast.Object, c *Candidate) *ast.Term {
+	obj := base.Copy()
+	obj.Insert(keyNotReadySince, timeTerm(c.NotReadySince))
+	if m := c.Memory; m != nil {
+		obj.Insert(keyMemory, ast.ObjectTerm(
+			[2]*ast.Term{ast.StringTerm("workingSetBytes"), ast.NewTerm(ast.Number(strconv.FormatInt(m.WorkingSetBytes, 10)))},
+			[2]*ast.Term{ast.StringTerm("samples"), ast.IntNumberTerm(m.Samples)},
+			[2]*ast.Term{ast.StringTerm("windowSeconds"), ast.FloatNumberTerm(m.WindowSeconds)},
+			[2]*ast.Term{ast.StringTerm("slopeBytesPerSecond"), ast.FloatNumberTerm(m.SlopeBytesPerSecond)},
+			[2]*ast.Term{ast.StringTerm("r2"), ast.FloatNumberTerm(m.R2)},
+		))
+	} else {
+		obj.Insert(keyMemory, ast.NullTerm())
+	}
+	obj.Insert(keyRecreations, ast.ObjectTerm(
+		[2]*ast.Term{ast.StringTerm("total"), ast.IntNumberTerm(c.Recreations)},
+		[2]*ast.Term{ast.StringTerm("last"), timeTerm(c.LastRecreation)},
+	))
+	return ast.NewTerm(obj)
+}

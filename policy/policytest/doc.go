@@ -1,0 +1,3 @@
+// Package policytest builds realistic pods for tests and benchmarks of the
+// Rego engine: full objects with spec and status, as a cluster returns them.
+package policytest
