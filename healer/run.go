@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/healer/certs"
@@ -35,6 +36,9 @@ const leaderElectionID = "rejuv-healer.rejuv.dev"
 func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver.Options) error {
 	log := ctrl.LoggerFrom(ctx)
 	scheme, err := apps.NewScheme()
+	if err == nil {
+		err = rejuv.AddToScheme(scheme)
+	}
 	if err != nil {
 		return fmt.Errorf("build scheme: %w", err)
 	}

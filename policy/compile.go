@@ -2,7 +2,9 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -21,9 +23,11 @@ type Rule struct {
 	Parameters map[string]any
 }
 
-// compiledRule is one rule prepared for evaluation.
+// compiledRule is one rule prepared for evaluation on its own.
 type compiledRule struct {
 	name       string
+	module     *ast.Module
+	hasNoData  bool
 	query      rego.PreparedEvalQuery
 	parameters *ast.Term
 }
@@ -68,26 +72,9 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if !defines(module, varRecreate) {
 		return nil, fmt.Errorf("the module does not define the rule %q (a set of {\"container\": NAME, \"reason\": TEXT})", varRecreate)
 	}
-	pkg := module.Package.Path
-	// A comprehension collects the rule's value, so an undefined rule is
-	// an empty result rather than an undefined query.
-	body := ast.Body{
-		ast.Assign.Expr(ast.VarTerm(varRecreate), ast.ArrayComprehensionTerm(ast.VarTerm("x"), ast.NewBody(ast.Assign.Expr(ast.VarTerm("x"), ast.NewTerm(pkg.Append(ast.StringTerm(varRecreate))))))),
-	}
-	if defines(module, varNoData) {
-		body = append(body, ast.Assign.Expr(ast.VarTerm(varNoData), ast.ArrayComprehensionTerm(ast.VarTerm("y"), ast.NewBody(ast.Assign.Expr(ast.VarTerm("y"), ast.NewTerm(pkg.Append(ast.StringTerm(varNoData))))))))
-	}
-	for i, e := range body {
-		e.Index = i
-	}
-	query, err := rego.New(
-		rego.ParsedModule(module),
-		rego.ParsedQuery(body),
-		rego.Capabilities(Capabilities()),
-		rego.SetRegoVersion(ast.RegoV1),
-		rego.EnablePrintStatements(true),
-	).PrepareForEval(ctx)
-	if err != nil {
+	cr := &compiledRule{name: r.Name, module: module, hasNoData: defines(module, varNoData)}
+	body := resultQuery(module.Package.Path, cr.hasNoData, varRecreate, varNoData)
+	if cr.query, err = prepare(ctx, body, module.Copy()); err != nil {
 		return nil, err
 	}
 	params, err := ToValue(r.Parameters)
@@ -97,7 +84,106 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if r.Parameters == nil {
 		params = ast.NewObject()
 	}
-	return &compiledRule{name: r.Name, query: query, parameters: ast.NewTerm(params)}, nil
+	cr.parameters = ast.NewTerm(params)
+	return cr, nil
+}
+
+func prepare(ctx context.Context, query ast.Body, modules ...*ast.Module) (rego.PreparedEvalQuery, error) {
+	opts := []func(*rego.Rego){
+		rego.ParsedQuery(query),
+		rego.Capabilities(Capabilities()),
+		rego.SetRegoVersion(ast.RegoV1),
+		rego.EnablePrintStatements(true),
+	}
+	for _, m := range modules {
+		opts = append(opts, rego.ParsedModule(m))
+	}
+	return rego.New(opts...).PrepareForEval(ctx)
+}
+
+// resultQuery binds recreateVar (and noDataVar) to the rule's sets. A
+// comprehension collects each, so an undefined rule is an empty result
+// rather than an undefined query.
+func resultQuery(pkg ast.Ref, hasNoData bool, recreateVar, noDataVar string) ast.Body {
+	collect := func(v, rule string) *ast.Expr {
+		x := ast.VarTerm("x_" + v)
+		return ast.Assign.Expr(ast.VarTerm(v), ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Assign.Expr(x, ast.NewTerm(pkg.Append(ast.StringTerm(rule)))))))
+	}
+	body := ast.Body{collect(recreateVar, varRecreate)}
+	if hasNoData {
+		body = append(body, collect(noDataVar, varNoData))
+	}
+	for i, e := range body {
+		e.Index = i
+	}
+	return body
+}
+
+// combinedPackage is where the combined query finds rule i's module and
+// its parameters.
+func combinedPackage(i int) ast.Ref {
+	return ast.MustParseRef(fmt.Sprintf("data.rejuv.policy.r%d", i))
+}
+
+var parametersRoot = ast.MustParseRef("data.rejuv.parameters")
+
+// combine prepares one query that evaluates every rule, so that a pod costs
+// one evaluation instead of one per rule: each module moves to its own
+// package, and its reads of input.parameters become reads of constants.
+// Modules that refer to their own package by its full path cannot move; for
+// those (combine fails) the rules are evaluated one by one.
+func combine(ctx context.Context, rules []*compiledRule) (*rego.PreparedEvalQuery, error) {
+	var (
+		modules []*ast.Module
+		body    ast.Body
+		params  strings.Builder
+	)
+	params.WriteString("package rejuv.parameters\n")
+	for i, r := range rules {
+		m := r.module.Copy()
+		m.Package.Path = combinedPackage(i)
+		paramsRef := parametersRoot.Append(ast.StringTerm(fmt.Sprintf("r%d", i)))
+		if _, err := ast.TransformRefs(m, func(ref ast.Ref) (ast.Value, error) {
+			if len(ref) >= 2 && ref[0].Equal(ast.InputRootDocument) && ref[1].Equal(ast.StringTerm("parameters")) {
+				return paramsRef.Concat(ref[2:]), nil
+			}
+			return ref, nil
+		}); err != nil {
+			return nil, err
+		}
+		modules = append(modules, m)
+		value, err := ast.JSON(r.parameters.Value)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&params, "r%d := %s\n", i, raw)
+		body = append(body, resultQuery(m.Package.Path, r.hasNoData, fmt.Sprintf("r%d", i), fmt.Sprintf("n%d", i))...)
+	}
+	for i, e := range body {
+		e.Index = i
+	}
+	pm, err := ast.ParseModuleWithOpts("parameters.rego", params.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		return nil, err
+	}
+	q, err := prepare(ctx, body, append(modules, pm)...)
+	if err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+func newProgram(ref PolicyRef, rules []*compiledRule, opts *Options) *Program {
+	modules := make([]*ast.Module, len(rules))
+	for i, r := range rules {
+		modules[i] = r.module
+	}
+	paths := readPodPaths(modules)
+	return &Program{ref: ref, rules: rules, podPaths: paths, podShape: paths.key(), opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

@@ -82,7 +82,11 @@ func (e *Engine) Program(ctx context.Context, ref PolicyRef, rules []Rule) (*Pro
 		e.compiles.Add(1)
 		compiled, err := Compile(ctx, rules)
 		if err == nil {
-			entry.program = &Program{ref: ref, rules: compiled, opts: &e.opts}
+			entry.program = newProgram(ref, compiled, &e.opts)
+			if entry.program.combined, err = combine(ctx, compiled); err != nil {
+				e.opts.Log.V(1).Info("rules evaluated one by one", "policy", ref.String(), "reason", err.Error())
+				err = nil
+			}
 		}
 		entry.err = err
 		close(entry.ready)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -48,11 +49,84 @@ type MemoryWindow struct {
 }
 
 // podDoc is the converted, policy-independent part of a pod's input: the
-// pod object and each container's fields taken from the pod.
+// pod object and each container's fields taken from the pod, and the last
+// full entry built for each candidate, reused while the manager's history
+// of the container stays the same.
 type podDoc struct {
 	resourceVersion string
-	pod             *ast.Term
 	containers      map[string]ast.Object
+
+	mu sync.Mutex
+	// pods holds the converted pod per shape (the fields some policy's
+	// rules read), see podPaths.
+	pods       map[string]*ast.Term
+	candidates map[Candidate]*ast.Term
+}
+
+// podValue returns input.pod with the fields paths names.
+func (d *podDoc) podValue(pod *corev1.Pod, paths *podPaths, shape string) (*ast.Term, error) {
+	d.mu.Lock()
+	t := d.pods[shape]
+	d.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	// managedFields are large and of no use to rules.
+	p := *pod
+	p.ManagedFields = nil
+	v, err := prunedValue(reflect.ValueOf(&p), paths)
+	if err != nil {
+		return nil, fmt.Errorf("convert pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	t = ast.NewTerm(v)
+	d.mu.Lock()
+	if d.pods == nil {
+		d.pods = map[string]*ast.Term{}
+	}
+	d.pods[shape] = t
+	d.mu.Unlock()
+	return t, nil
+}
+
+// candidate returns the input.containers entry of c.
+func (d *podDoc) candidate(c *Candidate) (*ast.Term, bool) {
+	base, ok := d.containers[c.Name]
+	if !ok {
+		return nil, false
+	}
+	key := *c
+	if key.Memory != nil {
+		// The window is compared by value, not by pointer.
+		m := *key.Memory
+		key.Memory = &m
+	}
+	d.mu.Lock()
+	for k, t := range d.candidates {
+		if k.sameAs(c) {
+			d.mu.Unlock()
+			return t, true
+		}
+	}
+	d.mu.Unlock()
+	t := candidateValue(base, c)
+	d.mu.Lock()
+	if d.candidates == nil || len(d.candidates) >= 2*len(d.containers) {
+		d.candidates = make(map[Candidate]*ast.Term, len(d.containers))
+	}
+	d.candidates[key] = t
+	d.mu.Unlock()
+	return t, true
+}
+
+// sameAs reports whether c carries the same history as x.
+func (c Candidate) sameAs(x *Candidate) bool {
+	if c.Name != x.Name || !c.NotReadySince.Equal(x.NotReadySince) || c.Recreations != x.Recreations || !c.LastRecreation.Equal(x.LastRecreation) {
+		return false
+	}
+	if c.Memory == nil || x.Memory == nil {
+		return c.Memory == x.Memory
+	}
+	return *c.Memory == *x.Memory
 }
 
 // PodCache keeps each pod's converted document per resourceVersion, so that
@@ -85,19 +159,16 @@ func (c *PodCache) Len() int {
 	return len(c.entries)
 }
 
-func (c *PodCache) doc(pod *corev1.Pod) (*podDoc, error) {
+func (c *PodCache) doc(pod *corev1.Pod) *podDoc {
 	if c != nil && pod.UID != "" && pod.ResourceVersion != "" {
 		c.mu.Lock()
 		d := c.entries[pod.UID]
 		c.mu.Unlock()
 		if d != nil && d.resourceVersion == pod.ResourceVersion {
-			return d, nil
+			return d
 		}
 	}
-	d, err := convertPod(pod)
-	if err != nil {
-		return nil, err
-	}
+	d := &podDoc{resourceVersion: pod.ResourceVersion, containers: containerDocs(pod)}
 	if c != nil && pod.UID != "" && pod.ResourceVersion != "" {
 		c.mu.Lock()
 		if len(c.entries) >= c.limit {
@@ -108,18 +179,7 @@ func (c *PodCache) doc(pod *corev1.Pod) (*podDoc, error) {
 		c.entries[pod.UID] = d
 		c.mu.Unlock()
 	}
-	return d, nil
-}
-
-func convertPod(pod *corev1.Pod) (*podDoc, error) {
-	// managedFields are large and of no use to rules.
-	p := *pod
-	p.ManagedFields = nil
-	v, err := ToValue(&p)
-	if err != nil {
-		return nil, fmt.Errorf("convert pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	return &podDoc{resourceVersion: pod.ResourceVersion, pod: ast.NewTerm(v), containers: containerDocs(pod)}, nil
+	return d
 }
 
 // Keys of input.containers entries.

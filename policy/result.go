@@ -4,19 +4,33 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// keepTerms hands query results over as the evaluator's terms instead of
+// converting them to Go values: most results are empty, and the few that
+// are not are read right here.
+func keepTerms(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }
+
+var (
+	keyContainer = ast.StringTerm("container")
+	keyReason    = ast.StringTerm("reason")
+	keySignal    = ast.StringTerm("signal")
 )
 
 // readMatches validates what a rule's recreate yielded: a set of
 // {"container": NAME, "reason": TEXT} objects or bare names, each naming a
 // candidate container. Anything else is an error, never a recreation.
 func readMatches(bound any, known map[string]bool) ([]Match, error) {
-	set, err := collected(bound, varRecreate)
-	if err != nil || len(set) == 0 {
+	items, err := collected(bound, varRecreate)
+	if err != nil || len(items) == 0 {
 		return nil, err
 	}
 	seen := map[string]int{}
 	var out []Match
-	for _, item := range set {
+	for _, item := range items {
 		m, err := readMatch(item)
 		if err != nil {
 			return nil, err
@@ -36,46 +50,59 @@ func readMatches(bound any, known map[string]bool) ([]Match, error) {
 	return out, nil
 }
 
-func readMatch(item any) (Match, error) {
-	switch v := item.(type) {
-	case string:
+func readMatch(item *ast.Term) (Match, error) {
+	switch v := item.Value.(type) {
+	case ast.String:
 		if v == "" {
 			return Match{}, fmt.Errorf("recreate yielded an empty container name")
 		}
-		return Match{Container: v}, nil
-	case map[string]any:
-		name, ok := v["container"].(string)
+		return Match{Container: string(v)}, nil
+	case ast.Object:
+		name, ok := stringAt(v, keyContainer)
 		if !ok || name == "" {
 			return Match{}, fmt.Errorf("recreate yielded %v: an object needs a non-empty string \"container\"", v)
 		}
 		m := Match{Container: name}
-		if r, present := v["reason"]; present {
-			if m.Reason, ok = r.(string); !ok {
+		if r := v.Get(keyReason); r != nil {
+			if m.Reason, ok = stringAt(v, keyReason); !ok {
 				return Match{}, fmt.Errorf("recreate yielded %v: \"reason\" must be a string", v)
 			}
 		}
-		for k := range v {
-			if k != "container" && k != "reason" {
-				return Match{}, fmt.Errorf("recreate yielded %v: unknown key %q (allowed: container, reason)", v, k)
+		for _, k := range v.Keys() {
+			if !k.Equal(keyContainer) && !k.Equal(keyReason) {
+				return Match{}, fmt.Errorf("recreate yielded %v: unknown key %v (allowed: container, reason)", v, k)
 			}
 		}
 		return m, nil
 	default:
-		return Match{}, fmt.Errorf("recreate yielded %v (%T): want a container name or {\"container\": NAME, \"reason\": TEXT}", item, item)
+		return Match{}, fmt.Errorf("recreate yielded %v (%s): want a container name or {\"container\": NAME, \"reason\": TEXT}", item, ast.ValueName(item.Value))
 	}
 }
 
+func stringAt(obj ast.Object, key *ast.Term) (string, bool) {
+	t := obj.Get(key)
+	if t == nil {
+		return "", false
+	}
+	s, ok := t.Value.(ast.String)
+	return string(s), ok
+}
+
 func readNoData(bound any) ([]NoData, error) {
-	set, err := collected(bound, varNoData)
-	if err != nil || len(set) == 0 {
+	items, err := collected(bound, varNoData)
+	if err != nil || len(items) == 0 {
 		return nil, err
 	}
-	out := make([]NoData, 0, len(set))
-	for _, item := range set {
-		v, ok := item.(map[string]any)
-		name, okName := v["container"].(string)
-		signal, okSignal := v["signal"].(string)
-		if !ok || !okName || !okSignal {
+	out := make([]NoData, 0, len(items))
+	for _, item := range items {
+		obj, ok := item.Value.(ast.Object)
+		var name, signal string
+		var okName, okSignal bool
+		if ok {
+			name, okName = stringAt(obj, keyContainer)
+			signal, okSignal = stringAt(obj, keySignal)
+		}
+		if !okName || !okSignal {
 			return nil, fmt.Errorf("no_data yielded %v: want {\"container\": NAME, \"signal\": TEXT}", item)
 		}
 		out = append(out, NoData{Container: name, Signal: signal})
@@ -85,22 +112,26 @@ func readNoData(bound any) ([]NoData, error) {
 
 // collected unwraps the comprehension around a rule's value: an empty
 // array when the rule was undefined, else one element, the rule's set.
-func collected(bound any, rule string) ([]any, error) {
+func collected(bound any, rule string) ([]*ast.Term, error) {
 	if bound == nil {
 		return nil, nil
 	}
-	outer, ok := bound.([]any)
-	if !ok || len(outer) > 1 {
-		return nil, fmt.Errorf("%s has an unexpected shape %T", rule, bound)
+	t, ok := bound.(*ast.Term)
+	if !ok {
+		return nil, fmt.Errorf("%s has an unexpected result %T", rule, bound)
 	}
-	if len(outer) == 0 {
+	outer, ok := t.Value.(*ast.Array)
+	if !ok || outer.Len() > 1 {
+		return nil, fmt.Errorf("%s has an unexpected shape %v", rule, t)
+	}
+	if outer.Len() == 0 {
 		return nil, nil
 	}
-	set, ok := outer[0].([]any)
+	set, ok := outer.Elem(0).Value.(ast.Set)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a set, got %T", rule, outer[0])
+		return nil, fmt.Errorf("%s must be a set, got %s", rule, ast.ValueName(outer.Elem(0).Value))
 	}
-	return set, nil
+	return set.Slice(), nil
 }
 
 func sortedKeys(m map[string]bool) []string {

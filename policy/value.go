@@ -220,7 +220,7 @@ type field struct {
 }
 
 func structEncoder(t reflect.Type) encoder {
-	fields := structFields(t, nil)
+	fields := fieldsOf(t)
 	return func(v reflect.Value) (ast.Value, error) {
 		obj := ast.NewObjectWithCapacity(len(fields))
 		for i := range fields {

@@ -32,15 +32,18 @@ func viaJSON(t *testing.T, v any) ast.Value {
 func TestToValueMatchesJSON(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	cases := map[string]any{
-		"realistic pod":        policytest.Pod(7, now),
-		"restarted pod":        policytest.Pod(11, now),
-		"empty pod":            &corev1.Pod{},
-		"quantities":           corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1.5Gi"), corev1.ResourceCPU: resource.MustParse("0.25")},
-		"int or string":        []intstr.IntOrString{intstr.FromInt32(8080), intstr.FromString("http")},
-		"times":                []any{metav1.NewTime(now), metav1.Time{}, metav1.NewMicroTime(now.Add(123456 * time.Microsecond)), &metav1.Time{}},
-		"duration":             metav1.Duration{Duration: 90 * time.Second},
-		"bytes":                []byte("secret"),
-		"nil slice and map":    struct{ A []string; M map[string]int }{},
+		"realistic pod": policytest.Pod(7, now),
+		"restarted pod": policytest.Pod(11, now),
+		"empty pod":     &corev1.Pod{},
+		"quantities":    corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1.5Gi"), corev1.ResourceCPU: resource.MustParse("0.25")},
+		"int or string": []intstr.IntOrString{intstr.FromInt32(8080), intstr.FromString("http")},
+		"times":         []any{metav1.NewTime(now), metav1.Time{}, metav1.NewMicroTime(now.Add(123456 * time.Microsecond)), &metav1.Time{}},
+		"duration":      metav1.Duration{Duration: 90 * time.Second},
+		"bytes":         []byte("secret"),
+		"nil slice and map": struct {
+			A []string
+			M map[string]int
+		}{},
 		"omitempty and inline": struct {
 			metav1.TypeMeta `json:",inline"`
 			N               int     `json:"n,omitempty"`
@@ -65,11 +68,11 @@ func TestToValueMatchesJSON(t *testing.T) {
 
 func TestPodDocumentDropsManagedFields(t *testing.T) {
 	pod := policytest.Pod(1, time.Now())
-	doc, err := convertPod(pod)
+	v, err := (&podDoc{}).podValue(pod, everyPodField, "*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := doc.pod.Value.(ast.Object).Get(ast.StringTerm("metadata")).Value.(ast.Object)
+	meta := v.Value.(ast.Object).Get(ast.StringTerm("metadata")).Value.(ast.Object)
 	if meta.Get(ast.StringTerm("managedFields")) != nil {
 		t.Error("input.pod.metadata.managedFields is present")
 	}

@@ -1,4 +1,4 @@
-// Package rules owns Rejuv's built-in Rego rule library: one .rego file per rule
-// with its Rego unit tests, embedded into the binaries. Rules only read the
-// input document defined by package policy.
+// Package rules owns Rejuv's built-in Rego rules (NAME.rego with NAME_test.rego,
+// embedded), their catalog read from each module's METADATA and the checking of
+// their parameters. Rules only read the input document that package policy builds.
 package rules

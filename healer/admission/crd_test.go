@@ -50,6 +50,13 @@ func TestGetShowsPrinterColumns(t *testing.T) {
 // in ns.
 func getTable(t *testing.T, ns string) ([]string, []any) {
 	t.Helper()
+	return getTableOf(t, "/apis/apps.kruise.io/v1beta1/namespaces/"+ns+"/containerrecreaterequests")
+}
+
+// getTableOf returns the column names and the single row of the table
+// kubectl get prints for the list at path.
+func getTableOf(t *testing.T, path string) ([]string, []any) {
+	t.Helper()
 	cfg := rest.CopyConfig(restCfg)
 	cfg.GroupVersion = &v1beta1.GroupVersion
 	cfg.APIPath = "/apis"
@@ -58,7 +65,7 @@ func getTable(t *testing.T, ns string) ([]string, []any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := rc.Get().AbsPath("/apis/apps.kruise.io/v1beta1/namespaces", ns, "containerrecreaterequests").
+	raw, err := rc.Get().AbsPath(path).
 		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
 	if err != nil {
 		t.Fatalf("get table: %v", err)

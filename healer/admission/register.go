@@ -38,8 +38,9 @@ type Options struct {
 	DaemonUser string
 }
 
-// Register adds the CRR mutating and validating webhooks, the pod
-// readiness-gate injection and the CRD conversion webhook to server.
+// Register adds the CRR mutating and validating webhooks, the
+// RecreatePolicy validation, the pod readiness-gate injection and the CRD
+// conversion webhook to server.
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
 	var authz *DisruptionAuthorizer
@@ -50,5 +51,6 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
 	server.Register(ValidateCRRStatusPath, &webhook.Admission{Handler: &DaemonScope{DaemonUser: o.DaemonUser, Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
+	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 }

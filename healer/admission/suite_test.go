@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
@@ -41,6 +42,9 @@ func runWithAPIServer(m *testing.M) int {
 	defer cancel()
 	var err error
 	if scheme, err = apps.NewScheme(); err != nil {
+		return fail(err)
+	}
+	if err = rejuv.AddToScheme(scheme); err != nil {
 		return fail(err)
 	}
 	root, err := harness.RepoRoot()

@@ -111,7 +111,6 @@ type Schedule struct {
 // Rule is one trigger: a built-in rule of the library with parameters, or an
 // inline Rego module. Exactly one of builtin and rego is set.
 // +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.rego)",message="exactly one of builtin and rego must be set"
-// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || has(self.builtin)",message="parameters apply only to a builtin rule"
 type Rule struct {
 	// Name identifies the rule within the policy; it appears in decisions,
 	// Events and the trigger label of the requests the rule causes.

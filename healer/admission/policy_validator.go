@@ -1,0 +1,137 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/policy"
+)
+
+// ValidatePolicyPath serves the RecreatePolicy validation.
+const ValidatePolicyPath = "/validate-rejuv-dev-v1alpha1-recreatepolicy"
+
+// +kubebuilder:webhook:path=/validate-rejuv-dev-v1alpha1-recreatepolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=rejuv.dev,resources=recreatepolicies,verbs=create;update,versions=v1alpha1,name=vrp.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+
+// PolicyValidator rejects RecreatePolicies the controller could not run:
+// a bad selector, container pattern, cron expression, time zone or budget,
+// an unknown builtin or parameter, Rego that does not compile. Each
+// rejection names the field. It warns about container patterns that match
+// no container of the pods the policy selects today.
+type PolicyValidator struct {
+	// Reader lists the selected pods, for the warnings.
+	Reader  client.Reader
+	Decoder admission.Decoder
+}
+
+// Handle implements admission.Handler.
+func (v *PolicyValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	p := &v1alpha1.RecreatePolicy{}
+	if err := v.Decoder.Decode(req, p); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode RecreatePolicy: %w", err))
+	}
+	if req.Operation == admissionv1.Update {
+		old := &v1alpha1.RecreatePolicy{}
+		if err := v.Decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored RecreatePolicy %s/%s: %w", req.Namespace, p.Name, err))
+		}
+		// A policy that got in before a rule or parameter was withdrawn
+		// can still be labelled, annotated or deleted.
+		if equality.Semantic.DeepEqual(old.Spec, p.Spec) {
+			return admission.Allowed("")
+		}
+	}
+	spec, errs := policyspec.Parse(&p.Spec)
+	if spec != nil {
+		errs = append(errs, compileErrors(ctx, &p.Spec, spec.Rules)...)
+	}
+	if len(errs) > 0 {
+		return invalidObject(policyKind, p.Name, errs)
+	}
+	resp := admission.Allowed("")
+	resp.Warnings = v.warnings(ctx, req.Namespace, p, spec)
+	return resp
+}
+
+// compileErrors compiles the rules and points each error at the rule's
+// rego field (or builtin, for a built-in that does not compile).
+func compileErrors(ctx context.Context, in *v1alpha1.RecreatePolicySpec, rules []policy.Rule) field.ErrorList {
+	err := policy.Check(ctx, rules)
+	if err == nil {
+		return nil
+	}
+	var ce policy.CompileErrors
+	if !errors.As(err, &ce) {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "rules"), err)}
+	}
+	var errs field.ErrorList
+	for _, e := range ce {
+		i := ruleIndex(in.Rules, e.Rule)
+		fld := field.NewPath("spec", "rules").Index(i).Child("rego")
+		if in.Rules[i].Builtin != "" {
+			fld = field.NewPath("spec", "rules").Index(i).Child("builtin")
+		}
+		msg := e.Message
+		if e.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", e.Line, msg)
+		}
+		errs = append(errs, field.Invalid(fld, ruleSummary(&in.Rules[i]), fmt.Sprintf("rule %q does not compile: %s", e.Rule, msg)))
+	}
+	return errs
+}
+
+func ruleIndex(rules []v1alpha1.Rule, name string) int {
+	for i := range rules {
+		if rules[i].Name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// ruleSummary stands for a rule's value in an error: the module's first
+// line rather than all of it.
+func ruleSummary(r *v1alpha1.Rule) string {
+	if r.Builtin != "" {
+		return r.Builtin
+	}
+	first, _, more := strings.Cut(strings.TrimSpace(r.Rego), "\n")
+	if more {
+		first += " ..."
+	}
+	return first
+}
+
+func (v *PolicyValidator) warnings(ctx context.Context, namespace string, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) []string {
+	if v.Reader == nil || len(spec.Containers) == 0 {
+		return nil
+	}
+	pods := &corev1.PodList{}
+	if err := v.Reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: spec.Selector}); err != nil {
+		ctrl.LoggerFrom(ctx).Info("cannot list the pods of a RecreatePolicy for warnings", "policy", namespace+"/"+p.Name, "error", err.Error())
+		return nil
+	}
+	if len(pods.Items) == 0 {
+		return nil
+	}
+	var out []string
+	for _, pattern := range spec.Containers.Unmatched(pods.Items) {
+		out = append(out, fmt.Sprintf("spec.containers: %q matches no container of the %d pods the selector matches now", pattern, len(pods.Items)))
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// createPolicy creates a RecreatePolicy from YAML (its spec), as kubectl
+// apply would send it.
+func createPolicy(ctx context.Context, c client.Client, ns, name, spec string) error {
+	var s map[string]any
+	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": s}}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetKind("RecreatePolicy")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return c.Create(ctx, u)
+}
+
+const leakRule = `
+- name: leak
+  builtin: memory-leak
+  parameters: {minGrowthPerHour: 50Mi, minObservation: 30m}`
+
+func TestPolicyRejections(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	cases := map[string]struct {
+		spec   string
+		field  string
+		detail string
+	}{
+		"rego that does not compile": {`
+selector: {}
+rules:
+- name: custom
+  rego: |
+    package rejuv
+    import rego.v1
+    recreate contains c.name if {
+      some c in input.containers
+      c.restartCount > "five" +
+    }`, "spec.rules[0].rego", `rule "custom" does not compile: line 6: rego_parse_error`},
+		"rego without recreate": {`
+selector: {}
+rules:
+- name: quiet
+  rego: |
+    package rejuv
+    allow := true`, "spec.rules[0].rego", `the module does not define the rule "recreate"`},
+		"rego calling http.send": {`
+selector: {}
+rules:
+- name: phone-home
+  rego: |
+    package rejuv
+    import rego.v1
+    recreate contains "app" if http.send({"method": "GET", "url": "http://x"}).status_code == 200`, "spec.rules[0].rego", "line 3: rego_type_error: undefined function http.send"},
+		"unknown builtin": {`
+selector: {}
+rules:
+- {name: x, builtin: memory-leek}`, "spec.rules[0].builtin", `Unsupported value: "memory-leek": supported values: "max-age", "memory-leak"`},
+		"unknown parameter": {`
+selector: {}
+rules:
+- {name: x, builtin: stuck-readiness, parameters: {notReadyFour: 10m}}`, "spec.rules[0].parameters[notReadyFour]", "unknown parameter"},
+		"mistyped parameter": {`
+selector: {}
+rules:
+- {name: x, builtin: stuck-readiness, parameters: {notReadyFor: [10]}}`, "spec.rules[0].parameters[notReadyFor]", "duration"},
+		"cron": {`
+selector: {}
+schedule: {cron: "61 * * * *"}`, "spec.schedule.cron", "not a cron expression"},
+		"time zone": {`
+selector: {}
+schedule: {cron: "0 3 * * *", timeZone: Europe/Atlantis}`, "spec.schedule.timeZone", "unknown time zone"},
+		"selector": {`
+selector: {matchExpressions: [{key: app, operator: Contains, values: [web]}]}
+schedule: {cron: "@daily"}`, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},
+		"percent": {`
+selector: {}
+schedule: {cron: "@daily"}
+rollout: {maxUnavailable: "25 %"}`, "spec.rollout.maxUnavailable", "a percentage is a whole number followed by %"},
+		"container pattern": {`
+selector: {}
+schedule: {cron: "@daily"}
+containers: [app, "Web_Server"]`, "spec.containers[1]", "not a container name"},
+		"both builtin and rego": {`
+selector: {}
+rules:
+- {name: x, builtin: max-age, rego: "package x"}`, "spec.rules[0]", "exactly one of builtin and rego must be set"},
+		"no trigger": {`
+selector: {}`, "spec", "a policy needs a schedule, rules or both"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := createPolicy(context.Background(), admin, ns, "p-"+strings.ReplaceAll(name, " ", "-"), tc.spec)
+			var se *apierrors.StatusError
+			if !errors.As(err, &se) || !apierrors.IsInvalid(err) {
+				t.Fatalf("got %v, want Invalid", err)
+			}
+			for _, c := range se.ErrStatus.Details.Causes {
+				if c.Field == tc.field && strings.Contains(c.Message, tc.detail) {
+					return
+				}
+			}
+			t.Errorf("got %v\nwant a cause on %s containing %q", err, tc.field, tc.detail)
+		})
+	}
+}
+
+func TestPolicyDefaultsAreStored(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	if err := createPolicy(ctx, admin, ns, "defaults", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"0 3 * * *\"}\nrules:"+leakRule); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetKind("RecreatePolicy")
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "defaults"}, u); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(u.Object["spec"])
+	for _, want := range []string{
+		`"evaluationInterval":"30s"`,
+		`"schedule":{"cron":"0 3 * * *","startingDeadlineSeconds":300,"timeZone":"UTC"}`,
+		`"recreate":{"activeDeadlineSeconds":600,"ttlSecondsAfterFinished":3600}`,
+		`"rollout":{"maxUnavailable":"25%","onFailure":"Halt","respectPodDisruptionBudgets":true}`,
+		`"limits":{"cooldown":"30m","maxMatchingPercent":50}`,
+	} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("stored spec lacks %s:\n%s", want, raw)
+		}
+	}
+}
+
+func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	createPod(t, ns, "web", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} })
+	var (
+		mu       sync.Mutex
+		warnings []string
+	)
+	cfg := rest.CopyConfig(restCfg)
+	cfg.WarningHandlerWithContext = warningFunc(func(msg string) {
+		mu.Lock()
+		warnings = append(warnings, msg)
+		mu.Unlock()
+	})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createPolicy(context.Background(), c, ns, "warn", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"@daily\"}\ncontainers: [app, \"side*\", db]"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `spec.containers: "db" matches no container of the 1 pods the selector matches now`) {
+		t.Errorf("warnings = %q, want one about db", warnings)
+	}
+}
+
+type warningFunc func(string)
+
+func (f warningFunc) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, msg string) {
+	f(msg)
+}
+
+func TestPolicyTableAndShortName(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	if err := createPolicy(ctx, admin, ns, "web", "selector: {}\nschedule: {cron: \"@daily\"}"); err != nil {
+		t.Fatal(err)
+	}
+	p := &v1alpha1.RecreatePolicy{}
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, p); err != nil {
+		t.Fatal(err)
+	}
+	next := metav1.NewTime(p.CreationTimestamp.Add(24 * 3600e9))
+	p.Status = v1alpha1.RecreatePolicyStatus{
+		ObservedGeneration: p.Generation,
+		Conditions:         []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonActive, LastTransitionTime: metav1.Now()}},
+		SelectedPods:       6, ActiveRecreations: 2, NextScheduleTime: &next,
+		RecentDecisions: []v1alpha1.Decision{
+			{Time: metav1.Now(), Pod: "web-2", Trigger: "schedule", Outcome: v1alpha1.OutcomeUnavailable, Reason: "scheduled run"},
+			{Time: metav1.Now(), Pod: "web-1", Trigger: "schedule", Outcome: v1alpha1.OutcomeCreated, Reason: "scheduled run"},
+		},
+	}
+	if err := admin.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	cols, cells := getTableOf(t, "/apis/rejuv.dev/v1alpha1/namespaces/"+ns+"/recreatepolicies")
+	if got, want := strings.Join(cols, " "), "Name Ready Selected Active Last Last-Pod Last-Reason Next-Run Age"; got != want {
+		t.Errorf("columns = %q, want %q", got, want)
+	}
+	if cells[1] != "True" || cells[2] != float64(6) || cells[3] != float64(2) || cells[4] != "Unavailable" || cells[5] != "web-2" {
+		t.Errorf("row = %v, want Ready True, 6 selected, 2 active, last Unavailable on web-2", cells)
+	}
+
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := dc.ServerResourcesForGroupVersion("rejuv.dev/v1alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "recreatepolicies" {
+			if strings.Join(r.ShortNames, ",") != "rp" || !r.Namespaced || strings.Join(r.Categories, ",") != "rejuv" {
+				t.Errorf("recreatepolicies: shortNames %v namespaced %v categories %v", r.ShortNames, r.Namespaced, r.Categories)
+			}
+			return
+		}
+	}
+	t.Error("rejuv.dev/v1alpha1 does not serve recreatepolicies")
+}
+
+// TestPolicyExplain reads the published schema kubectl explain rp.spec.rules
+// prints.
+func TestPolicyExplain(t *testing.T) {
+	needsAPIServer(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := dc.OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gv, ok := paths["apis/rejuv.dev/v1alpha1"]
+	if !ok {
+		t.Fatal("no OpenAPI v3 document for rejuv.dev/v1alpha1")
+	}
+	raw, err := gv.Schema("application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var schema node
+	if err := json.Unmarshal(doc.Components.Schemas["dev.rejuv.v1alpha1.RecreatePolicy"], &schema); err != nil {
+		t.Fatal(err)
+	}
+	spec := schema.Properties["spec"]
+	if len(spec.Properties) != 11 {
+		t.Fatalf("spec has %d fields in the published schema", len(spec.Properties))
+	}
+	var walk func(path string, n node)
+	walk = func(path string, n node) {
+		if n.Description == "" {
+			t.Errorf("%s has no description", path)
+		}
+		for name, child := range n.Properties {
+			walk(path+"."+name, child)
+		}
+		if n.Items != nil {
+			for name, child := range n.Items.Properties {
+				walk(path+"."+name, child)
+			}
+		}
+	}
+	for _, name := range []string{"containers", "schedule", "rules", "evaluationInterval", "recreate", "rollout", "limits", "windows", "dryRun", "suspend"} {
+		walk("spec."+name, spec.Properties[name])
+	}
+	rules := spec.Properties["rules"].Items
+	if rules == nil || !strings.Contains(rules.Description, "Exactly one of builtin and rego") || !strings.Contains(rules.Properties["builtin"].Description, "memory-leak") {
+		t.Errorf("spec.rules is not explained: %+v", rules)
+	}
+}
+
+type node struct {
+	Description string          `json:"description"`
+	Properties  map[string]node `json:"properties"`
+	Items       *node           `json:"items"`
+}

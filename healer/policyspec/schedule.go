@@ -1,0 +1,105 @@
+package policyspec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// Schedule is a parsed cron schedule in its time zone.
+type Schedule struct {
+	Cron             cron.Schedule
+	Location         *time.Location
+	StartingDeadline time.Duration
+}
+
+// Next is the first fire time after t, in the schedule's zone.
+func (s *Schedule) Next(t time.Time) time.Time {
+	return s.Cron.Next(t.In(s.Location))
+}
+
+// Window is a parsed time window: the minutes its cron expression matches.
+type Window struct {
+	Cron     cron.Schedule
+	Location *time.Location
+}
+
+// Contains reports whether the minute of t is inside the window.
+func (w *Window) Contains(t time.Time) bool {
+	minute := t.In(w.Location).Truncate(time.Minute)
+	return w.Cron.Next(minute.Add(-time.Second)).Equal(minute)
+}
+
+// DefaultStartingDeadline applies when the stored object lacks one.
+const DefaultStartingDeadline = 300 * time.Second
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+func parseCron(expr string, fld *field.Path) (cron.Schedule, *field.Error) {
+	if strings.Contains(expr, "TZ=") {
+		return nil, field.Invalid(fld, expr, "set the time zone in timeZone, not in the expression")
+	}
+	s, err := cronParser.Parse(expr)
+	if err != nil {
+		return nil, field.Invalid(fld, expr, fmt.Sprintf("not a cron expression: %v (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @every 1h...)", err))
+	}
+	return s, nil
+}
+
+func parseLocation(name string, fld *field.Path) (*time.Location, *field.Error) {
+	if name == "" {
+		return time.UTC, nil
+	}
+	if strings.EqualFold(name, "local") {
+		return nil, field.Invalid(fld, name, "name an IANA time zone such as Europe/Berlin; Local depends on the manager's machine")
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, field.Invalid(fld, name, "unknown time zone (an IANA name such as Europe/Berlin or UTC)")
+	}
+	return loc, nil
+}
+
+func parseSchedule(s *v1alpha1.Schedule, fld *field.Path) (*Schedule, field.ErrorList) {
+	var errs field.ErrorList
+	c, err := parseCron(s.Cron, fld.Child("cron"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	loc, err := parseLocation(s.TimeZone, fld.Child("timeZone"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	deadline := DefaultStartingDeadline
+	if s.StartingDeadlineSeconds != nil {
+		if *s.StartingDeadlineSeconds < 1 {
+			errs = append(errs, field.Invalid(fld.Child("startingDeadlineSeconds"), *s.StartingDeadlineSeconds, "must be at least 1"))
+		}
+		deadline = time.Duration(*s.StartingDeadlineSeconds) * time.Second
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Schedule{Cron: c, Location: loc, StartingDeadline: deadline}, nil
+}
+
+func parseWindow(w *v1alpha1.Window, fld *field.Path) (*Window, field.ErrorList) {
+	var errs field.ErrorList
+	c, err := parseCron(w.Cron, fld.Child("cron"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	loc, err := parseLocation(w.TimeZone, fld.Child("timeZone"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Window{Cron: c, Location: loc}, nil
+}

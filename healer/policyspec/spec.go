@@ -1,0 +1,91 @@
+package policyspec
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy"
+)
+
+// Spec is a RecreatePolicy's spec, parsed and checked.
+type Spec struct {
+	Selector           labels.Selector
+	Containers         Containers
+	Schedule           *Schedule
+	Windows            []Window
+	Rules              []policy.Rule
+	EvaluationInterval time.Duration
+	MaxUnavailable     Budget
+	Cooldown           time.Duration
+}
+
+// Defaults used when the stored object lacks them (the CRD sets them; an
+// object written before that CRD, or built in a test, may not have them).
+const (
+	DefaultEvaluationInterval = 30 * time.Second
+	DefaultCooldown           = 30 * time.Minute
+	minEvaluationInterval     = time.Second
+)
+
+// Parse checks spec and returns its parsed form, or every problem found,
+// each naming its field. Rego is parsed here but compiled by the engine:
+// call policy.Check on Spec.Rules for compile errors.
+func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
+	root := field.NewPath("spec")
+	var errs field.ErrorList
+	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown}
+
+	selPath := root.Child("selector")
+	if e := metav1validation.ValidateLabelSelector(&spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath); len(e) > 0 {
+		errs = append(errs, e...)
+	} else if sel, err := metav1.LabelSelectorAsSelector(&spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(selPath, spec.Selector, err.Error()))
+	} else {
+		out.Selector = sel
+	}
+
+	var e field.ErrorList
+	out.Containers, e = parseContainers(spec.Containers, root.Child("containers"))
+	errs = append(errs, e...)
+
+	if spec.Schedule != nil {
+		out.Schedule, e = parseSchedule(spec.Schedule, root.Child("schedule"))
+		errs = append(errs, e...)
+	}
+	for i := range spec.Windows {
+		w, e := parseWindow(&spec.Windows[i], root.Child("windows").Index(i))
+		errs = append(errs, e...)
+		if w != nil {
+			out.Windows = append(out.Windows, *w)
+		}
+	}
+	out.Rules, e = parseRules(spec.Rules, root.Child("rules"))
+	errs = append(errs, e...)
+	if spec.Schedule == nil && len(spec.Rules) == 0 {
+		errs = append(errs, field.Required(root.Child("rules"), "a policy needs a schedule, rules or both"))
+	}
+
+	if d := spec.EvaluationInterval; d != nil {
+		if d.Duration < minEvaluationInterval {
+			errs = append(errs, field.Invalid(root.Child("evaluationInterval"), d.Duration.String(), "must be at least 1s"))
+		}
+		out.EvaluationInterval = d.Duration
+	}
+	out.MaxUnavailable, e = parseBudget(spec.Rollout.MaxUnavailable, root.Child("rollout", "maxUnavailable"))
+	errs = append(errs, e...)
+	if d := spec.Limits.Cooldown; d != nil {
+		if d.Duration < 0 {
+			errs = append(errs, field.Invalid(root.Child("limits", "cooldown"), d.Duration.String(), "must not be negative"))
+		}
+		out.Cooldown = d.Duration
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}

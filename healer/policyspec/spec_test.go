@@ -1,0 +1,159 @@
+package policyspec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+func validSpec() v1alpha1.RecreatePolicySpec {
+	return v1alpha1.RecreatePolicySpec{
+		Selector:   metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Containers: []string{"app", "proxy-*"},
+		Schedule:   &v1alpha1.Schedule{Cron: "0 3 * * 1-5", TimeZone: "Europe/Berlin"},
+		Rules: []v1alpha1.Rule{
+			{Name: "stuck", Builtin: "stuck-readiness", Parameters: map[string]apiextensionsv1.JSON{"notReadyFor": {Raw: []byte(`"10m"`)}}},
+			{Name: "custom", Rego: "package x\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tc.restartCount > 5\n}\n"},
+		},
+		Windows: []v1alpha1.Window{{Cron: "* 0-6 * * *", TimeZone: "UTC"}},
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	spec := validSpec()
+	got, errs := Parse(&spec)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(got.Rules) != 2 || got.Rules[0].Builtin != "stuck-readiness" || got.Rules[0].Parameters["notReadyFor"] != float64(600) {
+		t.Errorf("rules: %+v", got.Rules)
+	}
+	if got.Schedule.Location.String() != "Europe/Berlin" || got.Schedule.StartingDeadline != DefaultStartingDeadline {
+		t.Errorf("schedule: %+v", got.Schedule)
+	}
+	if got.MaxUnavailable != DefaultBudget || got.Cooldown != DefaultCooldown || got.EvaluationInterval != DefaultEvaluationInterval {
+		t.Errorf("defaults: %+v", got)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*v1alpha1.RecreatePolicySpec)
+		field  string
+		detail string
+	}{
+		"cron":              {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 25 * * *" }, "spec.schedule.cron", "not a cron expression"},
+		"cron with seconds": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 0 3 * * *" }, "spec.schedule.cron", "five fields"},
+		"TZ in cron":        {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "TZ=UTC 0 3 * * *" }, "spec.schedule.cron", "timeZone"},
+		"time zone":         {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Mars/Olympus" }, "spec.schedule.timeZone", "unknown time zone"},
+		"local time zone":   {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Local" }, "spec.schedule.timeZone", "IANA"},
+		"starting deadline": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.StartingDeadlineSeconds = ptr.To[int64](0) }, "spec.schedule.startingDeadlineSeconds", "at least 1"},
+		"window cron":       {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].Cron = "every night" }, "spec.windows[0].cron", "not a cron expression"},
+		"window zone":       {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].TimeZone = "CET+1" }, "spec.windows[0].timeZone", "unknown time zone"},
+		"selector":          {func(s *v1alpha1.RecreatePolicySpec) { s.Selector.MatchLabels = map[string]string{"app": "-bad-"} }, "spec.selector.matchLabels", "a valid label"},
+		"selector operator": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}
+		}, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},
+		"percent":            {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("25")) }, "spec.rollout.maxUnavailable", "percentage"},
+		"percent letters":    {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("a%")) }, "spec.rollout.maxUnavailable", "whole number"},
+		"percent over 100":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("150%")) }, "spec.rollout.maxUnavailable", "between 1% and 100%"},
+		"zero unavailable":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromInt32(0)) }, "spec.rollout.maxUnavailable", "at least 1"},
+		"container pattern":  {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"App_1"} }, "spec.containers[0]", "not a container name"},
+		"container brackets": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"app-[0-9]"} }, "spec.containers[0]", "only * and ?"},
+		"container wildcard": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"-*"} }, "spec.containers[0]", "cannot match a container name"},
+		"unknown builtin":    {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[0].Builtin = "memory-leek" }, "spec.rules[0].builtin", "supported values"},
+		"unknown parameter": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Rules[0].Parameters["notReadyForr"] = apiextensionsv1.JSON{Raw: []byte(`"1m"`)}
+		}, "spec.rules[0].parameters[notReadyForr]", "unknown parameter"},
+		"mistyped parameter": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Rules[0].Parameters["notReadyFor"] = apiextensionsv1.JSON{Raw: []byte(`"ten minutes"`)}
+		}, "spec.rules[0].parameters[notReadyFor]", "duration"},
+		"inline parameters": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Rules[1].Parameters = map[string]apiextensionsv1.JSON{"a": {Raw: []byte(`1`)}}
+		}, "spec.rules[1].parameters", "only to a builtin"},
+		"both kinds":         {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Builtin = "max-age" }, "spec.rules[1]", "exactly one of builtin and rego"},
+		"neither kind":       {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Rego = "" }, "spec.rules[1].builtin", "set builtin or rego"},
+		"duplicate rule":     {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Name = "stuck" }, "spec.rules[1].name", "Duplicate value"},
+		"nothing to trigger": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule, s.Rules = nil, nil }, "spec.rules", "a schedule, rules or both"},
+		"evaluation interval": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.EvaluationInterval = &metav1.Duration{Duration: time.Millisecond}
+		}, "spec.evaluationInterval", "at least 1s"},
+		"negative cooldown": {func(s *v1alpha1.RecreatePolicySpec) { s.Limits.Cooldown = &metav1.Duration{Duration: -time.Minute} }, "spec.limits.cooldown", "negative"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := validSpec()
+			tc.mutate(&spec)
+			_, errs := Parse(&spec)
+			if len(errs) == 0 {
+				t.Fatalf("accepted; want an error on %s", tc.field)
+			}
+			for _, e := range errs {
+				if e.Field == tc.field && strings.Contains(e.Error(), tc.detail) {
+					return
+				}
+			}
+			t.Errorf("got %v; want an error on %s containing %q", errs.ToAggregate(), tc.field, tc.detail)
+		})
+	}
+}
+
+func TestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		b        Budget
+		selected int
+		want     int
+	}{
+		{Budget{Percent: 25}, 6, 1}, {Budget{Percent: 25}, 8, 2}, {Budget{Percent: 25}, 0, 1}, {Budget{Percent: 100}, 6, 6},
+		{Budget{Count: 2}, 6, 2}, {Budget{Count: 2}, 1, 2},
+	} {
+		if got := tc.b.Of(tc.selected); got != tc.want {
+			t.Errorf("%+v of %d: got %d, want %d", tc.b, tc.selected, got, tc.want)
+		}
+	}
+}
+
+func TestWindowContains(t *testing.T) {
+	w, errs := parseWindow(&v1alpha1.Window{Cron: "* 0-6 * * 1-5", TimeZone: "Europe/Berlin"}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	berlin := w.Location
+	for _, tc := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2026, 11, 23, 0, 0, 0, 0, berlin), true},     // Monday midnight
+		{time.Date(2026, 11, 23, 6, 59, 59, 0, berlin), true},   // last second
+		{time.Date(2026, 11, 23, 7, 0, 0, 0, berlin), false},    // just after
+		{time.Date(2026, 11, 22, 3, 0, 0, 0, berlin), false},    // Sunday
+		{time.Date(2026, 11, 23, 5, 30, 0, 0, time.UTC), true},  // 06:30 in Berlin
+		{time.Date(2026, 11, 23, 6, 30, 0, 0, time.UTC), false}, // 07:30 in Berlin
+	} {
+		if got := w.Contains(tc.at); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}
+
+func TestScheduleReadsTimeZone(t *testing.T) {
+	s, errs := parseSchedule(&v1alpha1.Schedule{Cron: "30 2 * * *", TimeZone: "Europe/Berlin"}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// Summer time: 02:30 CEST is 00:30 UTC.
+	if got, want := s.Next(time.Date(2027, 6, 1, 12, 0, 0, 0, time.UTC)), time.Date(2027, 6, 2, 0, 30, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("summer: got %s, want %s", got.UTC(), want)
+	}
+	// Winter time: 02:30 CET is 01:30 UTC.
+	if got, want := s.Next(time.Date(2027, 12, 1, 12, 0, 0, 0, time.UTC)), time.Date(2027, 12, 2, 1, 30, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("winter: got %s, want %s", got.UTC(), want)
+	}
+}

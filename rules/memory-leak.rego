@@ -1,0 +1,159 @@
+# METADATA
+# title: memory-leak
+# description: >-
+#   Recreates a container whose memory working set grows steadily. Rejuv fits
+#   a least-squares line through the working set samples of the recent window;
+#   once the window spans at least minObservation with at least minSamples
+#   samples and the line fits with r2 of at least minFit, the container is
+#   recreated when the line rises by at least minGrowthPerHour, or, for a
+#   container with a memory limit, when it is projected to reach
+#   limitFraction of that limit within horizon (so it is recreated gracefully
+#   before the kernel kills it for running out of memory). Needs the memory
+#   signal (metrics.k8s.io or Prometheus); until the window is long enough the
+#   rule reports no data instead of deciding.
+# custom:
+#   parameters:
+#     minGrowthPerHour:
+#       type: quantity
+#       default: 20Mi
+#       description: >-
+#         Smallest growth of the working set per hour, along the fitted line,
+#         that counts as a leak.
+#     minObservation:
+#       type: duration
+#       default: 1h
+#       description: >-
+#         Shortest span of memory history to judge from; it keeps warm-up
+#         (caches filling, heaps growing to their size) from passing for a leak.
+#     minSamples:
+#       type: integer
+#       default: 10
+#       description: Fewest working set samples in the window to judge from.
+#     minFit:
+#       type: fraction
+#       default: 0.8
+#       description: >-
+#         Smallest coefficient of determination (r2) of the fitted line, so
+#         that only steady growth counts, not a sawtooth or a single spike.
+#     limitFraction:
+#       type: fraction
+#       default: 0.9
+#       description: Fraction of the memory limit that the projection is compared with.
+#     horizon:
+#       type: duration
+#       default: 1h
+#       description: >-
+#         How far ahead the working set is projected along the fitted line;
+#         it is the lead time the rollout gates get to recreate the container
+#         before it runs out of memory.
+package rejuv.rules.memory_leak
+
+# One entry per container: the most urgent reason wins (see leak_reason). The
+# cheap comparisons come first: they fail for most containers, and for null.
+recreate contains {"container": c.name, "reason": reason} if {
+	some c in input.containers
+	m := c.memory
+	m.r2 >= input.parameters.minFit
+	m.slopeBytesPerSecond > 0
+	has_history(m)
+	is_number(m.workingSetBytes)
+	reason := leak_reason(c, m)
+}
+
+# Negated checks read fields with object.get: an undefined field inside `not`
+# would make the expression fail rather than hold.
+no_data contains {"container": c.name, "signal": "memory"} if {
+	some c in input.containers
+	not is_number(object.get(c, ["memory", "workingSetBytes"], null))
+}
+
+no_data contains {"container": c.name, "signal": "memory.history"} if {
+	some c in input.containers
+	is_number(c.memory.workingSetBytes)
+	not has_history(c.memory)
+}
+
+# has_history holds when the window is long enough to judge and the fit exists.
+has_history(m) if {
+	is_number(m.samples)
+	m.samples >= input.parameters.minSamples
+	is_number(m.windowSeconds)
+	m.windowSeconds >= input.parameters.minObservation
+	is_number(m.slopeBytesPerSecond)
+	is_number(m.r2)
+}
+
+# leak_reason is defined when the growth counts as a leak, and says why.
+leak_reason(c, m) := sprintf(
+	"working set %s is already %s%% of the %s memory limit and grows %s/h (r2 %s over %s; threshold %s%%)",
+	[
+		format_bytes(m.workingSetBytes), format_number((m.workingSetBytes * 100) / limit),
+		format_bytes(limit), format_bytes(m.slopeBytesPerSecond * 3600),
+		format_number(m.r2), format_duration(m.windowSeconds),
+		format_number(input.parameters.limitFraction * 100),
+	],
+) if {
+	limit := memory_limit(c)
+	m.workingSetBytes >= input.parameters.limitFraction * limit
+} else := sprintf(
+	"working set %s grows %s/h (r2 %s over %s) and reaches %s%% of the %s memory limit in %s (horizon %s)",
+	[
+		format_bytes(m.workingSetBytes), format_bytes(m.slopeBytesPerSecond * 3600),
+		format_number(m.r2), format_duration(m.windowSeconds),
+		format_number(input.parameters.limitFraction * 100), format_bytes(limit),
+		format_duration(((input.parameters.limitFraction * limit) - m.workingSetBytes) / m.slopeBytesPerSecond),
+		format_duration(input.parameters.horizon),
+	],
+) if {
+	limit := memory_limit(c)
+	m.workingSetBytes + (m.slopeBytesPerSecond * input.parameters.horizon) >= input.parameters.limitFraction * limit
+} else := sprintf(
+	"working set %s grows %s/h (r2 %s over %s; threshold %s/h)",
+	[
+		format_bytes(m.workingSetBytes), format_bytes(m.slopeBytesPerSecond * 3600),
+		format_number(m.r2), format_duration(m.windowSeconds),
+		format_bytes(input.parameters.minGrowthPerHour),
+	],
+) if {
+	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
+}
+
+memory_limit(c) := c.resources.limits.memory if {
+	is_number(c.resources.limits.memory)
+	c.resources.limits.memory > 0
+}
+
+# Formatting helpers. Every rule carries its own copy so that it stays one
+# self-contained module; rules_test.go checks that the copies are identical.
+
+# format_duration renders seconds like a Go duration without zero units:
+# 750 is "12m30s", 3600 is "1h", 0 is "0s".
+format_duration(seconds) := "0s" if {
+	round(seconds) < 1
+} else := concat("", [sprintf("%d%s", [n, unit]) |
+	t := round(seconds)
+	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
+	n > 0
+])
+
+# format_bytes renders a byte count as a binary Kubernetes quantity: 52428800
+# is "50Mi", 123456789 is "117.74Mi".
+format_bytes(b) := sprintf("%sGi", [format_number(b / 1073741824)]) if {
+	b >= 1073741824
+} else := sprintf("%sMi", [format_number(b / 1048576)]) if {
+	b >= 1048576
+} else := sprintf("%sKi", [format_number(b / 1024)]) if {
+	b >= 1024
+} else := format_number(b)
+
+# format_number renders a number that is not negative with at most two
+# decimals: 50, 117.7, 0.93.
+format_number(x) := sprintf("%d", [floor(h / 100)]) if {
+	h := round(x * 100)
+	h % 100 == 0
+} else := sprintf("%d.%d", [floor(h / 100), floor((h % 100) / 10)]) if {
+	h := round(x * 100)
+	h % 10 == 0
+} else := sprintf("%d.%02d", [floor(h / 100), h % 100]) if {
+	h := round(x * 100)
+}

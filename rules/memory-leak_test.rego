@@ -1,0 +1,178 @@
+package rejuv.rules.memory_leak_test
+
+import data.rejuv.rules.memory_leak
+
+# defaults is the rule's default parameters as the engine resolves them
+# (rules_test.go checks it against the METADATA).
+defaults := {
+	"minGrowthPerHour": 20971520,
+	"minObservation": 3600,
+	"minSamples": 10,
+	"minFit": 0.8,
+	"limitFraction": 0.9,
+	"horizon": 3600,
+}
+
+# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour.
+leaking := {
+	"workingSetBytes": 314572800,
+	"samples": 120,
+	"windowSeconds": 3600,
+	"slopeBytesPerSecond": 10000,
+	"r2": 0.95,
+}
+
+flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0})
+
+# container is a healthy container with the given fields replaced.
+container(name, overrides) := object.union(
+	object.remove(
+		{
+			"name": name,
+			"kind": "container",
+			"image": "shop/web:1.0",
+			"ready": true,
+			"started": true,
+			"state": "running",
+			"startedAt": "2026-03-01T08:00:00Z",
+			"restartCount": 0,
+			"lastTermination": null,
+			"notReadySince": null,
+			"resources": {"requests": {"memory": 268435456}, "limits": {}},
+			"memory": leaking,
+			"recreations": {"total": 0, "last": null},
+		},
+		object.keys(overrides),
+	),
+	overrides,
+)
+
+mem(overrides) := object.union(leaking, overrides)
+
+pod_input(containers, params) := {
+	"now": "2026-03-01T12:00:00Z",
+	"policy": {"name": "web-health", "namespace": "shop"},
+	"parameters": params,
+	"pod": {"metadata": {"name": "web-0", "namespace": "shop", "uid": "6f1c2d3e-0000-4000-8000-000000000001"}},
+	"containers": containers,
+}
+
+recreated(containers, params) := names if {
+	names := {r.container | some r in memory_leak.recreate} with input as pod_input(containers, params)
+}
+
+reasons(containers, params) := rs if {
+	rs := {r.reason | some r in memory_leak.recreate} with input as pod_input(containers, params)
+}
+
+no_data(containers, params) := nd if {
+	nd := memory_leak.no_data with input as pod_input(containers, params)
+}
+
+test_steady_growth_is_recreated_with_measured_figures if {
+	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; threshold 20Mi/h)"}
+}
+
+test_missing_memory_is_no_data_not_zero if {
+	cs := [container("app", {"memory": null}), object.remove(container("side", {}), ["memory"])]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory"}, {"container": "side", "signal": "memory"}}
+}
+
+test_missing_working_set_is_no_data if {
+	cs := [container("app", {"memory": object.remove(leaking, ["workingSetBytes"])})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory"}}
+}
+
+test_too_few_samples_is_history_no_data if {
+	cs := [container("app", {"memory": mem({"samples": 9})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}}
+}
+
+test_window_shorter_than_min_observation_is_history_no_data if {
+	cs := [container("app", {"memory": mem({"windowSeconds": 3599})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}}
+}
+
+test_missing_fit_is_history_no_data if {
+	cs := [container("app", {"memory": mem({"r2": null})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}}
+}
+
+test_window_and_samples_exactly_at_minimum_are_judged if {
+	cs := [container("app", {"memory": mem({"samples": 10, "windowSeconds": 3600})})]
+	recreated(cs, defaults) == {"app"}
+	no_data(cs, defaults) == set()
+}
+
+test_growth_exactly_at_threshold_is_recreated if {
+	params := object.union(defaults, {"minGrowthPerHour": 18000000})
+	recreated([container("app", {"memory": mem({"slopeBytesPerSecond": 5000})})], params) == {"app"}
+}
+
+test_growth_just_below_threshold_is_not_recreated if {
+	params := object.union(defaults, {"minGrowthPerHour": 18000000})
+	recreated([container("app", {"memory": mem({"slopeBytesPerSecond": 4999})})], params) == set()
+}
+
+test_fit_exactly_at_min_fit_is_recreated if {
+	recreated([container("app", {"memory": mem({"r2": 0.8})})], defaults) == {"app"}
+}
+
+test_fit_below_min_fit_is_not_recreated if {
+	cs := [container("app", {"memory": mem({"r2": 0.79})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == set()
+}
+
+# With a 1e9 B limit the projection target is 9e8 B; growing 1000 B/s (below
+# minGrowthPerHour) the working set gains 3.6e6 B within the 1h horizon.
+slow := {"slopeBytesPerSecond": 1000}
+
+limited := {"resources": {"limits": {"memory": 1000000000}}}
+
+test_projection_exactly_at_limit_fraction_is_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896400000}))}))]
+	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
+}
+
+test_projection_just_short_of_limit_fraction_is_not_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896399999}))}))]
+	recreated(cs, defaults) == set()
+}
+
+test_growth_already_past_limit_fraction_is_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
+	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; threshold 90%)"}
+}
+
+test_slow_growth_without_limit_is_not_recreated if {
+	cs := [container("app", {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == set()
+}
+
+test_shrinking_memory_near_limit_is_not_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem({"workingSetBytes": 950000000, "slopeBytesPerSecond": -1000})}))]
+	recreated(cs, defaults) == set()
+}
+
+test_projection_needs_good_fit if {
+	cs := [container("app", object.union(limited, {"memory": mem({"workingSetBytes": 950000000, "r2": 0.5})}))]
+	recreated(cs, defaults) == set()
+}
+
+test_only_the_leaking_container_is_recreated if {
+	cs := [container("app", {}), container("proxy", {"memory": flat})]
+	recreated(cs, defaults) == {"app"}
+	no_data(cs, defaults) == set()
+}
+
+test_sidecar_is_recreated_too if {
+	cs := [container("app", {"memory": flat}), container("log-shipper", {"kind": "sidecar"})]
+	recreated(cs, defaults) == {"log-shipper"}
+}

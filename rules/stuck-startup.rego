@@ -1,0 +1,64 @@
+# METADATA
+# title: stuck-startup
+# description: >-
+#   Recreates a running container whose startup probe has not passed
+#   (started is false) at least startupFor after the container started, for
+#   example one hung in initialisation while its startup probe allows a long
+#   time. Needs the container's started flag and start time; a running
+#   container without them is reported as having no data.
+# custom:
+#   parameters:
+#     startupFor:
+#       type: duration
+#       default: 10m
+#       description: >-
+#         How long after its start a running container may stay not started
+#         before it is recreated.
+package rejuv.rules.stuck_startup
+
+recreate contains {"container": c.name, "reason": reason} if {
+	some c in input.containers
+	c.started == false
+	c.state == "running"
+	is_string(c.startedAt)
+	started_ns := time.parse_rfc3339_ns(c.startedAt)
+	started_ns <= cutoff_ns
+	reason := sprintf(
+		"startup not finished %s after the container started (threshold %s)",
+		[format_duration((now_ns - started_ns) / 1e9), format_duration(input.parameters.startupFor)],
+	)
+}
+
+# Negated checks read fields with object.get: an undefined field inside `not`
+# would make the expression fail rather than hold.
+no_data contains {"container": c.name, "signal": "started"} if {
+	some c in input.containers
+	c.state == "running"
+	not is_boolean(object.get(c, "started", null))
+}
+
+no_data contains {"container": c.name, "signal": "startedAt"} if {
+	some c in input.containers
+	c.started == false
+	c.state == "running"
+	not is_string(object.get(c, "startedAt", null))
+}
+
+now_ns := time.parse_rfc3339_ns(input.now)
+
+# cutoff_ns is the latest start that is due now; computing it once leaves one
+# comparison per container.
+cutoff_ns := now_ns - (input.parameters.startupFor * 1000000000)
+
+# Formatting helpers. Every rule carries its own copy so that it stays one
+# self-contained module; rules_test.go checks that the copies are identical.
+
+# format_duration renders seconds like a Go duration without zero units:
+# 750 is "12m30s", 3600 is "1h", 0 is "0s".
+format_duration(seconds) := "0s" if {
+	round(seconds) < 1
+} else := concat("", [sprintf("%d%s", [n, unit]) |
+	t := round(seconds)
+	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
+	n > 0
+])

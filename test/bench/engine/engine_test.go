@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/util"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
+	"github.com/rejuv-dev/rejuv/rules"
+)
+
+const (
+	fleet = 10_000
+	// simpleSample is how many pods the simple way evaluates: it compiles
+	// the rules for every pod, so the whole fleet would take minutes.
+	simpleSample = 300
+)
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// builtins are the policy's three rules and their parameters.
+var builtins = []struct {
+	name, builtin string
+	params        map[string]any
+}{
+	{"stuck", "stuck-readiness", map[string]any{"notReadyFor": "10m"}},
+	{"near-limit", "memory-near-limit", map[string]any{"fraction": 0.9}},
+	{"age", "max-age", map[string]any{"maxAge": "336h", "jitter": "1h"}},
+}
+
+func policyRules(b *testing.B) []policy.Rule {
+	var out []policy.Rule
+	for _, x := range builtins {
+		r, ok := rules.Lookup(x.builtin)
+		if !ok {
+			b.Fatalf("no builtin %s", x.builtin)
+		}
+		params, err := r.Resolve(x.params)
+		if err != nil {
+			b.Fatalf("%s: %v", x.builtin, err)
+		}
+		out = append(out, policy.Rule{Name: x.name, Builtin: r.Name, Module: r.Source, Parameters: params})
+	}
+	return out
+}
+
+// targets is the fleet, as sick as a real one: one pod in 49 has its app
+// container not ready (for 0 to 19 minutes), one in 100 is near its memory
+// limit, none is older than maxAge; every pod has a memory window.
+func targets() []policy.Target {
+	out := make([]policy.Target, fleet)
+	for i := range out {
+		pod := policytest.Pod(i, now)
+		app := policy.Candidate{Name: "app", Memory: &policy.MemoryWindow{
+			WorkingSetBytes: workingSet(i), Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: float64(i % 50), R2: 0.5,
+		}}
+		if i%49 == 0 {
+			app.NotReadySince = now.Add(-time.Duration(i%20) * time.Minute)
+		}
+		proxy := policy.Candidate{Name: "proxy", Memory: &policy.MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}}
+		out[i] = policy.Target{Pod: pod, Containers: []policy.Candidate{app, proxy}}
+	}
+	return out
+}
+
+type measure struct {
+	pods   int
+	took   time.Duration
+	allocs uint64
+	bytes  uint64
+	hits   int
+}
+
+func (m measure) perSecond() float64 { return float64(m.pods) / m.took.Seconds() }
+
+// run measures f over n pods on one core.
+func run(n int, f func(i int) int) measure {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	hits := 0
+	for i := range n {
+		hits += f(i)
+	}
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return measure{pods: n, took: took, allocs: (after.Mallocs - before.Mallocs) / uint64(n), bytes: (after.TotalAlloc - before.TotalAlloc) / uint64(n), hits: hits}
+}
+
+// BenchmarkPolicyEngine prints the cost of one policy with three built-in
+// rules over 10,000 realistic pods: Rejuv's engine cold (every pod
+// converted) and warm (pods unchanged), a prepared query fed JSON, and the
+// simple way (a new query per pod with JSON input). Run with -benchtime 1x.
+func BenchmarkPolicyEngine(b *testing.B) {
+	ctx := context.Background()
+	prules := policyRules(b)
+	fleetTargets := targets()
+	clock := func() time.Time { return now }
+	for b.Loop() {
+		engine := policy.NewEngine(policy.Options{Clock: clock, Deadline: time.Second})
+		compileStart := time.Now()
+		program, err := engine.Program(ctx, policy.PolicyRef{Namespace: "shop", Name: "web", Generation: 1}, prules)
+		if err != nil {
+			b.Fatal(err)
+		}
+		compiled := time.Since(compileStart)
+		evaluate := func(i int) int {
+			res, err := program.Evaluate(ctx, fleetTargets[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			return hits(b, res)
+		}
+		cold := run(fleet, evaluate)
+		warm := run(fleet, evaluate)
+
+		prepared := preparedJSON(b, prules)
+		jsonPrepared := run(fleet, func(i int) int { return prepared(fleetTargets[i]) })
+		simple := run(simpleSample, func(i int) int { return simpleWay(b, prules, fleetTargets[i]) })
+
+		if cold.hits != warm.hits || cold.hits != jsonPrepared.hits {
+			b.Fatalf("the ways disagree: cold %d, warm %d, prepared JSON %d matches", cold.hits, warm.hits, jsonPrepared.hits)
+		}
+		coldSample := run(simpleSample, func(i int) int {
+			engine.Pods().Forget(fleetTargets[i].Pod.UID)
+			return evaluate(i)
+		})
+		if coldSample.hits != simple.hits {
+			b.Fatalf("the simple way found %d matches in the sample, the engine %d", simple.hits, coldSample.hits)
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(os.Stdout, "\none policy, 3 built-in rules (%s, %s, %s), %d pods of 2 candidate containers, one core; compile %s; %d matches\n",
+			builtins[0].builtin, builtins[1].builtin, builtins[2].builtin, fleet, compiled.Round(time.Millisecond), cold.hits)
+		fmt.Fprintln(w, "way\tpods\ttime\tpods/s\tµs/pod\tallocs/pod\tKiB/pod\tvs simple\t")
+		for _, row := range []struct {
+			name string
+			m    measure
+		}{
+			{"Rejuv warm (pods cached)", warm},
+			{"Rejuv cold (every pod converted)", cold},
+			{"prepared query, JSON input", jsonPrepared},
+			{"simple: new query per pod, JSON input", simple},
+		} {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%.0f\t%.1f\t%d\t%.1f\t%.1fx\t\n", row.name, row.m.pods, row.m.took.Round(time.Millisecond), row.m.perSecond(),
+				float64(row.m.took.Microseconds())/float64(row.m.pods), row.m.allocs, float64(row.m.bytes)/1024, row.m.perSecond()/simple.perSecond())
+		}
+		_ = w.Flush()
+	}
+}
+
+func hits(b *testing.B, res []policy.RuleResult) int {
+	n := 0
+	for _, r := range res {
+		if r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		n += len(r.Matches)
+	}
+	return n
+}
+
+// jsonInput is the input document the way a simple implementation builds
+// it: the pod and the candidates as Go maps, through encoding/json.
+func jsonInput(t policy.Target) map[string]any {
+	pod := t.Pod.DeepCopy()
+	pod.ManagedFields = nil
+	statuses := map[string]map[string]any{}
+	for _, list := range [][]corev1.ContainerStatus{t.Pod.Status.ContainerStatuses, t.Pod.Status.InitContainerStatuses} {
+		for _, s := range list {
+			statuses[s.Name] = containerStatus(s)
+		}
+	}
+	specs := map[string]map[string]any{}
+	for _, c := range t.Pod.Spec.InitContainers {
+		specs[c.Name] = map[string]any{"kind": "sidecar", "image": c.Image, "resources": resources(c.Resources)}
+	}
+	for _, c := range t.Pod.Spec.Containers {
+		specs[c.Name] = map[string]any{"kind": "container", "image": c.Image, "resources": resources(c.Resources)}
+	}
+	var containers []any
+	for _, c := range t.Containers {
+		entry := map[string]any{"name": c.Name, "notReadySince": timeOrNil(c.NotReadySince),
+			"recreations": map[string]any{"total": c.Recreations, "last": timeOrNil(c.LastRecreation)}, "memory": nil}
+		for k, v := range specs[c.Name] {
+			entry[k] = v
+		}
+		for k, v := range statuses[c.Name] {
+			entry[k] = v
+		}
+		if m := c.Memory; m != nil {
+			entry["memory"] = map[string]any{"workingSetBytes": m.WorkingSetBytes, "samples": m.Samples, "windowSeconds": m.WindowSeconds,
+				"slopeBytesPerSecond": m.SlopeBytesPerSecond, "r2": m.R2}
+		}
+		containers = append(containers, entry)
+	}
+	return map[string]any{"pod": pod, "containers": containers, "signals": map[string]any{},
+		"now": now.Format(time.RFC3339Nano), "policy": map[string]any{"name": "web", "namespace": "shop"}}
+}
+
+// roundTrip is the JSON round trip a simple implementation does.
+func roundTrip(b *testing.B, v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out any
+	if err := util.UnmarshalJSON(raw, &out); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// preparedJSON prepares each rule once and feeds it JSON-decoded input.
+func preparedJSON(b *testing.B, prules []policy.Rule) func(policy.Target) int {
+	type prepared struct {
+		q      rego.PreparedEvalQuery
+		params any
+	}
+	var qs []prepared
+	for _, r := range prules {
+		module, err := ast.ParseModuleWithOpts(r.Name+".rego", r.Module, ast.ParserOptions{RegoVersion: ast.RegoV1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q, err := rego.New(rego.ParsedModule(module), rego.Query(module.Package.Path.String()+".recreate")).PrepareForEval(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs = append(qs, prepared{q: q, params: roundTrip(b, r.Parameters)})
+	}
+	return func(t policy.Target) int {
+		n := 0
+		input := jsonInput(t)
+		for _, p := range qs {
+			input["parameters"] = p.params
+			rs, err := p.q.Eval(context.Background(), rego.EvalInput(roundTrip(b, input)), rego.EvalTime(now))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += countSet(rs)
+		}
+		return n
+	}
+}
+
+// simpleWay compiles and evaluates each rule anew for the pod, with JSON
+// input: what a first implementation does.
+func simpleWay(b *testing.B, prules []policy.Rule, t policy.Target) int {
+	n := 0
+	input := jsonInput(t)
+	for _, r := range prules {
+		input["parameters"] = r.Parameters
+		q, err := rego.New(
+			rego.Module(r.Name+".rego", r.Module),
+			rego.Query("data."+rulePackage(r)+".recreate"),
+		).PrepareForEval(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs, err := q.Eval(context.Background(), rego.EvalInput(roundTrip(b, input)), rego.EvalTime(now))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += countSet(rs)
+	}
+	return n
+}
+
+func rulePackage(r policy.Rule) string {
+	x, _ := rules.Lookup(r.Builtin)
+	return x.Package
+}
+
+func countSet(rs rego.ResultSet) int {
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return 0
+	}
+	set, _ := rs[0].Expressions[0].Value.([]any)
+	return len(set)
+}
+
+// workingSet is the app container's memory: every hundredth pod is near its
+// 512Mi limit, the others well below.
+func workingSet(i int) int64 {
+	if i%100 == 50 {
+		return 480 << 20
+	}
+	return int64(200+i%250) << 20
+}
