@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 	"github.com/rejuv-dev/rejuv/daemon/executor"
@@ -25,7 +25,7 @@ import (
 // ContainerRecreateRequests, metrics and probes) and returns when ctx ends or
 // something fails.
 func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver.Options) error {
-	scheme, err := apps.NewScheme()
+	scheme, err := newScheme()
 	if err != nil {
 		return fmt.Errorf("build scheme: %w", err)
 	}
@@ -35,8 +35,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		&v1beta1.ContainerRecreateRequest{}: {Label: labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: o.NodeName})},
 		&corev1.Pod{}:                       {Field: fields.OneTermEqualSelector("spec.nodeName", o.NodeName)},
 	}
+	// Nothing the daemon does reads managedFields, and a pod's are often
+	// as large as the rest of it.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metrics, HealthProbeBindAddress: o.ProbeAddr,
-		Cache: cache.Options{ByObject: byObject}})
+		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
@@ -57,4 +59,19 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	ctrl.LoggerFrom(ctx).Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
 	return mgr.Start(ctx)
+}
+
+// newScheme holds only what the daemon reads and writes: pods (and the
+// core group's options and status types) and v1beta1 requests. Unlike
+// apps.NewScheme, it does not register every built-in API group a second
+// time beside client-go's own scheme.
+func newScheme() (*kruntime.Scheme, error) {
+	s := kruntime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 
 	"github.com/rejuv-dev/rejuv/cmd/internal/cli"
 	"github.com/rejuv-dev/rejuv/healer"
@@ -21,7 +22,7 @@ func main() {
 		Bind:        opts.BindFlags,
 		Validate:    opts.Validate,
 		Run: func(ctx context.Context, cfg *rest.Config) error {
-			return healer.Run(ctx, cfg, opts, cli.MetricsServer(opts.MetricsAddr, opts.MetricsSecure))
+			return healer.Run(ctx, cfg, opts, cli.MetricsServer(opts.MetricsAddr, opts.MetricsSecure, filters.WithAuthenticationAndAuthorization))
 		},
 	})
 }

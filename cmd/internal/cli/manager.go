@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/cmd/internal/buildinfo"
@@ -66,6 +66,12 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 		}
+		// As ctrl.GetConfig does in the cluster: no client-side rate limit
+		// (API priority and fairness applies), rather than client-go's 5
+		// requests a second, which held up a burst of requests' webhooks.
+		if cfg.QPS == 0 {
+			cfg.QPS = -1
+		}
 		return cfg, nil
 	}
 	cfg, err := ctrl.GetConfig()
@@ -76,11 +82,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // MetricsServer is the metrics endpoint both managers serve: over HTTPS
-// and only to clients authorized to get /metrics when secure.
-func MetricsServer(addr string, secure bool) metricsserver.Options {
+// and, through auth, only to clients authorized to get /metrics when
+// secure. Each binary brings its own auth so that the daemon need not link
+// what the healer's uses.
+func MetricsServer(addr string, secure bool, auth func(*rest.Config, *http.Client) (metricsserver.Filter, error)) metricsserver.Options {
 	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
 	if secure {
-		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.FilterProvider = auth
 	}
 	return o
 }
