@@ -45,6 +45,9 @@ func (v *CRRValidator) create(ctx context.Context, req admission.Request) admiss
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ContainerRecreateRequest: %w", err))
 	}
 	errs := validateSpec(&crr.Spec)
+	// Whether the user may disrupt the pod does not depend on what the pod
+	// holds: ask while the pod is read, as the request waits for both.
+	authz := v.authorize(ctx, req, crr.Spec.PodName)
 	if crr.Spec.PodName != "" {
 		pod := &corev1.Pod{}
 		err := v.Reader.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: crr.Spec.PodName}, pod)
@@ -59,17 +62,14 @@ func (v *CRRValidator) create(ctx context.Context, req admission.Request) admiss
 	if len(errs) > 0 {
 		return invalid(displayName(crr), errs)
 	}
-	if v.Authorizer == nil {
-		return admission.Allowed("")
+	a := <-authz
+	if a.err != nil {
+		return admission.Errored(http.StatusInternalServerError, a.err)
 	}
-	ok, reason, err := v.Authorizer.Allowed(ctx, req.UserInfo, req.Namespace, crr.Spec.PodName)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
-	}
-	if !ok {
+	if !a.allowed {
 		msg := fmt.Sprintf("user %q may not delete pod %s/%s, so it may not recreate its containers", req.UserInfo.Username, req.Namespace, crr.Spec.PodName)
-		if reason != "" {
-			msg += ": " + reason
+		if a.reason != "" {
+			msg += ": " + a.reason
 		}
 		resp := admission.Denied(msg)
 		resp.Result.Code = http.StatusForbidden
@@ -77,6 +77,30 @@ func (v *CRRValidator) create(ctx context.Context, req admission.Request) admiss
 		return resp
 	}
 	return admission.Allowed("")
+}
+
+// authorization is the Authorizer's answer.
+type authorization struct {
+	allowed bool
+	reason  string
+	err     error
+}
+
+// authorize asks the Authorizer, if any, in the background; the channel
+// delivers its answer (allowed, without an Authorizer). It is buffered, so
+// an answer nobody reads does not keep the goroutine.
+func (v *CRRValidator) authorize(ctx context.Context, req admission.Request, pod string) <-chan authorization {
+	out := make(chan authorization, 1)
+	if v.Authorizer == nil || pod == "" {
+		out <- authorization{allowed: true}
+		return out
+	}
+	go func() {
+		var a authorization
+		a.allowed, a.reason, a.err = v.Authorizer.Allowed(ctx, req.UserInfo, req.Namespace, pod)
+		out <- a
+	}()
+	return out
 }
 
 func (v *CRRValidator) update(req admission.Request) admission.Response {
