@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -41,11 +42,12 @@ func BenchmarkRecreate(b *testing.B) {
 
 	b.ResetTimer()
 	for range b.N {
-		var total, beforeStop, afterRunning, kubelet []time.Duration
+		var total, admitted, toStop, toExit, afterRunning, kubelet []time.Duration
 		for i, t := range rejuvTargets {
 			randomGap()
-			tot, pre, post := recreateOnce(b, rt, t, fmt.Sprintf("s-%02d", i))
-			total, beforeStop, afterRunning = append(total, tot), append(beforeStop, pre), append(afterRunning, post)
+			r := recreateOnce(b, rt, t, fmt.Sprintf("s-%02d", i))
+			total, admitted, toStop = append(total, r.total), append(admitted, r.admitted), append(toStop, r.toStop)
+			toExit, afterRunning = append(toExit, r.toExit), append(afterRunning, r.afterRunning)
 		}
 		for _, t := range kubeletTargets {
 			randomGap()
@@ -61,12 +63,19 @@ Recreation latency on the local cluster (%d samples each, random gaps)
   kubelet: CRI stop -> new running      %9s  %9s
   ratio (p50)                           %9.3f
   Rejuv share: created -> stop issued   %9s  %9s
+    of which the create call (webhooks) %9s  %9s
+    create call returned -> stop issued %9s  %9s
+  runtime: stop issued -> old exited    %9s  %9s
+  created -> old container exited       %9s  %9s
   Rejuv share: new running -> Completed %9s  %9s
   20 pods, one request each at once     %9s (all Completed)
   daemon RSS idle / peak under load     %9s  %9s
   daemon CPU idle / under load          %8.1f%% %8.1f%%
 `, samples, ms(percentile(total, 50)), ms(percentile(total, 95)), ms(percentile(kubelet, 50)), ms(percentile(kubelet, 95)),
-			ratio, ms(percentile(beforeStop, 50)), ms(percentile(beforeStop, 95)), ms(percentile(afterRunning, 50)), ms(percentile(afterRunning, 95)),
+			ratio, ms(percentile(toStop, 50)), ms(percentile(toStop, 95)), ms(percentile(admitted, 50)), ms(percentile(admitted, 95)),
+			ms(percentile(between(admitted, toStop), 50)), ms(percentile(between(admitted, toStop), 95)),
+			ms(percentile(between(toStop, toExit), 50)), ms(percentile(between(toStop, toExit), 95)),
+			ms(percentile(toExit, 50)), ms(percentile(toExit, 95)), ms(percentile(afterRunning, 50)), ms(percentile(afterRunning, 95)),
 			burst.Round(time.Millisecond), mib(idle.rss), mib(peak.rss), idle.cpuPercent, peak.cpuPercent)
 		b.ReportMetric(float64(percentile(total, 50).Milliseconds()), "rejuv-p50-ms")
 		b.ReportMetric(float64(percentile(kubelet, 50).Milliseconds()), "kubelet-p50-ms")
@@ -74,11 +83,23 @@ Recreation latency on the local cluster (%d samples each, random gaps)
 	}
 }
 
-// recreateOnce creates a request for one container and follows it: the
-// total latency, the time from creation to the old container's exit (the
-// stop issued, plus the few ms a SIGTERM-respecting process takes), and from
-// the new container running in the pod's status to Completed.
-func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, name string) (total, beforeStop, afterRunning time.Duration) {
+// sample is one request's timeline, each figure counted from just before
+// the create call.
+type sample struct {
+	// total is until Completed is seen; admitted until the create call
+	// returned (the API server and the webhooks).
+	total, admitted time.Duration
+	// toStop is until the daemon's StoppingContainer event, recorded with
+	// microseconds just before it calls StopContainer; toExit until the
+	// runtime's exit time of the old container.
+	toStop, toExit time.Duration
+	// afterRunning is from the new container running in the pod's status
+	// to Completed.
+	afterRunning time.Duration
+}
+
+// recreateOnce creates a request for one container and follows it.
+func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, name string) sample {
 	b.Helper()
 	ctx := context.Background()
 	old, _ := waitRunning(b, t, "")
@@ -90,6 +111,7 @@ func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, na
 	if err := stack.Client.Create(ctx, crr); err != nil {
 		b.Fatal(err)
 	}
+	admitted := time.Since(start)
 	var runningSeen, completed time.Time
 	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if runningSeen.IsZero() {
@@ -116,7 +138,46 @@ func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, na
 	if runningSeen.IsZero() || runningSeen.After(completed) {
 		runningSeen = completed
 	}
-	return completed.Sub(start), criFinishedAt(b, rt, old.ContainerID).Sub(start), completed.Sub(runningSeen)
+	// The exit first: the kubelet may remove the old container soon.
+	exited := criFinishedAt(b, rt, old.ContainerID)
+	return sample{total: completed.Sub(start), admitted: admitted, toStop: stoppingEventAt(b, crr).Sub(start),
+		toExit: exited.Sub(start), afterRunning: completed.Sub(runningSeen)}
+}
+
+// stoppingEventAt returns the eventTime of the daemon's StoppingContainer
+// event on the request; events are sent asynchronously, so it may take a
+// moment to appear.
+func stoppingEventAt(b *testing.B, crr *v1beta1.ContainerRecreateRequest) time.Time {
+	b.Helper()
+	var at time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := stack.Client.List(ctx, list, client.InNamespace(crr.Namespace)); err != nil {
+			return false, nil
+		}
+		for _, e := range list.Items {
+			if e.Reason == "StoppingContainer" && e.Regarding.Kind == "ContainerRecreateRequest" && e.Regarding.Name == crr.Name {
+				at = e.EventTime.Time
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		b.Fatalf("no StoppingContainer event for request %s: %v", crr.Name, err)
+	}
+	return at
+}
+
+// between is, sample by sample, the time from one point of the timeline
+// to a later one (negative when the later came first: the daemon can stop
+// the container before the create call's answer reaches the client).
+func between(from, to []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(from))
+	for i := range from {
+		out[i] = to[i] - from[i]
+	}
+	return out
 }
 
 // peekRunning says whether the container runs with a new ID now.
