@@ -25,7 +25,11 @@ type Rule struct {
 
 // compiledRule is one rule prepared for evaluation on its own.
 type compiledRule struct {
-	name       string
+	name string
+	// recreateVar and noDataVar bind the rule's sets in the combined
+	// queries.
+	recreateVar, noDataVar string
+	
 	module     *ast.Module
 	hasNoData  bool
 	query      rego.PreparedEvalQuery
@@ -73,7 +77,7 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 		return nil, fmt.Errorf("the module does not define the rule %q (a set of {\"container\": NAME, \"reason\": TEXT})", varRecreate)
 	}
 	cr := &compiledRule{name: r.Name, module: module, hasNoData: defines(module, varNoData)}
-	body := resultQuery(module.Package.Path, cr.hasNoData, varRecreate, varNoData)
+	body := resultQuery(module.Package.Path, cr.hasNoData)
 	if cr.query, err = prepare(ctx, body, module.Copy()); err != nil {
 		return nil, err
 	}
@@ -101,18 +105,25 @@ func prepare(ctx context.Context, query ast.Body, modules ...*ast.Module) (rego.
 	return rego.New(opts...).PrepareForEval(ctx)
 }
 
-// resultQuery binds recreateVar (and noDataVar) to the rule's sets. A
-// comprehension collects each, so an undefined rule is an empty result
-// rather than an undefined query.
-func resultQuery(pkg ast.Ref, hasNoData bool, recreateVar, noDataVar string) ast.Body {
-	collect := func(v, rule string) *ast.Expr {
-		x := ast.VarTerm("x_" + v)
-		return ast.Assign.Expr(ast.VarTerm(v), ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Assign.Expr(x, ast.NewTerm(pkg.Append(ast.StringTerm(rule)))))))
-	}
-	body := ast.Body{collect(recreateVar, varRecreate)}
+// resultQuery binds the variables recreate (and no_data) to the rule's
+// sets.
+func resultQuery(pkg ast.Ref, hasNoData bool) ast.Body {
+	body := ast.Body{collect(pkg, varRecreate, varRecreate)}
 	if hasNoData {
-		body = append(body, collect(noDataVar, varNoData))
+		body = append(body, collect(pkg, varNoData, varNoData))
 	}
+	return numbered(body)
+}
+
+// collect binds v to the value of the rule of package pkg. A comprehension
+// collects it, so an undefined rule is an empty result rather than an
+// undefined query.
+func collect(pkg ast.Ref, rule, v string) *ast.Expr {
+	x := ast.VarTerm("x_" + v)
+	return ast.Assign.Expr(ast.VarTerm(v), ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Assign.Expr(x, ast.NewTerm(pkg.Append(ast.StringTerm(rule)))))))
+}
+
+func numbered(body ast.Body) ast.Body {
 	for i, e := range body {
 		e.Index = i
 	}
@@ -127,16 +138,24 @@ func combinedPackage(i int) ast.Ref {
 
 var parametersRoot = ast.MustParseRef("data.rejuv.parameters")
 
-// combine prepares one query that evaluates every rule, so that a pod costs
-// one evaluation instead of one per rule: each module moves to its own
+// combined is a policy's rules as two queries that each evaluate every
+// rule at once, so that a pod costs one evaluation whatever the number of
+// rules: recreate binds rI to rule I's recreate set, noData binds nI to
+// its no_data set (nil when no rule has one).
+type combined struct {
+	recreate rego.PreparedEvalQuery
+	noData   *rego.PreparedEvalQuery
+}
+
+// combine prepares the combined queries: each module moves to its own
 // package, and its reads of input.parameters become reads of constants.
 // Modules that refer to their own package by its full path cannot move; for
 // those (combine fails) the rules are evaluated one by one.
-func combine(ctx context.Context, rules []*compiledRule) (*rego.PreparedEvalQuery, error) {
+func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 	var (
-		modules []*ast.Module
-		body    ast.Body
-		params  strings.Builder
+		modules        []*ast.Module
+		recreate, none ast.Body
+		params         strings.Builder
 	)
 	params.WriteString("package rejuv.parameters\n")
 	for i, r := range rules {
@@ -161,20 +180,29 @@ func combine(ctx context.Context, rules []*compiledRule) (*rego.PreparedEvalQuer
 			return nil, err
 		}
 		fmt.Fprintf(&params, "r%d := %s\n", i, raw)
-		body = append(body, resultQuery(m.Package.Path, r.hasNoData, fmt.Sprintf("r%d", i), fmt.Sprintf("n%d", i))...)
-	}
-	for i, e := range body {
-		e.Index = i
+		r.recreateVar, r.noDataVar = fmt.Sprintf("r%d", i), fmt.Sprintf("n%d", i)
+		recreate = append(recreate, collect(m.Package.Path, varRecreate, r.recreateVar))
+		if r.hasNoData {
+			none = append(none, collect(m.Package.Path, varNoData, r.noDataVar))
+		}
 	}
 	pm, err := ast.ParseModuleWithOpts("parameters.rego", params.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		return nil, err
 	}
-	q, err := prepare(ctx, body, append(modules, pm)...)
-	if err != nil {
+	modules = append(modules, pm)
+	c := &combined{}
+	if c.recreate, err = prepare(ctx, numbered(recreate), modules...); err != nil {
 		return nil, err
 	}
-	return &q, nil
+	if len(none) > 0 {
+		q, err := prepare(ctx, numbered(none), modules...)
+		if err != nil {
+			return nil, err
+		}
+		c.noData = &q
+	}
+	return c, nil
 }
 
 func newProgram(ref PolicyRef, rules []*compiledRule, opts *Options) *Program {
@@ -183,7 +211,11 @@ func newProgram(ref PolicyRef, rules []*compiledRule, opts *Options) *Program {
 		modules[i] = r.module
 	}
 	paths := readPodPaths(modules)
-	return &Program{ref: ref, rules: rules, podPaths: paths, podShape: paths.key(), opts: opts}
+	policy := ast.ObjectTerm(
+		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
+		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
+	)
+	return &Program{ref: ref, rules: rules, podPaths: paths, podShape: paths.key(), policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

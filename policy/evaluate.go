@@ -14,12 +14,12 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown/print"
 )
 
-// Program is a policy's compiled rules: one query that evaluates them all,
-// and each rule on its own for when the combined one cannot be used.
+// Program is a policy's compiled rules: queries that evaluate them all at
+// once, and each rule on its own for when those cannot be used.
 type Program struct {
 	ref      PolicyRef
 	rules    []*compiledRule
-	combined *rego.PreparedEvalQuery
+	combined *combined
 	// split is set once the combined query ran past the deadline: from then
 	// on each rule runs on its own, so the culprit alone waits for it.
 	split atomic.Bool
@@ -27,8 +27,13 @@ type Program struct {
 	// cache key: only those are converted.
 	podPaths *podPaths
 	podShape string
-	opts     *Options
+	// policyTerm is input.policy.
+	policyTerm *ast.Term
+	opts       *Options
 }
+
+// noSignals is input.signals of a pod without any.
+var noSignals = ast.ObjectTerm()
 
 // Policy names the policy the program was compiled for.
 func (p *Program) Policy() PolicyRef { return p.ref }
@@ -75,7 +80,7 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 		return nil, fmt.Errorf("evaluate policy %s: %w", p.ref, err)
 	}
 	candidates := make([]*ast.Term, 0, len(t.Containers))
-	known := make(map[string]bool, len(t.Containers))
+	known := make(candidateNames, 0, len(t.Containers))
 	for i := range t.Containers {
 		c := &t.Containers[i]
 		entry, ok := doc.candidate(c)
@@ -83,26 +88,27 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 			return nil, fmt.Errorf("evaluate policy %s for pod %s: container %q is not in the pod", p.ref, podName, c.Name)
 		}
 		candidates = append(candidates, entry)
-		known[c.Name] = true
+		known = append(known, c.Name)
 	}
-	signals := ast.NewObjectWithCapacity(len(t.Signals))
-	for name, v := range t.Signals {
-		signals.Insert(ast.StringTerm(name), ast.FloatNumberTerm(v))
+	signals := noSignals
+	if len(t.Signals) > 0 {
+		obj := ast.NewObjectWithCapacity(len(t.Signals))
+		for name, v := range t.Signals {
+			obj.Insert(ast.StringTerm(name), ast.FloatNumberTerm(v))
+		}
+		signals = ast.NewTerm(obj)
 	}
 	now := p.opts.Clock()
 	shared := [][2]*ast.Term{
 		{keyPod, podValue},
 		{keyContainers, ast.ArrayTerm(candidates...)},
-		{keySignals, ast.NewTerm(signals)},
+		{keySignals, signals},
 		{keyNow, ast.StringTerm(now.UTC().Format(time.RFC3339Nano))},
-		{keyPolicy, ast.ObjectTerm(
-			[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(p.ref.Name)},
-			[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(p.ref.Namespace)},
-		)},
+		{keyPolicy, p.policyTerm},
 	}
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, results)
+		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, candidates, results)
 		if err == nil {
 			return results, nil
 		}
@@ -122,23 +128,42 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 	return results, nil
 }
 
-// evalCombined evaluates every rule in one query. Any failure is returned
-// as is, for the caller to attribute by evaluating rule by rule.
-func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known map[string]bool, results []RuleResult) error {
-	b, err := p.eval(ctx, p.combined, input, now, printHook{p: p, pod: pod})
-	if err != nil || b == nil {
+// evalCombined evaluates every rule with the combined queries. Any failure
+// is returned as is, for the caller to attribute by evaluating rule by
+// rule. No-data results depend only on the pod and the candidates, not on
+// the time, so they are evaluated again only when one of those changed.
+func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, candidates []*ast.Term, results []RuleResult) error {
+	hook := printHook{p: p, pod: pod}
+	b, err := p.eval(ctx, &p.combined.recreate, input, now, hook)
+	if err != nil {
 		return err
 	}
+	noData, cached := doc.noDataOf(p, candidates)
+	var nb rego.Vars
+	if !cached && p.combined.noData != nil {
+		if nb, err = p.eval(ctx, p.combined.noData, input, now, hook); err != nil {
+			return err
+		}
+		noData = make([][]NoData, len(p.rules))
+	}
+	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
-		if res.Matches, err = readMatches(b[fmt.Sprintf("r%d", i)], known); err == nil {
-			res.NoData, err = readNoData(b[fmt.Sprintf("n%d", i)])
+		res.Matches, err = readMatches(b[r.recreateVar], known)
+		if err == nil && !cached && nb != nil {
+			noData[i], err = readNoData(nb[r.noDataVar])
 		}
 		if err != nil {
-			res.Matches, res.NoData = nil, nil
+			complete = false
+			res.Matches = nil
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: pod, Err: err}
+		} else if noData != nil {
+			res.NoData = noData[i]
 		}
 		results[i] = res
+	}
+	if !cached && complete {
+		doc.keepNoData(p, candidates, noData)
 	}
 	return nil
 }
@@ -146,12 +171,21 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 // eval runs query within the deadline and returns its bindings (nil when
 // the query is undefined).
 func (p *Program) eval(ctx context.Context, query *rego.PreparedEvalQuery, input ast.Value, now time.Time, hook printHook) (rego.Vars, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.Deadline)
-	defer cancel()
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now), rego.EvalPrintHook(hook), rego.EvalGenerateJSON(keepTerms))
+	// One cancel for the deadline and the caller's context, fired by timers
+	// rather than by a goroutine per evaluation.
+	cancel := topdown.NewCancel()
+	deadline := time.AfterFunc(p.opts.Deadline, cancel.Cancel)
+	defer deadline.Stop()
+	stop := context.AfterFunc(ctx, cancel.Cancel)
+	defer stop()
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now), rego.EvalPrintHook(hook),
+		rego.EvalGenerateJSON(keepTerms), rego.EvalExternalCancel(cancel))
 	if err != nil {
 		var te *topdown.Error
-		if errors.As(err, &te) && te.Code == topdown.CancelErr || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.As(err, &te) && te.Code == topdown.CancelErr {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("%w (%s)", ErrDeadline, p.opts.Deadline)
 		}
 		return nil, err
@@ -162,7 +196,7 @@ func (p *Program) eval(ctx context.Context, query *rego.PreparedEvalQuery, input
 	return rs[0].Bindings, nil
 }
 
-func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value, now time.Time, pod string, known map[string]bool, res *RuleResult) error {
+func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value, now time.Time, pod string, known candidateNames, res *RuleResult) error {
 	b, err := p.eval(ctx, &r.query, input, now, printHook{p: p, rule: r.name, pod: pod})
 	if err != nil || b == nil {
 		return err

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -54,13 +55,50 @@ type MemoryWindow struct {
 // of the container stays the same.
 type podDoc struct {
 	resourceVersion string
-	containers      map[string]ast.Object
+	containers      map[string][][2]*ast.Term
 
 	mu sync.Mutex
 	// pods holds the converted pod per shape (the fields some policy's
 	// rules read), see podPaths.
 	pods       map[string]*ast.Term
 	candidates map[Candidate]*ast.Term
+	noData     map[*Program]*noDataEntry
+}
+
+// noDataEntry is a program's no-data results for the candidates they were
+// evaluated with.
+type noDataEntry struct {
+	candidates []*ast.Term
+	results    [][]NoData
+}
+
+// noDataOf returns the program's no-data results for these candidates, if
+// they were evaluated before. Candidate entries are shared while nothing
+// changed, so comparing them by identity is enough.
+func (d *podDoc) noDataOf(p *Program, candidates []*ast.Term) ([][]NoData, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.noData[p]
+	if e == nil || len(e.candidates) != len(candidates) {
+		return nil, false
+	}
+	for i, c := range candidates {
+		if e.candidates[i] != c {
+			return nil, false
+		}
+	}
+	return e.results, true
+}
+
+func (d *podDoc) keepNoData(p *Program, candidates []*ast.Term, results [][]NoData) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// A pod outlives programs (a policy's next generation is a new one):
+	// start afresh rather than keep the results of old ones.
+	if d.noData == nil || len(d.noData) >= 8 {
+		d.noData = map[*Program]*noDataEntry{}
+	}
+	d.noData[p] = &noDataEntry{candidates: slices.Clone(candidates), results: results}
 }
 
 // podValue returns input.pod with the fields paths names.
@@ -201,8 +239,8 @@ var (
 
 // containerDocs gives each container and sidecar of the pod its entry as
 // far as the pod object says.
-func containerDocs(pod *corev1.Pod) map[string]ast.Object {
-	docs := make(map[string]ast.Object, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
+func containerDocs(pod *corev1.Pod) map[string][][2]*ast.Term {
+	docs := make(map[string][][2]*ast.Term, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
 	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.ContainerStatuses)+len(pod.Status.InitContainerStatuses))
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
 		for i := range list {
@@ -222,18 +260,15 @@ func containerDocs(pod *corev1.Pod) map[string]ast.Object {
 	return docs
 }
 
-func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) ast.Object {
-	obj := ast.NewObjectWithCapacity(14)
-	obj.Insert(keyName, ast.StringTerm(c.Name))
-	obj.Insert(keyKind, ast.StringTerm(kind))
-	obj.Insert(keyImage, ast.StringTerm(c.Image))
-	obj.Insert(keyResources, ast.NewTerm(resourcesValue(c.Resources)))
-	ready, started, state := ast.BooleanTerm(false), ast.NullTerm(), ast.StringTerm("unknown")
+// containerDoc is a container's entry as far as the pod says, as key and
+// value pairs: the candidate's entry adds the manager's history to them.
+func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) [][2]*ast.Term {
+	ready, started, state := ast.InternedTerm(false), ast.NullTerm(), ast.StringTerm("unknown")
 	startedAt, restarts, last := ast.NullTerm(), ast.IntNumberTerm(0), ast.NullTerm()
 	if st != nil {
-		ready = ast.BooleanTerm(st.Ready)
+		ready = ast.InternedTerm(st.Ready)
 		if st.Started != nil {
-			started = ast.BooleanTerm(*st.Started)
+			started = ast.InternedTerm(*st.Started)
 		}
 		switch {
 		case st.State.Running != nil:
@@ -253,13 +288,18 @@ func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) 
 			)
 		}
 	}
-	obj.Insert(keyReady, ready)
-	obj.Insert(keyStarted, started)
-	obj.Insert(keyState, state)
-	obj.Insert(keyStartedAt, startedAt)
-	obj.Insert(keyRestartCount, restarts)
-	obj.Insert(keyLastTermination, last)
-	return obj
+	return [][2]*ast.Term{
+		{keyName, ast.StringTerm(c.Name)},
+		{keyKind, ast.StringTerm(kind)},
+		{keyImage, ast.StringTerm(c.Image)},
+		{keyResources, ast.NewTerm(resourcesValue(c.Resources))},
+		{keyReady, ready},
+		{keyStarted, started},
+		{keyState, state},
+		{keyStartedAt, startedAt},
+		{keyRestartCount, restarts},
+		{keyLastTermination, last},
+	}
 }
 
 func resourcesValue(r corev1.ResourceRequirements) ast.Value {
@@ -286,25 +326,28 @@ func timeTerm(t time.Time) *ast.Term {
 	return ast.StringTerm(t.UTC().Format(time.RFC3339Nano))
 }
 
-// candidateValue is the full input.containers entry: the pod's part,
-// copied, and the manager's history of the container.
-func candidateValue(base ast.Object, c *Candidate) *ast.Term {
-	obj := base.Copy()
-	obj.Insert(keyNotReadySince, timeTerm(c.NotReadySince))
+// candidateValue is the full input.containers entry: the pod's part and
+// the manager's history of the container.
+func candidateValue(base [][2]*ast.Term, c *Candidate) *ast.Term {
+	pairs := make([][2]*ast.Term, 0, len(base)+3)
+	pairs = append(pairs, base...)
+	memory := ast.NullTerm()
 	if m := c.Memory; m != nil {
-		obj.Insert(keyMemory, ast.ObjectTerm(
+		memory = ast.ObjectTerm(
 			[2]*ast.Term{ast.StringTerm("workingSetBytes"), ast.NewTerm(ast.Number(strconv.FormatInt(m.WorkingSetBytes, 10)))},
 			[2]*ast.Term{ast.StringTerm("samples"), ast.IntNumberTerm(m.Samples)},
 			[2]*ast.Term{ast.StringTerm("windowSeconds"), ast.FloatNumberTerm(m.WindowSeconds)},
 			[2]*ast.Term{ast.StringTerm("slopeBytesPerSecond"), ast.FloatNumberTerm(m.SlopeBytesPerSecond)},
 			[2]*ast.Term{ast.StringTerm("r2"), ast.FloatNumberTerm(m.R2)},
-		))
-	} else {
-		obj.Insert(keyMemory, ast.NullTerm())
+		)
 	}
-	obj.Insert(keyRecreations, ast.ObjectTerm(
-		[2]*ast.Term{ast.StringTerm("total"), ast.IntNumberTerm(c.Recreations)},
-		[2]*ast.Term{ast.StringTerm("last"), timeTerm(c.LastRecreation)},
-	))
-	return ast.NewTerm(obj)
+	pairs = append(pairs,
+		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
+		[2]*ast.Term{keyMemory, memory},
+		[2]*ast.Term{keyRecreations, ast.ObjectTerm(
+			[2]*ast.Term{ast.StringTerm("total"), ast.IntNumberTerm(c.Recreations)},
+			[2]*ast.Term{ast.StringTerm("last"), timeTerm(c.LastRecreation)},
+		)},
+	)
+	return ast.ObjectTerm(pairs...)
 }

@@ -23,7 +23,7 @@ var (
 // readMatches validates what a rule's recreate yielded: a set of
 // {"container": NAME, "reason": TEXT} objects or bare names, each naming a
 // candidate container. Anything else is an error, never a recreation.
-func readMatches(bound any, known map[string]bool) ([]Match, error) {
+func readMatches(bound any, known candidateNames) ([]Match, error) {
 	items, err := collected(bound, varRecreate)
 	if err != nil || len(items) == 0 {
 		return nil, err
@@ -35,8 +35,8 @@ func readMatches(bound any, known map[string]bool) ([]Match, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !known[m.Container] {
-			return nil, fmt.Errorf("recreate names container %q, which is not a candidate (candidates: %s)", m.Container, strings.Join(sortedKeys(known), ", "))
+		if !slices.Contains(known, m.Container) {
+			return nil, fmt.Errorf("recreate names container %q, which is not a candidate (candidates: %s)", m.Container, strings.Join(slices.Sorted(slices.Values(known)), ", "))
 		}
 		if i, dup := seen[m.Container]; dup {
 			if m.Reason != "" && !strings.Contains(out[i].Reason, m.Reason) {
@@ -134,11 +134,5 @@ func collected(bound any, rule string) ([]*ast.Term, error) {
 	return set.Slice(), nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+// candidateNames are the names of a target's candidate containers.
+type candidateNames []string

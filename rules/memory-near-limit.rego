@@ -18,21 +18,16 @@ package rejuv.rules.memory_near_limit
 
 recreate contains {"container": c.name, "reason": reason} if {
 	some c in input.containers
-	ws := c.memory.workingSetBytes
 	limit := c.resources.limits.memory
-	is_number(ws)
-	is_number(limit)
 	limit > 0
-	ws * 1000000 >= limit * fraction_ppm
+	ws := c.memory.workingSetBytes
+	ws >= limit * input.parameters.fraction
+	is_number(ws)
 	reason := sprintf(
 		"working set %s is %s%% of the %s memory limit (threshold %s%%)",
 		[format_bytes(ws), format_number((ws * 100) / limit), format_bytes(limit), format_number(input.parameters.fraction * 100)],
 	)
 }
-
-# fraction in parts per million, worked out once per evaluation: integer
-# arithmetic per container costs a fraction of floating-point arithmetic.
-fraction_ppm := round(input.parameters.fraction * 1000000)
 
 # A missing or null value makes the reference undefined, which `not` turns
 # into true; a number is never false, so present values do not match.
