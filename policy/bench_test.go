@@ -88,19 +88,23 @@ func BenchmarkEvaluateWarm(b *testing.B) {
 	}
 }
 
-// BenchmarkEvaluateCold evaluates the three rules for pods that all changed
-// since their last evaluation, so each is converted afresh.
+// BenchmarkEvaluateCold evaluates rules for pods that all changed since
+// their last evaluation, so each is converted and evaluated afresh.
 func BenchmarkEvaluateCold(b *testing.B) {
-	p := benchProgram(b, "stuck-readiness", "memory-near-limit", "max-age")
-	targets := benchTargets()
-	ctx := context.Background()
-	i := 0
-	for b.Loop() {
-		t := targets[i%len(targets)]
-		t.Pod.ResourceVersion = strconv.Itoa(i)
-		if _, err := p.Evaluate(ctx, t); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	for _, set := range [][]string{{"stuck-readiness", "memory-near-limit", "max-age"}, {"stuck-readiness", "stuck-startup", "restart-storm"}} {
+		b.Run(strings.Join(set, "+"), func(b *testing.B) {
+			p := benchProgram(b, set...)
+			targets := benchTargets()
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				t := targets[i%len(targets)]
+				t.Pod.ResourceVersion = strconv.Itoa(i)
+				if _, err := p.Evaluate(ctx, t); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -138,13 +139,15 @@ func combinedPackage(i int) ast.Ref {
 
 var parametersRoot = ast.MustParseRef("data.rejuv.parameters")
 
-// combined is a policy's rules as two queries that each evaluate every
-// rule at once, so that a pod costs one evaluation whatever the number of
-// rules: recreate binds rI to rule I's recreate set, noData binds nI to
-// its no_data set (nil when no rule has one).
+// combined is a policy's rules as queries that each evaluate every rule
+// at once, so that a pod costs one evaluation whatever the number of
+// rules: recreate binds rI to rule I's recreate set, both also binds nI to
+// its no_data set.
 type combined struct {
 	recreate rego.PreparedEvalQuery
-	noData   *rego.PreparedEvalQuery
+	// both binds the variables of both, for a pod whose no-data results
+	// are not known yet: one evaluation instead of two.
+	both rego.PreparedEvalQuery
 }
 
 // combine prepares the combined queries: each module moves to its own
@@ -195,12 +198,8 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 	if c.recreate, err = prepare(ctx, numbered(recreate), modules...); err != nil {
 		return nil, err
 	}
-	if len(none) > 0 {
-		q, err := prepare(ctx, numbered(none), modules...)
-		if err != nil {
-			return nil, err
-		}
-		c.noData = &q
+	if c.both, err = prepare(ctx, numbered(append(slices.Clone(recreate), none...)), modules...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -83,7 +83,7 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 	known := make(candidateNames, 0, len(t.Containers))
 	for i := range t.Containers {
 		c := &t.Containers[i]
-		entry, ok := doc.candidate(c)
+		entry, ok := doc.candidate(t.Pod, c)
 		if !ok {
 			return nil, fmt.Errorf("evaluate policy %s for pod %s: container %q is not in the pod", p.ref, podName, c.Name)
 		}
@@ -134,24 +134,22 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 // the time, so they are evaluated again only when one of those changed.
 func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, candidates []*ast.Term, results []RuleResult) error {
 	hook := printHook{p: p, pod: pod}
-	b, err := p.eval(ctx, &p.combined.recreate, input, now, hook)
+	noData, cached := doc.noDataOf(p, candidates)
+	query := &p.combined.recreate
+	if !cached {
+		query = &p.combined.both
+		noData = make([][]NoData, len(p.rules))
+	}
+	b, err := p.eval(ctx, query, input, now, hook)
 	if err != nil {
 		return err
-	}
-	noData, cached := doc.noDataOf(p, candidates)
-	var nb rego.Vars
-	if !cached && p.combined.noData != nil {
-		if nb, err = p.eval(ctx, p.combined.noData, input, now, hook); err != nil {
-			return err
-		}
-		noData = make([][]NoData, len(p.rules))
 	}
 	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
 		res.Matches, err = readMatches(b[r.recreateVar], known)
-		if err == nil && !cached && nb != nil {
-			noData[i], err = readNoData(nb[r.noDataVar])
+		if err == nil && !cached {
+			noData[i], err = readNoData(b[r.noDataVar])
 		}
 		if err != nil {
 			complete = false

@@ -127,17 +127,7 @@ func (d *podDoc) podValue(pod *corev1.Pod, paths *podPaths, shape string) (*ast.
 }
 
 // candidate returns the input.containers entry of c.
-func (d *podDoc) candidate(c *Candidate) (*ast.Term, bool) {
-	base, ok := d.containers[c.Name]
-	if !ok {
-		return nil, false
-	}
-	key := *c
-	if key.Memory != nil {
-		// The window is compared by value, not by pointer.
-		m := *key.Memory
-		key.Memory = &m
-	}
+func (d *podDoc) candidate(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
 	d.mu.Lock()
 	for k, t := range d.candidates {
 		if k.sameAs(c) {
@@ -145,9 +135,26 @@ func (d *podDoc) candidate(c *Candidate) (*ast.Term, bool) {
 			return t, true
 		}
 	}
+	base, ok := d.containers[c.Name]
 	d.mu.Unlock()
+	if !ok {
+		// Only the containers some policy asks about are converted.
+		if base, ok = findContainerDoc(pod, c.Name); !ok {
+			return nil, false
+		}
+	}
+	key := *c
+	if key.Memory != nil {
+		// The window is compared by value, not by pointer.
+		m := *key.Memory
+		key.Memory = &m
+	}
 	t := candidateValue(base, c)
 	d.mu.Lock()
+	if d.containers == nil {
+		d.containers = map[string][][2]*ast.Term{}
+	}
+	d.containers[c.Name] = base
 	if d.candidates == nil || len(d.candidates) >= 2*len(d.containers) {
 		d.candidates = make(map[Candidate]*ast.Term, len(d.containers))
 	}
@@ -206,7 +213,7 @@ func (c *PodCache) doc(pod *corev1.Pod) *podDoc {
 			return d
 		}
 	}
-	d := &podDoc{resourceVersion: pod.ResourceVersion, containers: containerDocs(pod)}
+	d := &podDoc{resourceVersion: pod.ResourceVersion}
 	if c != nil && pod.UID != "" && pod.ResourceVersion != "" {
 		c.mu.Lock()
 		if len(c.entries) >= c.limit {
@@ -237,33 +244,47 @@ var (
 	keyRecreations     = ast.StringTerm("recreations")
 )
 
-// containerDocs gives each container and sidecar of the pod its entry as
-// far as the pod object says.
-func containerDocs(pod *corev1.Pod) map[string][][2]*ast.Term {
-	docs := make(map[string][][2]*ast.Term, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
-	statuses := make(map[string]*corev1.ContainerStatus, len(pod.Status.ContainerStatuses)+len(pod.Status.InitContainerStatuses))
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			statuses[list[i].Name] = &list[i]
+// findContainerDoc gives the entry of the pod's container or sidecar name
+// as far as the pod says; false when the pod has no such container (an
+// init container that is not a sidecar does not count).
+func findContainerDoc(pod *corev1.Pod, name string) ([][2]*ast.Term, bool) {
+	for i := range pod.Spec.Containers {
+		if c := &pod.Spec.Containers[i]; c.Name == name {
+			return containerDoc(c, termContainer, findStatus(pod.Status.ContainerStatuses, name)), true
 		}
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			docs[c.Name] = containerDoc(c, "sidecar", statuses[c.Name])
+		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			return containerDoc(c, termSidecar, findStatus(pod.Status.InitContainerStatuses, name)), true
 		}
 	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		docs[c.Name] = containerDoc(c, "container", statuses[c.Name])
-	}
-	return docs
+	return nil, false
 }
+
+func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+// Values shared by every entry.
+var (
+	termContainer  = ast.StringTerm("container")
+	termSidecar    = ast.StringTerm("sidecar")
+	termRunning    = ast.StringTerm("running")
+	termWaiting    = ast.StringTerm("waiting")
+	termTerminated = ast.StringTerm("terminated")
+	termUnknown    = ast.StringTerm("unknown")
+)
 
 // containerDoc is a container's entry as far as the pod says, as key and
 // value pairs: the candidate's entry adds the manager's history to them.
-func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) [][2]*ast.Term {
-	ready, started, state := ast.InternedTerm(false), ast.NullTerm(), ast.StringTerm("unknown")
+func containerDoc(c *corev1.Container, kind *ast.Term, st *corev1.ContainerStatus) [][2]*ast.Term {
+	ready, started, state := ast.InternedTerm(false), ast.NullTerm(), termUnknown
 	startedAt, restarts, last := ast.NullTerm(), ast.IntNumberTerm(0), ast.NullTerm()
 	if st != nil {
 		ready = ast.InternedTerm(st.Ready)
@@ -272,12 +293,12 @@ func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) 
 		}
 		switch {
 		case st.State.Running != nil:
-			state = ast.StringTerm("running")
+			state = termRunning
 			startedAt = timeTerm(st.State.Running.StartedAt.Time)
 		case st.State.Terminated != nil:
-			state = ast.StringTerm("terminated")
+			state = termTerminated
 		case st.State.Waiting != nil:
-			state = ast.StringTerm("waiting")
+			state = termWaiting
 		}
 		restarts = ast.IntNumberTerm(int(st.RestartCount))
 		if t := st.LastTerminationState.Terminated; t != nil {
@@ -290,7 +311,7 @@ func containerDoc(c *corev1.Container, kind string, st *corev1.ContainerStatus) 
 	}
 	return [][2]*ast.Term{
 		{keyName, ast.StringTerm(c.Name)},
-		{keyKind, ast.StringTerm(kind)},
+		{keyKind, kind},
 		{keyImage, ast.StringTerm(c.Image)},
 		{keyResources, ast.NewTerm(resourcesValue(c.Resources))},
 		{keyReady, ready},
