@@ -30,7 +30,7 @@ type compiledRule struct {
 	// recreateVar and noDataVar bind the rule's sets in the combined
 	// queries.
 	recreateVar, noDataVar string
-	
+
 	module     *ast.Module
 	hasNoData  bool
 	query      rego.PreparedEvalQuery
