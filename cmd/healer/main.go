@@ -5,6 +5,9 @@ package main
 
 import (
 	"context"
+	// Time zones of schedules and windows resolve in images without a
+	// zoneinfo database too.
+	_ "time/tzdata"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
