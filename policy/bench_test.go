@@ -34,7 +34,7 @@ func benchProgram(b *testing.B, names ...string) *policy.Program {
 		}
 		prules = append(prules, policy.Rule{Name: name, Builtin: name, Module: r.Source, Parameters: resolved})
 	}
-	p, err := policy.NewEngine(policy.Options{Clock: func() time.Time { return benchNow }}).Program(context.Background(), policy.PolicyRef{Namespace: "shop", Name: "web"}, prules)
+	p, err := policy.NewEngine(policy.Options{Clock: func() time.Time { return benchNow }}).Program(context.Background(), policy.Ref{Namespace: "shop", Name: "web"}, prules)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 	return c, nil
 }
 
-func newProgram(ref PolicyRef, rules []*compiledRule, opts *Options) *Program {
+func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 	modules := make([]*ast.Module, len(rules))
 	for i, r := range rules {
 		modules[i] = r.module

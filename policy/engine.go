@@ -25,13 +25,13 @@ type Options struct {
 	Pods *PodCache
 }
 
-// PolicyRef names a policy and the generation of its spec.
-type PolicyRef struct {
+// Ref names a policy and the generation of its spec.
+type Ref struct {
 	Namespace, Name string
 	Generation      int64
 }
 
-func (r PolicyRef) String() string { return r.Namespace + "/" + r.Name }
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
 // Engine compiles policies' rules once per generation and evaluates them
 // for pods. Safe for concurrent use.
@@ -70,7 +70,7 @@ func NewEngine(o Options) *Engine {
 // Program returns the compiled program of the policy's generation,
 // compiling rules only when that generation has not been compiled yet.
 // A generation that failed to compile keeps its error until the next one.
-func (e *Engine) Program(ctx context.Context, ref PolicyRef, rules []Rule) (*Program, error) {
+func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, error) {
 	key := ref.String()
 	e.mu.Lock()
 	entry := e.programs[key]
@@ -104,7 +104,7 @@ func (e *Engine) Program(ctx context.Context, ref PolicyRef, rules []Rule) (*Pro
 // Forget drops a deleted policy's program.
 func (e *Engine) Forget(namespace, name string) {
 	e.mu.Lock()
-	delete(e.programs, PolicyRef{Namespace: namespace, Name: name}.String())
+	delete(e.programs, Ref{Namespace: namespace, Name: name}.String())
 	e.mu.Unlock()
 }
 

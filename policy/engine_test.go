@@ -24,7 +24,7 @@ func TestProgramCompilesOncePerGeneration(t *testing.T) {
 	ctx := context.Background()
 	e := NewEngine(Options{})
 	rules := []Rule{{Name: "custom", Module: notReadyRule}}
-	ref := PolicyRef{Namespace: "shop", Name: "web", Generation: 1}
+	ref := Ref{Namespace: "shop", Name: "web", Generation: 1}
 
 	var wg sync.WaitGroup
 	programs := make([]*Program, 16)
@@ -53,7 +53,7 @@ func TestProgramCompilesOncePerGeneration(t *testing.T) {
 	if _, err := e.Program(ctx, ref, rules); err != nil || e.Compiles() != 2 {
 		t.Fatalf("next generation: err %v, compiles %d, want 2", err, e.Compiles())
 	}
-	if _, err := e.Program(ctx, PolicyRef{Namespace: "shop", Name: "other", Generation: 2}, rules); err != nil || e.Compiles() != 3 {
+	if _, err := e.Program(ctx, Ref{Namespace: "shop", Name: "other", Generation: 2}, rules); err != nil || e.Compiles() != 3 {
 		t.Fatalf("another policy: err %v, compiles %d, want 3", err, e.Compiles())
 	}
 	e.Forget("shop", "web")
@@ -65,7 +65,7 @@ func TestProgramCompilesOncePerGeneration(t *testing.T) {
 func TestProgramKeepsCompileErrorOfGeneration(t *testing.T) {
 	ctx := context.Background()
 	e := NewEngine(Options{})
-	ref := PolicyRef{Namespace: "shop", Name: "web", Generation: 1}
+	ref := Ref{Namespace: "shop", Name: "web", Generation: 1}
 	bad := []Rule{{Name: "broken", Module: "package x\nrecreate contains c if {\n  c := input.containers[_].name\n  undefined_fn(c)\n}\n"}}
 	for range 2 {
 		_, err := e.Program(ctx, ref, bad)
@@ -83,7 +83,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	e := NewEngine(Options{Clock: func() time.Time { return now }})
-	p, err := e.Program(ctx, PolicyRef{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
+	p, err := e.Program(ctx, Ref{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 func TestEvaluateUnknownCandidate(t *testing.T) {
 	ctx := context.Background()
 	e := NewEngine(Options{})
-	p, err := e.Program(ctx, PolicyRef{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
+	p, err := e.Program(ctx, Ref{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
 	if err != nil {
 		t.Fatal(err)
 	}

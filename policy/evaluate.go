@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,7 @@ import (
 // Program is a policy's compiled rules: queries that evaluate them all at
 // once, and each rule on its own for when those cannot be used.
 type Program struct {
-	ref      PolicyRef
+	ref      Ref
 	rules    []*compiledRule
 	combined *combined
 	// split is set once the combined query ran past the deadline: from then
@@ -36,7 +37,7 @@ type Program struct {
 var noSignals = ast.ObjectTerm()
 
 // Policy names the policy the program was compiled for.
-func (p *Program) Policy() PolicyRef { return p.ref }
+func (p *Program) Policy() Ref { return p.ref }
 
 // Match is a container a rule asks to recreate, and why.
 type Match struct {
@@ -118,7 +119,7 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 		}
 	}
 	for i, r := range p.rules {
-		input := ast.NewObject(append(shared[:len(shared):len(shared)], [2]*ast.Term{keyParameters, r.parameters})...)
+		input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
 		res := RuleResult{Rule: r.name}
 		if err := p.evalRule(ctx, r, input, now, podName, known, &res); err != nil {
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: podName, Err: err}

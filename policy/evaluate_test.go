@@ -15,7 +15,7 @@ import (
 
 func program(t *testing.T, o Options, rules ...Rule) *Program {
 	t.Helper()
-	p, err := NewEngine(o).Program(context.Background(), PolicyRef{Namespace: "shop", Name: "web", Generation: 1}, rules)
+	p, err := NewEngine(o).Program(context.Background(), Ref{Namespace: "shop", Name: "web", Generation: 1}, rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ no_data contains {"container": c.name, "signal": "memory"} if {
 
 func TestPrintGoesToDebugLog(t *testing.T) {
 	var lines []string
-	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
 	rule := "package x\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tprint(\"looking at\", c.name)\n\tfalse\n}\n"
 	p := program(t, Options{Log: log}, Rule{Name: "chatty", Module: rule})
 	if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {

@@ -78,27 +78,6 @@ func (p *podPaths) add(path ast.Ref) {
 	node.all, node.children = true, nil
 }
 
-// merge adds the paths of q to p.
-func (p *podPaths) merge(q *podPaths) {
-	if p.all {
-		return
-	}
-	if q.all {
-		p.all, p.children = true, nil
-		return
-	}
-	for name, child := range q.children {
-		if p.children == nil {
-			p.children = map[string]*podPaths{}
-		}
-		if mine := p.children[name]; mine != nil {
-			mine.merge(child)
-		} else {
-			p.children[name] = child
-		}
-	}
-}
-
 // key is a canonical text of the tree, for caching converted pods by shape.
 func (p *podPaths) key() string {
 	if p.all {

@@ -94,11 +94,11 @@ recreate contains c.name if { some c in input.containers; input.pod.metadata.lab
 import rego.v1
 recreate contains c.name if { some c in input.containers; p := input.pod; p.spec.nodeName == "node-003" }
 `
-	a, err := e.Program(ctx, PolicyRef{Namespace: "shop", Name: "a"}, []Rule{{Name: "label", Module: byLabel}})
+	a, err := e.Program(ctx, Ref{Namespace: "shop", Name: "a"}, []Rule{{Name: "label", Module: byLabel}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.Program(ctx, PolicyRef{Namespace: "shop", Name: "b"}, []Rule{{Name: "whole", Module: byWhole}})
+	b, err := e.Program(ctx, Ref{Namespace: "shop", Name: "b"}, []Rule{{Name: "whole", Module: byWhole}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,10 +61,10 @@ func TestParseRejects(t *testing.T) {
 		"selector operator": {func(s *v1alpha1.RecreatePolicySpec) {
 			s.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}
 		}, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},
-		"percent":            {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("25")) }, "spec.rollout.maxUnavailable", "percentage"},
-		"percent letters":    {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("a%")) }, "spec.rollout.maxUnavailable", "whole number"},
-		"percent over 100":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromString("150%")) }, "spec.rollout.maxUnavailable", "between 1% and 100%"},
-		"zero unavailable":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = ptr.To(intstr.FromInt32(0)) }, "spec.rollout.maxUnavailable", "at least 1"},
+		"percent":            {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = new(intstr.FromString("25")) }, "spec.rollout.maxUnavailable", "percentage"},
+		"percent letters":    {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = new(intstr.FromString("a%")) }, "spec.rollout.maxUnavailable", "whole number"},
+		"percent over 100":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = new(intstr.FromString("150%")) }, "spec.rollout.maxUnavailable", "between 1% and 100%"},
+		"zero unavailable":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = new(intstr.FromInt32(0)) }, "spec.rollout.maxUnavailable", "at least 1"},
 		"container pattern":  {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"App_1"} }, "spec.containers[0]", "not a container name"},
 		"container brackets": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"app-[0-9]"} }, "spec.containers[0]", "only * and ?"},
 		"container wildcard": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"-*"} }, "spec.containers[0]", "cannot match a container name"},

@@ -64,10 +64,10 @@ func Pod(i int, now time.Time) *corev1.Pod {
 			GenerateName:      "web-7d9f8c6b5-",
 			Labels:            map[string]string{"app": "web", "pod-template-hash": "7d9f8c6b5", "tier": "frontend"},
 			Annotations:       map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8080"},
-			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "9d2b1c3a-1111-4000-8000-000000000001", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f8c6b5", UID: "9d2b1c3a-1111-4000-8000-000000000001", Controller: new(true), BlockOwnerDeletion: new(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
-				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)}},
-				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)}},
+				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)},
+				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", Subresource: "status", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{}}}`)},
 			},
 		},
 		Spec: corev1.PodSpec{
@@ -78,13 +78,13 @@ func Pod(i int, now time.Time) *corev1.Pod {
 			DNSPolicy:                     corev1.DNSClusterFirst,
 			ServiceAccountName:            "web",
 			NodeName:                      fmt.Sprintf("node-%03d", i%100),
-			SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), FSGroup: ptr.To[int64](2000)},
+			SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: new(true), FSGroup: ptr.To[int64](2000)},
 			SchedulerName:                 corev1.DefaultSchedulerName,
 			Tolerations: []corev1.Toleration{
 				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 			},
 			Volumes: []corev1.Volume{
-				{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}},
+				{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: new(resource.MustParse("1Gi"))}}},
 				{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 					DefaultMode: ptr.To[int32](420),
 					Sources: []corev1.VolumeProjection{
@@ -105,17 +105,17 @@ func Pod(i int, now time.Time) *corev1.Pod {
 			HostIP:    fmt.Sprintf("10.0.%d.%d", i/250%250, i%250+1),
 			PodIP:     fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1),
 			PodIPs:    []corev1.PodIP{{IP: fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1)}},
-			StartTime: ptr.To(metav1.NewTime(started.Add(-time.Minute))),
+			StartTime: new(metav1.NewTime(started.Add(-time.Minute))),
 			QOSClass:  corev1.PodQOSBurstable,
 			InitContainerStatuses: []corev1.ContainerStatus{
 				{Name: "setup", Image: setup.Image, ImageID: "registry.example/shop/migrate@sha256:" + fmt.Sprintf("%064d", 1), ContainerID: fmt.Sprintf("containerd://%064x", 3*i+1),
 					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: metav1.NewTime(started.Add(-50 * time.Second)), FinishedAt: metav1.NewTime(started.Add(-40 * time.Second))}}},
-				{Name: "proxy", Image: proxy.Image, ImageID: "registry.example/mesh/proxy@sha256:" + fmt.Sprintf("%064d", 2), ContainerID: fmt.Sprintf("containerd://%064x", 3*i+2), Ready: true, Started: ptr.To(true),
+				{Name: "proxy", Image: proxy.Image, ImageID: "registry.example/mesh/proxy@sha256:" + fmt.Sprintf("%064d", 2), ContainerID: fmt.Sprintf("containerd://%064x", 3*i+2), Ready: true, Started: new(true),
 					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started.Add(-30 * time.Second))}}},
 			},
 			ContainerStatuses: []corev1.ContainerStatus{
 				{Name: "app", Image: app.Image, ImageID: "registry.example/shop/web@sha256:" + fmt.Sprintf("%064d", 3), ContainerID: fmt.Sprintf("containerd://%064x", 3*i+3),
-					Ready: ready, Started: ptr.To(true), RestartCount: restarts,
+					Ready: ready, Started: new(true), RestartCount: restarts,
 					State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
 					LastTerminationState: lastTermination(restarts, started)},
 			},

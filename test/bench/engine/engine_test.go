@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -140,7 +141,7 @@ func benchmarkPolicy(b *testing.B, name string, builtins []builtinRule, fleetTar
 	prules := policyRules(b, builtins)
 	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second})
 	compileStart := time.Now()
-	program, err := engine.Program(ctx, policy.PolicyRef{Namespace: "shop", Name: "web", Generation: 1}, prules)
+	program, err := engine.Program(ctx, policy.Ref{Namespace: "shop", Name: "web", Generation: 1}, prules)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -237,12 +238,8 @@ func jsonInput(t policy.Target) map[string]any {
 	for _, c := range t.Containers {
 		entry := map[string]any{"name": c.Name, "notReadySince": timeOrNil(c.NotReadySince),
 			"recreations": map[string]any{"total": c.Recreations, "last": timeOrNil(c.LastRecreation)}, "memory": nil}
-		for k, v := range specs[c.Name] {
-			entry[k] = v
-		}
-		for k, v := range statuses[c.Name] {
-			entry[k] = v
-		}
+		maps.Copy(entry, specs[c.Name])
+		maps.Copy(entry, statuses[c.Name])
 		if m := c.Memory; m != nil {
 			entry["memory"] = map[string]any{"workingSetBytes": m.WorkingSetBytes, "samples": m.Samples, "windowSeconds": m.WindowSeconds,
 				"slopeBytesPerSecond": m.SlopeBytesPerSecond, "r2": m.R2}
