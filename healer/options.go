@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // Certificate management modes.
@@ -24,22 +25,24 @@ const (
 
 // Options are the manager's settings, one flag each.
 type Options struct {
-	Namespace                string
-	MetricsAddr              string
-	MetricsSecure            bool
-	ProbeAddr                string
-	LeaderElect              bool
-	WebhookHost              string
-	WebhookPort              int
-	CertDir                  string
-	CertManagement           string
-	CertSecret               string
-	WebhookService           string
-	WebhookURL               string
-	SkipCRRAuthorization     bool
-	DaemonServiceAccount     string
-	NodeLostGrace            time.Duration
-	PickupTimeout            time.Duration
+	Namespace            string
+	MetricsAddr          string
+	MetricsSecure        bool
+	ProbeAddr            string
+	LeaderElect          bool
+	WebhookHost          string
+	WebhookPort          int
+	CertDir              string
+	CertManagement       string
+	CertSecret           string
+	WebhookService       string
+	WebhookURL           string
+	SkipCRRAuthorization bool
+	DaemonServiceAccount string
+	NodeLostGrace        time.Duration
+	PickupTimeout        time.Duration
+	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
+	RuleDeadline             time.Duration
 	CertCheckInterval        time.Duration
 	webhookURLHostForCertSAN string
 }
@@ -66,6 +69,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
+	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")
 	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
 }
 
@@ -97,7 +101,7 @@ func (o *Options) Validate() error {
 			o.webhookURLHostForCertSAN = host
 		}
 	}
-	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--cert-check-interval": o.CertCheckInterval} {
+	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--rule-deadline": o.RuleDeadline, "--cert-check-interval": o.CertCheckInterval} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))
 		}

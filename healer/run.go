@@ -19,6 +19,8 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/healer/certs"
 	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // CRDName is the ContainerRecreateRequest CRD, whose conversion the
@@ -78,6 +80,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
+	}
+	recreatepolicy.RegisterMetrics()
+	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, Log: log.WithName("rego")})
+	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Engine: engine, Recorder: mgr.GetEventRecorder("rejuv-healer")}
+	if err := policies.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
 	}
 	if certManager != nil {
 		if err := mgr.Add(certManager); err != nil {

@@ -214,7 +214,7 @@ func TestPolicyTableAndShortName(t *testing.T) {
 		t.Fatal(err)
 	}
 	cols, cells := getTableOf(t, "/apis/rejuv.dev/v1alpha1/namespaces/"+ns+"/recreatepolicies")
-	if got, want := strings.Join(cols, " "), "Name Ready Selected Active Last Last-Pod Last-Reason Next-Run Age"; got != want {
+	if got, want := strings.Join(cols, " "), "Name Ready Selected Active Last Last-Pod Last-Reason Run Next-Run Age"; got != want {
 		t.Errorf("columns = %q, want %q", got, want)
 	}
 	if cells[1] != "True" || cells[2] != float64(6) || cells[3] != float64(2) || cells[4] != "Unavailable" || cells[5] != "web-2" {

@@ -61,9 +61,12 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 		case "Service":
 			services[u.GetNamespace()+"/"+u.GetName()] = true
 		case "CustomResourceDefinition":
-			ns, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
-			name, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "name")
-			referenced = append(referenced, ns+"/"+name)
+			// Only a CRD with more than one version has a conversion webhook.
+			if strategy, _, _ := unstructured.NestedString(m, "spec", "conversion", "strategy"); strategy == "Webhook" {
+				ns, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
+				name, _, _ := unstructured.NestedString(m, "spec", "conversion", "webhook", "clientConfig", "service", "name")
+				referenced = append(referenced, ns+"/"+name)
+			}
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			hooks, _, _ := unstructured.NestedSlice(m, "webhooks")
 			for _, h := range hooks {
@@ -83,7 +86,7 @@ func TestInstallManifestsPassServerDryRun(t *testing.T) {
 			t.Errorf("a webhook or the CRD conversion calls Service %s, which config/default does not create (services: %v)", ref, services)
 		}
 	}
-	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Deployment": 1, "DaemonSet": 1, "Service": 1, "ServiceAccount": 2, "ClusterRole": 2,
+	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "Deployment": 1, "DaemonSet": 1, "Service": 1, "ServiceAccount": 2, "ClusterRole": 2,
 		"ClusterRoleBinding": 2, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)

@@ -57,4 +57,7 @@ const (
 	ReasonRateLimited = "RateLimited"
 	// ReasonWithinBudget: maxPerHour is not reached.
 	ReasonWithinBudget = "WithinBudget"
+	// ReasonEvaluationFailed: a rule failed for some pods at the last
+	// evaluation (the others' results stand).
+	ReasonEvaluationFailed = "EvaluationFailed"
 )

@@ -273,12 +273,64 @@ type RecreatePolicyStatus struct {
 	// +optional
 	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
 
+	// Run is the latest scheduled run: a rolling restart of the selected
+	// pods in batches of at most rollout.maxUnavailable.
+	// +optional
+	Run *Run `json:"run,omitempty"`
+
+	// NoData lists the rules that could not judge some selected pods at the
+	// last evaluation because a signal they need is missing, with the
+	// signal and how many pods.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	NoData []RuleNoData `json:"noData,omitempty"`
+
 	// RecentDecisions are the policy's latest decisions, newest first, at
 	// most MaxRecentDecisions.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
 	// +listType=atomic
 	RecentDecisions []Decision `json:"recentDecisions,omitempty"`
+}
+
+// Run is one scheduled rolling restart.
+type Run struct {
+	// ScheduledTime is the time the schedule fired.
+	ScheduledTime metav1.Time `json:"scheduledTime"`
+	// State is Running, Completed or Halted.
+	State RunState `json:"state"`
+	// Pods is how many selected pods the run restarts.
+	Pods int32 `json:"pods"`
+	// Recreated is how many of them have been recreated so far.
+	Recreated int32 `json:"recreated"`
+	// CompletionTime is when the run completed or halted.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Message says why a run halted.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RunState is the state of a scheduled run.
+// +kubebuilder:validation:Enum=Running;Completed;Halted
+type RunState string
+
+// The states of a run.
+const (
+	RunRunning   RunState = "Running"
+	RunCompleted RunState = "Completed"
+	RunHalted    RunState = "Halted"
+)
+
+// RuleNoData is a rule that lacked a signal for some pods.
+type RuleNoData struct {
+	// Rule is the rule's name.
+	Rule string `json:"rule"`
+	// Signal is the input field that was missing.
+	Signal string `json:"signal"`
+	// Pods is how many selected pods lacked it.
+	Pods int32 `json:"pods"`
 }
 
 // MaxRecentDecisions caps status.recentDecisions.
@@ -319,7 +371,7 @@ type Decision struct {
 }
 
 // DecisionOutcome is the result of the decision pipeline for one candidate.
-// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Error
+// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;Error
 type DecisionOutcome string
 
 // The outcomes, in the order of the decision pipeline.
@@ -334,7 +386,10 @@ const (
 	OutcomeDisruptionBudget DecisionOutcome = "DisruptionBudget"
 	OutcomeDryRun           DecisionOutcome = "DryRun"
 	OutcomeCreated          DecisionOutcome = "Created"
-	OutcomeError            DecisionOutcome = "Error"
+	// OutcomeSkipped is a scheduled run not started: missed by more than
+	// startingDeadlineSeconds, or due while the previous run was going.
+	OutcomeSkipped DecisionOutcome = "Skipped"
+	OutcomeError   DecisionOutcome = "Error"
 )
 
 // RecreatePolicy declares which containers of which pods Rejuv recreates in
@@ -349,6 +404,7 @@ const (
 // +kubebuilder:printcolumn:name="Last",type=string,JSONPath=`.status.recentDecisions[0].outcome`,description="Outcome of the latest decision"
 // +kubebuilder:printcolumn:name="Last-Pod",type=string,JSONPath=`.status.recentDecisions[0].pod`,priority=1
 // +kubebuilder:printcolumn:name="Last-Reason",type=string,JSONPath=`.status.recentDecisions[0].reason`,priority=1
+// +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.status.run.state`,priority=1
 // +kubebuilder:printcolumn:name="Next-Run",type=date,JSONPath=`.status.nextScheduleTime`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RecreatePolicy struct {

@@ -1,0 +1,142 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+)
+
+// Situation is what the gates know of a policy and its pods at one moment.
+// Admit updates it as candidates get through, so that one pass over many
+// candidates never lets more through than the limits allow.
+type Situation struct {
+	Now       time.Time
+	Suspended bool
+	DryRun    bool
+	Windows   []policyspec.Window
+
+	// InFlight are the pods with a recreation request that has not ended.
+	InFlight map[types.UID]bool
+	// LastRecreated is when the policy last recreated each container.
+	LastRecreated map[ContainerKey]time.Time
+	Cooldown      time.Duration
+
+	// CreatedLastHour are the policy's requests created in the last hour;
+	// MaxPerHour is nil for no limit.
+	CreatedLastHour int
+	MaxPerHour      *int32
+
+	// Selected is how many pods the policy selects, Matching how many of
+	// them its rules match in this evaluation; over MaxMatchingPercent the
+	// policy halts its rule-triggered work.
+	Selected           int
+	Matching           int
+	MaxMatchingPercent int32
+
+	// Unavailable counts the selected pods that are not Ready or have a
+	// request in flight; Budget is how many may be.
+	Unavailable int
+	Budget      int
+
+	// Disruption tells whether a PodDisruptionBudget lets the pod go; nil
+	// when budgets are not respected.
+	Disruption func(podUID types.UID) (allowed bool, why string)
+}
+
+// ContainerKey names a container of a pod.
+type ContainerKey struct {
+	Pod       types.UID
+	Container string
+}
+
+// Verdict is what the gates made of a candidate.
+type Verdict struct {
+	Outcome v1alpha1.DecisionOutcome
+	// Message explains a candidate held back.
+	Message string
+}
+
+// Admitted reports whether the candidate goes on to a request (or, in dry
+// run, would).
+func (v Verdict) Admitted() bool {
+	return v.Outcome == v1alpha1.OutcomeCreated || v.Outcome == v1alpha1.OutcomeDryRun
+}
+
+// Halted reports whether the rules match more of the selected pods than the
+// policy allows.
+func (s *Situation) Halted() bool {
+	return s.Selected > 0 && s.Matching*100 > int(s.MaxMatchingPercent)*s.Selected
+}
+
+// Admit passes c through the gates, in the order of the design: suspended,
+// outside window (rules only), request in flight, cooldown, rate, blast
+// radius (rules only), maxUnavailable, PodDisruptionBudget, dry run. The
+// first that holds it back decides; an admitted candidate is counted
+// against the limits.
+func (s *Situation) Admit(c *Candidate) Verdict {
+	rule := c.Trigger.Kind == TriggerRule
+	switch {
+	case s.Suspended:
+		return Verdict{v1alpha1.OutcomeSuspended, "the policy is suspended"}
+	case rule && len(s.Windows) > 0 && !s.insideWindow():
+		return Verdict{v1alpha1.OutcomeOutsideWindow, "outside every window of spec.windows"}
+	case s.InFlight[c.Pod.UID]:
+		return Verdict{v1alpha1.OutcomeInFlight, "the pod has a recreation in flight"}
+	}
+	if msg := s.coolingDown(c); msg != "" {
+		return Verdict{v1alpha1.OutcomeCooldown, msg}
+	}
+	if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {
+		return Verdict{v1alpha1.OutcomeRateLimited, fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)}
+	}
+	if rule && s.Halted() {
+		return Verdict{v1alpha1.OutcomeHalted, fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", s.Matching, s.Selected, s.MaxMatchingPercent)}
+	}
+	// A pod that is unavailable already does not take another unit of
+	// the budget.
+	alreadyUnavailable := !PodReady(c.Pod)
+	if !alreadyUnavailable && s.Unavailable >= s.Budget {
+		return Verdict{v1alpha1.OutcomeUnavailable, fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.Budget)}
+	}
+	if s.Disruption != nil {
+		if ok, why := s.Disruption(c.Pod.UID); !ok {
+			return Verdict{v1alpha1.OutcomeDisruptionBudget, why}
+		}
+	}
+	s.InFlight[c.Pod.UID] = true
+	s.CreatedLastHour++
+	if !alreadyUnavailable {
+		s.Unavailable++
+	}
+	if s.DryRun {
+		return Verdict{Outcome: v1alpha1.OutcomeDryRun}
+	}
+	return Verdict{Outcome: v1alpha1.OutcomeCreated}
+}
+
+func (s *Situation) insideWindow() bool {
+	for i := range s.Windows {
+		if s.Windows[i].Contains(s.Now) {
+			return true
+		}
+	}
+	return false
+}
+
+// coolingDown names a container of c recreated less than the cooldown ago.
+func (s *Situation) coolingDown(c *Candidate) string {
+	if s.Cooldown <= 0 {
+		return ""
+	}
+	for _, name := range c.Containers {
+		last, ok := s.LastRecreated[ContainerKey{c.Pod.UID, name}]
+		if ok && s.Now.Sub(last) < s.Cooldown {
+			return fmt.Sprintf("container %s was recreated %s ago, limits.cooldown is %s", name, s.Now.Sub(last).Round(time.Second), s.Cooldown)
+		}
+	}
+	return ""
+}

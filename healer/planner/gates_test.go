@@ -1,0 +1,173 @@
+package planner
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+)
+
+var now = time.Date(2026, 11, 23, 3, 30, 0, 0, time.UTC)
+
+func pod(uid string, ready bool) *corev1.Pod {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-" + uid, UID: types.UID(uid)},
+		Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
+	}
+}
+
+func ruleCandidate(p *corev1.Pod) *Candidate {
+	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "stuck"}, Reason: "not ready for 12m"}
+}
+
+func scheduleCandidate(p *corev1.Pod) *Candidate {
+	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerSchedule, Run: now.Add(-30 * time.Minute)}, Reason: "scheduled run"}
+}
+
+// situation is a healthy policy of 10 selected pods with room for one more
+// recreation under every limit.
+func situation() *Situation {
+	return &Situation{
+		Now:                now,
+		InFlight:           map[types.UID]bool{},
+		LastRecreated:      map[ContainerKey]time.Time{},
+		Cooldown:           30 * time.Minute,
+		CreatedLastHour:    4,
+		MaxPerHour:         new(int32(5)),
+		Selected:           10,
+		Matching:           5,
+		MaxMatchingPercent: 50,
+		Unavailable:        1,
+		Budget:             2,
+	}
+}
+
+func window(t *testing.T, cron string) policyspec.Window {
+	t.Helper()
+	spec := v1alpha1.RecreatePolicySpec{Rules: []v1alpha1.Rule{{Name: "x", Rego: "package x\nrecreate := set()"}}, Windows: []v1alpha1.Window{{Cron: cron}}}
+	parsed, errs := policyspec.Parse(&spec)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return parsed.Windows[0]
+}
+
+func TestGates(t *testing.T) {
+	cases := []struct {
+		name      string
+		change    func(*Situation)
+		candidate func() *Candidate
+		want      v1alpha1.DecisionOutcome
+	}{
+		{"admitted at every limit's edge", nil, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"suspended", func(s *Situation) { s.Suspended = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
+		{"suspended holds schedules too", func(s *Situation) { s.Suspended = true }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
+		{"outside window", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeOutsideWindow},
+		{"inside window's last hour", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-3 * * *")} }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"windows do not hold schedules", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"in flight", func(s *Situation) { s.InFlight["a"] = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeInFlight},
+		{"cooldown: a second short", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30*time.Minute + time.Second) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
+		{"cooldown: just over", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30 * time.Minute) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"cooldown of another container", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "proxy"}] = now }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
+		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
+		{"blast radius does not hold schedules", func(s *Situation) { s.Matching = 10 }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"budget spent", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
+		{"an unready pod spends no budget", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", false)) }, v1alpha1.OutcomeCreated},
+		{"disruption budget", func(s *Situation) {
+			s.Disruption = func(types.UID) (bool, string) { return false, "PodDisruptionBudget shop/web allows no disruption" }
+		}, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDisruptionBudget},
+		{"dry run", func(s *Situation) { s.DryRun = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDryRun},
+		{"dry run still holds at the budget", func(s *Situation) { s.DryRun, s.Unavailable = true, 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := situation()
+			if tc.change != nil {
+				tc.change(s)
+			}
+			v := s.Admit(tc.candidate())
+			if v.Outcome != tc.want {
+				t.Errorf("got %s (%s), want %s", v.Outcome, v.Message, tc.want)
+			}
+			if !v.Admitted() && v.Message == "" {
+				t.Errorf("held back without a message")
+			}
+		})
+	}
+}
+
+// TestAdmitCountsWhatGetsThrough: one pass over many candidates never lets
+// more through than the budget and the rate allow.
+func TestAdmitCountsWhatGetsThrough(t *testing.T) {
+	s := situation()
+	s.MaxPerHour = new(int32(10))
+	s.Unavailable, s.Budget = 0, 2
+	var created []string
+	for _, uid := range []string{"a", "b", "c", "d"} {
+		c := scheduleCandidate(pod(uid, true))
+		if v := s.Admit(c); v.Admitted() {
+			created = append(created, uid)
+		} else if v.Outcome != v1alpha1.OutcomeUnavailable {
+			t.Errorf("pod %s: %s, want Unavailable", uid, v.Outcome)
+		}
+	}
+	if len(created) != 2 || s.Unavailable != 2 || s.CreatedLastHour != 6 {
+		t.Errorf("created %v, unavailable %d, created last hour %d; want 2 pods, 2, 6", created, s.Unavailable, s.CreatedLastHour)
+	}
+	if v := s.Admit(scheduleCandidate(pod("a", true))); v.Outcome != v1alpha1.OutcomeInFlight {
+		t.Errorf("the same pod again: %s, want InFlight", v.Outcome)
+	}
+}
+
+func TestRequestNameIsDeterministic(t *testing.T) {
+	policy := &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-health", UID: "p1"}}
+	p := pod("a", true)
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", ContainerID: "containerd://1"}}
+	a, b := RequestName(policy, ruleCandidate(p)), RequestName(policy, ruleCandidate(p.DeepCopy()))
+	if a != b {
+		t.Fatalf("same candidate, two names: %s %s", a, b)
+	}
+	recreated := p.DeepCopy()
+	recreated.Status.ContainerStatuses[0].ContainerID = "containerd://2"
+	if RequestName(policy, ruleCandidate(recreated)) == a {
+		t.Error("a recreated container found again gets the old request's name")
+	}
+	if RequestName(policy, scheduleCandidate(p)) == a {
+		t.Error("a scheduled run and a rule share a name")
+	}
+	long := policy.DeepCopy()
+	long.Name = "a-very-long-policy-name-that-goes-on-and-on-and-on-and-on"
+	if n := RequestName(long, ruleCandidate(p)); len(n) > 63 {
+		t.Errorf("name %q is %d characters", n, len(n))
+	}
+}
+
+func TestRequest(t *testing.T) {
+	policy := &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-health", UID: "p1"},
+		Spec: v1alpha1.RecreatePolicySpec{Recreate: v1alpha1.RecreateTemplate{
+			ActiveDeadlineSeconds: new(int64(300)), TTLSecondsAfterFinished: new(int32(600)),
+		}},
+	}
+	crr := Request(policy, ruleCandidate(pod("a", true)))
+	if crr.Labels[PolicyLabel] != "web-health" || crr.Labels[TriggerLabel] != "rule.stuck" || crr.Annotations[ReasonAnnotation] != "not ready for 12m" {
+		t.Errorf("labels %v annotations %v", crr.Labels, crr.Annotations)
+	}
+	if len(crr.OwnerReferences) != 1 || crr.OwnerReferences[0].UID != "p1" || crr.Spec.PodName != "web-a" || *crr.Spec.ActiveDeadlineSeconds != 300 || crr.Spec.Containers[0].Name != "app" {
+		t.Errorf("request %+v", crr)
+	}
+	if got := Request(policy, scheduleCandidate(pod("a", true))); got.Annotations[RunAnnotation] != "2026-11-23T03:00:00Z" || got.Labels[TriggerLabel] != "schedule" {
+		t.Errorf("scheduled request: labels %v annotations %v", got.Labels, got.Annotations)
+	}
+}

@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// Labels and annotations of the requests a policy creates.
+const (
+	// PolicyLabel names the policy.
+	PolicyLabel = "rejuv.dev/policy"
+	// TriggerLabel says what triggered the request: schedule, or
+	// rule.NAME (a label value cannot hold a slash).
+	TriggerLabel = "rejuv.dev/trigger"
+	// ReasonAnnotation is why the trigger asked for the recreation.
+	ReasonAnnotation = "rejuv.dev/reason"
+	// RunAnnotation is the scheduled time of the run that created the
+	// request, RFC 3339.
+	RunAnnotation = "rejuv.dev/run"
+)
+
+// Instance identifies one firing of a trigger for one pod: a scheduled run
+// by its time; a rule by the containers it found, as they are now (their
+// IDs), so that the same containers are never recreated twice for the same
+// finding while a recreated one can be found again.
+func Instance(c *Candidate) string {
+	if c.Trigger.Kind == TriggerSchedule {
+		return "run:" + strconv.FormatInt(c.Trigger.Run.Unix(), 10)
+	}
+	ids := make([]string, 0, len(c.Containers))
+	for _, name := range c.Containers {
+		ids = append(ids, name+"="+containerID(c.Pod, name))
+	}
+	slices.Sort(ids)
+	return "rule:" + c.Trigger.Rule + ":" + strings.Join(ids, ",")
+}
+
+func containerID(pod *corev1.Pod, name string) string {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for _, st := range list {
+			if st.Name == name {
+				return st.ContainerID
+			}
+		}
+	}
+	return ""
+}
+
+// RequestName is the deterministic name of the request for a candidate:
+// the policy's name (cut to fit) and a hash of the policy, the pod UID and
+// the trigger instance. A retry or a restarted manager computes the same
+// name, and the API server refuses the second create.
+func RequestName(policy *v1alpha1.RecreatePolicy, c *Candidate) string {
+	sum := sha256.Sum256([]byte(string(policy.UID) + "/" + string(c.Pod.UID) + "/" + Instance(c)))
+	prefix := policy.Name
+	if len(prefix) > 40 {
+		prefix = strings.TrimRight(prefix[:40], "-.")
+	}
+	return prefix + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// Request builds the ContainerRecreateRequest that carries out an admitted
+// candidate: named by RequestName, labelled with the policy and trigger,
+// annotated with the reason, owned by the policy, with the policy's
+// strategy and deadlines.
+func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.ContainerRecreateRequest {
+	tpl := policy.Spec.Recreate
+	crr := &appsv1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      RequestName(policy, c),
+			Namespace: policy.Namespace,
+			Labels: map[string]string{
+				PolicyLabel:  policy.Name,
+				TriggerLabel: strings.ReplaceAll(c.Trigger.String(), "/", "."),
+			},
+			Annotations: map[string]string{ReasonAnnotation: c.Reason},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: "RecreatePolicy",
+				Name: policy.Name, UID: policy.UID,
+				Controller: new(true), BlockOwnerDeletion: new(true),
+			}},
+		},
+		Spec: appsv1beta1.ContainerRecreateRequestSpec{
+			PodName:                 c.Pod.Name,
+			ActiveDeadlineSeconds:   tpl.ActiveDeadlineSeconds,
+			TTLSecondsAfterFinished: tpl.TTLSecondsAfterFinished,
+		},
+	}
+	if c.Trigger.Kind == TriggerSchedule {
+		crr.Annotations[RunAnnotation] = c.Trigger.Run.UTC().Format("2006-01-02T15:04:05Z07:00")
+	}
+	if tpl.Strategy != nil {
+		crr.Spec.Strategy = tpl.Strategy.DeepCopy()
+	}
+	for _, name := range c.Containers {
+		crr.Spec.Containers = append(crr.Spec.Containers, appsv1beta1.ContainerRecreateRequestContainer{Name: name})
+	}
+	return crr
+}

@@ -1,0 +1,102 @@
+package recreatepolicy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+)
+
+// decider passes candidates through the gates, creates the requests of
+// those that get through, and collects the decisions for the status.
+type decider struct {
+	r         *Reconciler
+	p         *v1alpha1.RecreatePolicy
+	now       time.Time
+	decisions []v1alpha1.Decision
+}
+
+func (d *decider) start(r *Reconciler, p *v1alpha1.RecreatePolicy, now time.Time) {
+	d.r, d.p, d.now = r, p, now
+}
+
+// decide takes one candidate through the gates and, if it gets through,
+// creates its request. A request that exists already (a retry, a restarted
+// manager) is not created again.
+func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.Candidate) error {
+	v := s.Admit(c)
+	dec := v1alpha1.Decision{
+		Time: metav1.NewTime(d.now), Pod: c.Pod.Name, Containers: c.Containers,
+		Trigger: c.Trigger.String(), Outcome: v.Outcome, Reason: c.Reason, Message: v.Message,
+	}
+	if v.Outcome == v1alpha1.OutcomeCreated {
+		crr := planner.Request(d.p, c)
+		dec.Request = crr.Name
+		err := d.r.Client.Create(ctx, crr)
+		switch {
+		case err == nil:
+			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+				"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, joined(c.Containers), c.Pod.Name, crr.Name, c.Reason)
+			d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+				"RecreatePolicy %s (%s) recreates %s: %s", d.p.Name, c.Trigger, joined(c.Containers), c.Reason)
+		case apierrors.IsAlreadyExists(err):
+			// Decided before; the request carries on.
+			dec.Outcome, dec.Message = v1alpha1.OutcomeInFlight, "request "+crr.Name+" exists already"
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			dec.Outcome, dec.Message = v1alpha1.OutcomeError, err.Error()
+			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeWarning, "RecreationRefused", "Recreate", "ContainerRecreateRequest %s for pod %s refused: %v", crr.Name, c.Pod.Name, err)
+		default:
+			return fmt.Errorf("create ContainerRecreateRequest %s/%s for pod %s: %w", crr.Namespace, crr.Name, c.Pod.Name, err)
+		}
+	}
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(dec.Outcome)).Inc()
+	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)
+	d.decisions = append(d.decisions, dec)
+	return nil
+}
+
+// note records a decision that concerns no pod, such as a skipped run.
+func (d *decider) note(kind planner.TriggerKind, outcome v1alpha1.DecisionOutcome, msg string) {
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(kind), string(outcome)).Inc()
+	d.decisions = append(d.decisions, v1alpha1.Decision{Time: metav1.NewTime(d.now), Trigger: string(kind), Outcome: outcome, Message: msg})
+	if outcome == v1alpha1.OutcomeSkipped {
+		d.r.Recorder.Eventf(d.p, nil, corev1.EventTypeWarning, "RunSkipped", "Run", "%s", msg)
+	}
+}
+
+// flush puts the new decisions at the head of the status list. A decision
+// that repeats the latest one for the same pod and trigger (a candidate
+// held back at every evaluation) replaces it rather than pushing older
+// ones out.
+func (d *decider) flush(p *v1alpha1.RecreatePolicy) {
+	list := p.Status.RecentDecisions
+	for _, dec := range d.decisions {
+		list = prepend(list, dec)
+	}
+	if len(list) > v1alpha1.MaxRecentDecisions {
+		list = list[:v1alpha1.MaxRecentDecisions]
+	}
+	p.Status.RecentDecisions = list
+}
+
+func prepend(list []v1alpha1.Decision, dec v1alpha1.Decision) []v1alpha1.Decision {
+	for i := range list {
+		if list[i].Pod == dec.Pod && list[i].Trigger == dec.Trigger {
+			if list[i].Outcome == dec.Outcome && list[i].Message == dec.Message && dec.Outcome != v1alpha1.OutcomeCreated {
+				list = append(list[:i:i], list[i+1:]...)
+			}
+			break
+		}
+	}
+	return append([]v1alpha1.Decision{dec}, list...)
+}
+
+func joined(names []string) string { return strings.Join(names, ",") }

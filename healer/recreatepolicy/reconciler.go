@@ -1,0 +1,329 @@
+package recreatepolicy
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/policy"
+)
+
+// Reconciler is the policy controller.
+type Reconciler struct {
+	Client   client.Client
+	Engine   *policy.Engine
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+
+	mu        sync.Mutex
+	histories map[types.NamespacedName]*history
+}
+
+// +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one policy up to date: it checks the spec, fires the
+// schedule, evaluates the rules, creates what the gates let through and
+// writes the status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	p := &v1alpha1.RecreatePolicy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("read RecreatePolicy %s: %w", req, err)
+	}
+	if p.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock.Now()
+	original := p.DeepCopy()
+	p.Status.ObservedGeneration = p.Generation
+
+	spec, program, ok := r.check(ctx, p)
+	if !ok {
+		return ctrl.Result{}, r.writeStatus(ctx, original, p)
+	}
+
+	pods, byName, err := r.selectPods(ctx, p, spec)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	crrs := &appsv1beta1.ContainerRecreateRequestList{}
+	if err := r.Client.List(ctx, crrs, client.InNamespace(p.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list the ContainerRecreateRequests of namespace %s: %w", p.Namespace, err)
+	}
+	facts := gatherRequests(p.Name, crrs.Items, byName, now)
+	situation, err := r.situation(ctx, p, spec, pods, facts, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var d decider
+	d.start(r, p, now)
+	var requeue time.Duration
+	evalFailures := ""
+
+	// Rules first: they heal pods that are in trouble now.
+	if program != nil {
+		hist := r.history(req.NamespacedName, pods)
+		v := r.evaluate(ctx, p, program, spec, pods, facts, hist, now)
+		p.Status.LastEvaluationTime = &metav1.Time{Time: now}
+		p.Status.NoData = v.noData
+		situation.Matching = len(v.candidates)
+		r.reportEvaluation(p, v)
+		evalFailures = v.failureText()
+		if situation.Halted() {
+			r.halt(p, v1alpha1.ReasonBlastRadius, fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", situation.Matching, situation.Selected, situation.MaxMatchingPercent))
+		} else if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonBlastRadius {
+			r.unhalt(p)
+		}
+		for _, c := range v.candidates {
+			if err := d.decide(ctx, situation, c); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		requeue = spec.EvaluationInterval
+	}
+
+	if spec.Schedule != nil {
+		next, err := r.runSchedule(ctx, p, spec, pods, facts, situation, &d, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if requeue == 0 || next < requeue {
+			requeue = next
+		}
+	}
+
+	r.finishStatus(p, facts, situation, len(pods), evalFailures)
+	d.flush(p)
+	if err := r.writeStatus(ctx, original, p); err != nil {
+		return ctrl.Result{}, err
+	}
+	log.V(1).Info("policy reconciled", "selected", len(pods), "requeueAfter", requeue)
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// check parses the spec and compiles the rules, setting the conditions
+// that say how that went. ok is false when the policy cannot act.
+func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (*policyspec.Spec, *policy.Program, bool) {
+	spec, errs := policyspec.Parse(&p.Spec)
+	if len(errs) > 0 {
+		scheduleErr, otherErr := false, false
+		for _, e := range errs {
+			if isScheduleField(e.Field) {
+				scheduleErr = true
+			} else {
+				otherErr = true
+			}
+		}
+		msg := errs.ToAggregate().Error()
+		if scheduleErr {
+			r.setCondition(p, v1alpha1.ConditionScheduleValid, false, v1alpha1.ReasonInvalidSchedule, msg)
+		}
+		if otherErr {
+			r.setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonInvalidParameters, msg)
+		}
+		r.setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, msg)
+		return nil, nil, false
+	}
+	if spec.Schedule != nil {
+		r.setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonScheduleParsed, "")
+	} else {
+		r.setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonNoSchedule, "")
+	}
+	var program *policy.Program
+	if len(spec.Rules) > 0 {
+		var err error
+		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, Generation: p.Generation}, spec.Rules)
+		if err != nil {
+			r.setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
+			r.setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
+			return nil, nil, false
+		}
+		r.setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonCompiled, "")
+	} else {
+		r.setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonNoRules, "")
+	}
+	return spec, program, true
+}
+
+func isScheduleField(f string) bool {
+	return len(f) >= len("spec.schedule") && f[:len("spec.schedule")] == "spec.schedule" ||
+		len(f) >= len("spec.windows") && f[:len("spec.windows")] == "spec.windows"
+}
+
+// selectPods lists the running pods the selector matches, and every pod of
+// the namespace by name (for requests without a pod UID label).
+func (r *Reconciler) selectPods(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) ([]*corev1.Pod, map[string]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(p.Namespace)); err != nil {
+		return nil, nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
+	}
+	byName := make(map[string]*corev1.Pod, len(list.Items))
+	var pods []*corev1.Pod
+	for i := range list.Items {
+		pod := &list.Items[i]
+		byName[pod.Name] = pod
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName == "" {
+			continue
+		}
+		if spec.Selector.Matches(labelsOf(pod)) {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, byName, nil
+}
+
+// situation gathers what the gates need.
+func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, error) {
+	s := &planner.Situation{
+		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
+		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
+		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,
+		Selected: len(pods), MaxMatchingPercent: 50,
+		Budget: spec.MaxUnavailable.Of(len(pods)),
+	}
+	if m := p.Spec.Limits.MaxMatchingPercent; m != nil {
+		s.MaxMatchingPercent = *m
+	}
+	for _, pod := range pods {
+		if !planner.PodReady(pod) || facts.inFlight[pod.UID] {
+			s.Unavailable++
+		}
+	}
+	if respect := p.Spec.Rollout.RespectPodDisruptionBudgets; respect == nil || *respect {
+		pdbs := &policyv1.PodDisruptionBudgetList{}
+		if err := r.Client.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
+			return nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
+		}
+		s.Disruption = disruptionCheck(pdbs.Items, pods)
+	}
+	return s, nil
+}
+
+// runSchedule fires the schedule and carries the current run on. It
+// returns how long until the next fire time.
+func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, s *planner.Situation, d *decider, now time.Time) (time.Duration, error) {
+	since := p.CreationTimestamp.Time
+	if last := p.Status.LastScheduleTime; last != nil {
+		since = last.Time
+	}
+	t := schedule(spec.Schedule, since, now)
+	p.Status.NextScheduleTime = &metav1.Time{Time: t.next}
+	nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(t.next.Unix()))
+	run := p.Status.Run
+	if !t.missed.IsZero() {
+		d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.missed.UTC().Format(time.RFC3339)))
+		p.Status.LastScheduleTime = &metav1.Time{Time: t.missed}
+	}
+	if !t.due.IsZero() {
+		switch {
+		case p.Spec.Suspend:
+			d.note(planner.TriggerSchedule, v1alpha1.OutcomeSuspended, fmt.Sprintf("run of %s not started: the policy is suspended", t.due.UTC().Format(time.RFC3339)))
+			p.Status.LastScheduleTime = &metav1.Time{Time: t.due}
+		case run != nil && run.State == v1alpha1.RunRunning:
+			d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s not started: the run of %s is still going", t.due.UTC().Format(time.RFC3339), run.ScheduledTime.UTC().Format(time.RFC3339)))
+			p.Status.LastScheduleTime = &metav1.Time{Time: t.due}
+		default:
+			startRun(&p.Status, t.due, len(pods))
+			run = p.Status.Run
+			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", len(pods), t.due.UTC().Format(time.RFC3339))
+			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonRunFailed {
+				r.unhalt(p)
+			}
+		}
+	}
+	if run != nil && run.State == v1alpha1.RunRunning {
+		at := run.ScheduledTime.Time
+		prog := progress(at, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)])
+		run.Recreated = int32(prog.done)
+		switch {
+		case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
+			msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.failed.Name, prog.failed.Spec.PodName, prog.failed.Status.Result, prog.failed.Status.Message)
+			run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, msg, &metav1.Time{Time: now}
+			r.halt(p, v1alpha1.ReasonRunFailed, "the run of "+at.UTC().Format(time.RFC3339)+" halted: "+msg)
+		case len(prog.pending) == 0 && !anyInFlight(pods, facts):
+			run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
+			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated", at.UTC().Format(time.RFC3339), prog.done)
+		default:
+			for _, c := range runCandidates(at, prog.pending, spec.Containers) {
+				if err := d.decide(ctx, s, c); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	return max(t.next.Sub(now), time.Second), nil
+}
+
+func anyInFlight(pods []*corev1.Pod, facts *requestFacts) bool {
+	for _, pod := range pods {
+		if facts.inFlight[pod.UID] {
+			return true
+		}
+	}
+	return false
+}
+
+// history is the policy's memory of its containers, kept to its pods.
+func (r *Reconciler) history(key types.NamespacedName, pods []*corev1.Pod) *history {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.histories == nil {
+		r.histories = map[types.NamespacedName]*history{}
+	}
+	h := r.histories[key]
+	if h == nil {
+		h = &history{}
+		r.histories[key] = h
+	}
+	keep := make(map[types.UID]bool, len(pods))
+	for _, pod := range pods {
+		keep[pod.UID] = true
+	}
+	h.forget(keep)
+	return h
+}
+
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	delete(r.histories, key)
+	r.mu.Unlock()
+	r.Engine.Forget(key.Namespace, key.Name)
+	forgetMetrics(key.Namespace, key.Name)
+}
+
+// writeStatus patches the status once, against the object as read.
+func (r *Reconciler) writeStatus(ctx context.Context, original, p *v1alpha1.RecreatePolicy) error {
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(original)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}

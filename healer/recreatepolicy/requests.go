@@ -1,0 +1,76 @@
+package recreatepolicy
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+)
+
+// requestFacts is what the namespace's ContainerRecreateRequests say about
+// a policy's pods and its own past recreations.
+type requestFacts struct {
+	// inFlight are pods with a request that has not completed, whoever
+	// created it.
+	inFlight map[types.UID]bool
+	// own are the policy's requests in flight.
+	own int
+	// lastRecreated and recreations are, per container, when the policy
+	// last asked for its recreation and how often it did.
+	lastRecreated map[planner.ContainerKey]time.Time
+	recreations   map[planner.ContainerKey]int
+	// createdLastHour counts the policy's requests of the last hour.
+	createdLastHour int
+	// runs are the policy's requests of each scheduled run, by run time
+	// (RFC 3339) and pod UID.
+	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
+}
+
+func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *requestFacts {
+	f := &requestFacts{
+		inFlight:      map[types.UID]bool{},
+		lastRecreated: map[planner.ContainerKey]time.Time{},
+		recreations:   map[planner.ContainerKey]int{},
+		runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
+	}
+	for i := range crrs {
+		crr := &crrs[i]
+		uid := types.UID(crr.Labels[appsv1beta1.PodUIDLabel])
+		if uid == "" {
+			if pod := pods[crr.Spec.PodName]; pod != nil {
+				uid = pod.UID
+			}
+		}
+		active := crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
+		if active && uid != "" {
+			f.inFlight[uid] = true
+		}
+		if crr.Labels[planner.PolicyLabel] != policyName {
+			continue
+		}
+		if active {
+			f.own++
+		}
+		created := crr.CreationTimestamp.Time
+		if now.Sub(created) < time.Hour {
+			f.createdLastHour++
+		}
+		for _, c := range crr.Spec.Containers {
+			key := planner.ContainerKey{Pod: uid, Container: c.Name}
+			f.recreations[key]++
+			if created.After(f.lastRecreated[key]) {
+				f.lastRecreated[key] = created
+			}
+		}
+		if run := crr.Annotations[planner.RunAnnotation]; run != "" && uid != "" {
+			if f.runs[run] == nil {
+				f.runs[run] = map[types.UID]*appsv1beta1.ContainerRecreateRequest{}
+			}
+			f.runs[run][uid] = crr
+		}
+	}
+	return f
+}

@@ -1,0 +1,129 @@
+package recreatepolicy
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+)
+
+// tick is what the schedule asks for at now.
+type tick struct {
+	// due is the latest fire time not yet handled, zero for none.
+	due time.Time
+	// missed is the latest fire time skipped because it is older than the
+	// starting deadline, zero for none.
+	missed time.Time
+	next   time.Time
+}
+
+// maxTicks bounds the walk over fire times; the walk starts no earlier
+// than the starting deadline allows, so only a schedule firing more often
+// than every deadline/maxTicks reaches it.
+const maxTicks = 10_000
+
+// schedule works out the fire times between the last handled one (or the
+// policy's creation) and now.
+func schedule(s *policyspec.Schedule, since, now time.Time) tick {
+	t := tick{next: s.Next(now)}
+	earliest := now.Add(-s.StartingDeadline)
+	if since.Before(earliest) {
+		// Fire times before the deadline window are missed; the latest of
+		// them is what is reported.
+		for x, i := s.Next(since), 0; !x.After(earliest) && i < maxTicks; x, i = s.Next(x), i+1 {
+			t.missed = x
+		}
+		since = earliest
+	}
+	for x, i := s.Next(since), 0; !x.After(now) && i < maxTicks; x, i = s.Next(x), i+1 {
+		t.due = x
+	}
+	return t
+}
+
+// runProgress is how far a run is for the pods selected now.
+type runProgress struct {
+	pending []*corev1.Pod
+	done    int
+	failed  *appsv1beta1.ContainerRecreateRequest
+}
+
+// progress sorts the selected pods of the run at t into done (recreated
+// since t, by the run's request or otherwise) and pending.
+func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest) runProgress {
+	var p runProgress
+	for _, pod := range pods {
+		if crr := runRequests[pod.UID]; crr != nil {
+			if crr.Status.Phase == appsv1beta1.PhaseCompleted {
+				if crr.Status.Result != appsv1beta1.ResultSucceeded && p.failed == nil {
+					p.failed = crr
+				}
+				p.done++
+			}
+			// In flight: neither done nor pending.
+			continue
+		}
+		if startedSince(pod, containers, t) {
+			p.done++
+			continue
+		}
+		p.pending = append(p.pending, pod)
+	}
+	return p
+}
+
+// startedSince reports whether every candidate container of the pod runs
+// and started after t: such a pod has nothing left to do in the run.
+func startedSince(pod *corev1.Pod, containers policyspec.Containers, t time.Time) bool {
+	names := containers.Candidates(pod)
+	if len(names) == 0 {
+		return true
+	}
+	started := map[string]time.Time{}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for _, st := range list {
+			if st.State.Running != nil {
+				started[st.Name] = st.State.Running.StartedAt.Time
+			}
+		}
+	}
+	for _, name := range names {
+		// A container started in the run's second shows that second (start
+		// times have a resolution of one second) and counts as started
+		// since.
+		if s, ok := started[name]; !ok || s.Before(t.Truncate(time.Second)) {
+			return false
+		}
+	}
+	return true
+}
+
+// startRun records a new run in the status.
+func startRun(status *v1alpha1.RecreatePolicyStatus, at time.Time, pods int) {
+	status.Run = &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), State: v1alpha1.RunRunning, Pods: int32(pods)}
+	status.LastScheduleTime = &metav1.Time{Time: at}
+}
+
+// runCandidates are the run's pending pods, as candidates.
+func runCandidates(at time.Time, pending []*corev1.Pod, containers policyspec.Containers) []*planner.Candidate {
+	out := make([]*planner.Candidate, 0, len(pending))
+	for _, pod := range pending {
+		names := containers.Candidates(pod)
+		if len(names) == 0 {
+			continue
+		}
+		out = append(out, &planner.Candidate{
+			Pod: pod, Containers: names,
+			Trigger: planner.Trigger{Kind: planner.TriggerSchedule, Run: at},
+			Reason:  fmt.Sprintf("scheduled run of %s", at.UTC().Format(time.RFC3339)),
+		})
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package recreatepolicy
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// TestScheduledRollingRun: a run restarts six pods two at a time, each
+// exactly once, the next batch only when the previous one is done and
+// Ready, and the status shows the next run in the schedule's time zone.
+func TestScheduledRollingRun(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	createPods(t, ns, "web", 6, c.clock.Now().Add(-time.Hour))
+	p := createPolicy(t, ns, "nightly", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Schedule: &v1alpha1.Schedule{Cron: "0 3 * * *", TimeZone: "Europe/Berlin"},
+		Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(2))},
+	})
+
+	c.reconcile(t, p)
+	status := getPolicy(t, p).Status
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	local := c.clock.Now().In(berlin)
+	fire := time.Date(local.Year(), local.Month(), local.Day(), 3, 0, 0, 0, berlin)
+	if !fire.After(c.clock.Now()) {
+		fire = fire.AddDate(0, 0, 1)
+	}
+	if status.NextScheduleTime == nil || !status.NextScheduleTime.Equal(&metav1.Time{Time: fire}) {
+		t.Fatalf("nextScheduleTime %v, want %s (03:00 in Berlin)", status.NextScheduleTime, fire.UTC())
+	}
+	if n := len(requestsOf(t, p)); n != 0 {
+		t.Fatalf("%d requests before the first run", n)
+	}
+
+	c.clock.SetTime(fire.Add(10 * time.Second))
+	maxInFlight := 0
+	for range 10 {
+		c.reconcile(t, p)
+		crrs := requestsOf(t, p)
+		maxInFlight = max(maxInFlight, inFlight(crrs))
+		if inFlight(crrs) == 0 {
+			break
+		}
+		c.clock.Step(20 * time.Second)
+		for i := range crrs {
+			if crrs[i].Status.Phase == "" {
+				complete(t, c, &crrs[i], true)
+			}
+		}
+	}
+	crrs := requestsOf(t, p)
+	if len(crrs) != 6 || maxInFlight != 2 {
+		t.Fatalf("%d requests, at most %d in flight; want 6 requests, 2 at a time", len(crrs), maxInFlight)
+	}
+	perPod := map[string]int{}
+	for _, crr := range crrs {
+		perPod[crr.Spec.PodName]++
+		if crr.Labels["rejuv.dev/trigger"] != "schedule" || crr.Annotations["rejuv.dev/run"] != fire.UTC().Format(time.RFC3339) {
+			t.Errorf("request %s: labels %v annotations %v", crr.Name, crr.Labels, crr.Annotations)
+		}
+	}
+	for pod, n := range perPod {
+		if n != 1 {
+			t.Errorf("pod %s recreated %d times in one run", pod, n)
+		}
+	}
+	status = getPolicy(t, p).Status
+	if status.Run == nil || status.Run.State != v1alpha1.RunCompleted || status.Run.Pods != 6 || status.Run.Recreated != 6 {
+		t.Errorf("run %+v, want Completed with 6 of 6 pods", status.Run)
+	}
+	if want := fire.AddDate(0, 0, 1); status.NextScheduleTime == nil || !status.NextScheduleTime.Time.Equal(want) {
+		t.Errorf("after the run, nextScheduleTime %v, want %s", status.NextScheduleTime, want.UTC())
+	}
+	held := false
+	for _, d := range status.RecentDecisions {
+		if d.Outcome == v1alpha1.OutcomeUnavailable {
+			held = true
+		}
+	}
+	if !held {
+		t.Errorf("no decision shows a pod held back by maxUnavailable: %+v", status.RecentDecisions)
+	}
+
+	// The next reconcile within the same day starts nothing.
+	c.clock.Step(time.Minute)
+	c.reconcile(t, p)
+	if n := len(requestsOf(t, p)); n != 6 {
+		t.Errorf("%d requests after the run completed, want still 6", n)
+	}
+}
+
+// TestMissedRunIsSkipped: a run missed by more than the starting deadline
+// (the manager was down) is reported and not started.
+func TestMissedRunIsSkipped(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	createPods(t, ns, "api", 2, c.clock.Now().Add(-time.Hour))
+	p := createPolicy(t, ns, "hourly", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+		Schedule: &v1alpha1.Schedule{Cron: "@hourly", StartingDeadlineSeconds: new(int64(60))},
+	})
+	c.clock.Step(2 * time.Hour)
+	// Back within a minute of a fire time, the run starts; here it is not.
+	if m := c.clock.Now().Minute(); m == 0 || m == 1 {
+		c.clock.Step(5 * time.Minute)
+	}
+	c.reconcile(t, p)
+	if n := len(requestsOf(t, p)); n != 0 {
+		t.Fatalf("%d requests for a missed run", n)
+	}
+	status := getPolicy(t, p).Status
+	if len(status.RecentDecisions) == 0 || status.RecentDecisions[0].Outcome != v1alpha1.OutcomeSkipped {
+		t.Fatalf("decisions %+v, want a Skipped run first", status.RecentDecisions)
+	}
+	if status.Run != nil {
+		t.Errorf("a run was recorded: %+v", status.Run)
+	}
+}
