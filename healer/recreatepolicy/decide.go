@@ -57,6 +57,10 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 			return fmt.Errorf("create ContainerRecreateRequest %s/%s for pod %s: %w", crr.Namespace, crr.Name, c.Pod.Name, err)
 		}
 	}
+	if dec.Outcome == v1alpha1.OutcomeDryRun {
+		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
+			"dry run: %s would recreate %s of pod %s: %s", c.Trigger, joined(c.Containers), c.Pod.Name, c.Reason)
+	}
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(dec.Outcome)).Inc()
 	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)
 	d.decisions = append(d.decisions, dec)

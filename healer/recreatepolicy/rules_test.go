@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -98,6 +100,17 @@ func TestDryRunCreatesNothing(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady); c == nil || c.Reason != v1alpha1.ReasonDryRun {
 		t.Errorf("Ready condition %+v, want reason DryRun", c)
+	}
+	select {
+	case e := <-c.recorder.Events:
+		if !strings.Contains(e, "DryRun") || !strings.Contains(e, pods[1].Name) {
+			t.Errorf("event %q, want a DryRun event naming %s", e, pods[1].Name)
+		}
+	default:
+		t.Error("no event for the dry-run decision")
+	}
+	if got := testutil.ToFloat64(decisions.WithLabelValues("dry", ns, "rule", "DryRun")); got != 1 {
+		t.Errorf("rejuv_policy_decisions_total{outcome=DryRun} = %v, want 1", got)
 	}
 }
 

@@ -17,15 +17,25 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// CRDName is the ContainerRecreateRequest CRD.
-const CRDName = "containerrecreaterequests.apps.kruise.io"
+// CRD names: the ContainerRecreateRequest and the RecreatePolicy.
+const (
+	CRDName       = "containerrecreaterequests.apps.kruise.io"
+	PolicyCRDName = "recreatepolicies.rejuv.dev"
+)
+
+// crdFiles are the generated CRDs, under config/crd/bases.
+var crdFiles = []string{"apps.kruise.io_containerrecreaterequests.yaml", "rejuv.dev_recreatepolicies.yaml"}
 
 // Client returns a client for the cluster that knows Rejuv's types.
 func Client(c *harness.Cluster) (client.Client, error) {
 	s, err := apps.NewScheme()
+	if err == nil {
+		err = rejuv.AddToScheme(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -39,47 +49,51 @@ func Client(c *harness.Cluster) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: s})
 }
 
-// InstallCRD applies the generated CRD and waits until it is established.
+// InstallCRD applies the generated CRDs and waits until they are
+// established.
 func InstallCRD(ctx context.Context, c client.Client) error {
 	root, err := harness.RepoRoot()
 	if err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", "apps.kruise.io_containerrecreaterequests.yaml"))
-	if err != nil {
-		return err
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
-		return err
-	}
-	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("install CRD: %w", err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		cur := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
-			return false, nil
+	for _, file := range crdFiles {
+		raw, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", file))
+		if err != nil {
+			return err
 		}
-		for _, cond := range cur.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			cur := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
+				return false, nil
 			}
+			for _, cond := range cur.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
 		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("CRD not established: %w", err)
 	}
 	return nil
 }
 
-// Unregister removes what a manager registered by URL, and the CRD.
+// Unregister removes what a manager registered by URL, and the CRDs.
 func Unregister(ctx context.Context, c client.Client) {
 	for _, o := range []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-validating-webhook-configuration"}},
 		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: CRDName}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: PolicyCRDName}},
 	} {
 		_ = c.Delete(ctx, o)
 	}

@@ -1,0 +1,265 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// policyRequests lists the requests a policy created.
+func policyRequests(t *testing.T, c client.Client, ns, policy string) []v1beta1.ContainerRecreateRequest {
+	t.Helper()
+	list := &v1beta1.ContainerRecreateRequestList{}
+	if err := c.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{"rejuv.dev/policy": policy}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func readPolicy(t *testing.T, c client.Client, ns, name string) *v1alpha1.RecreatePolicy {
+	t.Helper()
+	p := &v1alpha1.RecreatePolicy{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPolicyRollingRestart: a scheduled run restarts a 6-replica Deployment
+// two pods at a time, each container exactly once, in place.
+func TestPolicyRollingRestart(t *testing.T) {
+	t.Parallel()
+	stack := rejuvStack(t)
+	c := stack.Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pod := testappPod("web")
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(6)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: pod.Spec},
+		},
+	}
+	if err := c.Create(ctx, deploy); err != nil {
+		t.Fatal(err)
+	}
+	before := waitPods(t, c, ns, "app=web", 6)
+
+	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Schedule: &v1alpha1.Schedule{Cron: "* * * * *", TimeZone: "Asia/Kolkata"},
+			Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(2))},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	next := time.Now().Truncate(time.Minute).Add(time.Minute)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p := readPolicy(t, c, ns, "rolling")
+		if p.Status.NextScheduleTime != nil {
+			if !p.Status.NextScheduleTime.Time.Equal(next) && !p.Status.NextScheduleTime.Time.Equal(next.Add(time.Minute)) {
+				t.Fatalf("nextScheduleTime %s, want the next minute %s", p.Status.NextScheduleTime.UTC(), next.UTC())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no nextScheduleTime in the status")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Sample availability until the run completes.
+	var (
+		mu             sync.Mutex
+		maxUnavailable int
+	)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			pods := &corev1.PodList{}
+			crrs := &v1beta1.ContainerRecreateRequestList{}
+			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "web"}) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+				continue
+			}
+			busy := map[string]bool{}
+			for _, crr := range crrs.Items {
+				if crr.Status.Phase != v1beta1.PhaseCompleted {
+					busy[crr.Spec.PodName] = true
+				}
+			}
+			n := 0
+			for _, p := range pods.Items {
+				if !podReady(true)(&p) || busy[p.Name] {
+					n++
+				}
+			}
+			mu.Lock()
+			maxUnavailable = max(maxUnavailable, n)
+			mu.Unlock()
+		}
+	}()
+	var run *v1alpha1.Run
+	deadline = time.Now().Add(3 * time.Minute)
+	for run == nil || run.State == v1alpha1.RunRunning {
+		if time.Now().After(deadline) {
+			close(done)
+			t.Fatalf("the run did not complete: %+v", run)
+		}
+		time.Sleep(500 * time.Millisecond)
+		run = readPolicy(t, c, ns, "rolling").Status.Run
+	}
+	close(done)
+	// No second run: suspend the policy.
+	p := readPolicy(t, c, ns, "rolling")
+	p.Spec.Suspend = true
+	if err := c.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if run.State != v1alpha1.RunCompleted || run.Pods != 6 {
+		t.Fatalf("run %+v, want Completed over 6 pods", run)
+	}
+	mu.Lock()
+	if maxUnavailable > 2 {
+		t.Errorf("%d pods were unavailable at once, maxUnavailable is 2", maxUnavailable)
+	}
+	mu.Unlock()
+	perPod := map[string]int{}
+	for _, crr := range policyRequests(t, c, ns, "rolling") {
+		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
+			perPod[crr.Spec.PodName]++
+		}
+	}
+	after := waitPods(t, c, ns, "app=web", 6)
+	for _, b := range before {
+		a := after[b.Name]
+		if a == nil || a.UID != b.UID || a.Status.PodIP != b.Status.PodIP {
+			t.Errorf("pod %s replaced or moved: before %s %s, after %+v", b.Name, b.UID, b.Status.PodIP, a)
+			continue
+		}
+		if perPod[b.Name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
+			t.Errorf("pod %s: %d requests in the run, restartCount %d -> %d; want 1 and +1", b.Name, perPod[b.Name], containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
+		}
+	}
+}
+
+// waitPods waits until n pods match the selector, all Running and Ready,
+// and returns them by name.
+func waitPods(t *testing.T, c client.Client, ns, selector string, n int) map[string]*corev1.Pod {
+	t.Helper()
+	sel, err := metav1.ParseToLabelSelector(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := metav1.LabelSelectorAsSelector(sel)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		pods := &corev1.PodList{}
+		if err := c.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: s}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*corev1.Pod{}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.DeletionTimestamp == nil && podReady(true)(p) {
+				out[p.Name] = p
+			}
+		}
+		if len(out) == n && len(pods.Items) == n {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pods %s ready in %s", len(out), n, selector, ns)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestPolicyHealsStuckReadiness: a testapp that stops being ready is
+// recreated by stuck-readiness after notReadyFor, not before, and is Ready
+// again; its healthy twin is left alone.
+func TestPolicyHealsStuckReadiness(t *testing.T) {
+	t.Parallel()
+	stack := rejuvStack(t)
+	c := stack.Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	var pods []*corev1.Pod
+	for _, name := range []string{"sick", "twin"} {
+		p := testappPod(name)
+		p.Labels = map[string]string{"app": "shop"}
+		pods = append(pods, createPod(t, ns, p))
+	}
+	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "heal"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector:           metav1.LabelSelector{MatchLabels: map[string]string{"app": "shop"}},
+			Rules:              []v1alpha1.Rule{{Name: "stuck", Builtin: "stuck-readiness", Parameters: map[string]apiextensionsv1.JSON{"notReadyFor": {Raw: []byte(`"8s"`)}}}},
+			EvaluationInterval: &metav1.Duration{Duration: time.Second},
+			Limits:             v1alpha1.Limits{MaxMatchingPercent: new(int32(50))},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	control(t, pods[0], "ready=false")
+	notReady := time.Now()
+	waitPod(t, ns, "sick", "not ready", podReady(false))
+	var crr *v1beta1.ContainerRecreateRequest
+	deadline := time.Now().Add(time.Minute)
+	for crr == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request after a minute; policy status %+v", readPolicy(t, c, ns, "heal").Status)
+		}
+		if crrs := policyRequests(t, c, ns, "heal"); len(crrs) > 0 {
+			crr = &crrs[0]
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if waited := crr.CreationTimestamp.Sub(notReady.Truncate(time.Second)); waited < 8*time.Second {
+		t.Errorf("recreated %s after the pod stopped being ready, before notReadyFor 8s", waited)
+	}
+	if crr.Spec.PodName != "sick" || !strings.Contains(crr.Annotations["rejuv.dev/reason"], "not ready for") {
+		t.Errorf("request for %s, reason %q", crr.Spec.PodName, crr.Annotations["rejuv.dev/reason"])
+	}
+	healed := waitPod(t, ns, "sick", "Ready again after its recreation", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
+	})
+	if healed.UID != pods[0].UID {
+		t.Error("the pod was replaced, not healed in place")
+	}
+	twin := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "twin"}, twin); err != nil {
+		t.Fatal(err)
+	}
+	if containerStatus(twin, "app").RestartCount != 0 {
+		t.Errorf("the healthy twin restarted %d times", containerStatus(twin, "app").RestartCount)
+	}
+	if n := len(policyRequests(t, c, ns, "heal")); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	cond := meta.FindStatusCondition(readPolicy(t, c, ns, "heal").Status.Conditions, v1alpha1.ConditionReady)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("Ready condition %+v", cond)
+	}
+}
