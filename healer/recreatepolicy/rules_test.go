@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
