@@ -18,6 +18,7 @@ CLUSTER        := $(GO) run ./test/cluster
 
 # Every package but the end-to-end tests. Under -short (make test-unit) their
 # tests need no cluster and no Kubernetes binaries.
+DEMO_DURATION ?= 4m
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e)
 BENCH_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e -e /test/bench)
 # Where `make test` appends "phase NAME: SECONDS" lines (read by .ci/run).
@@ -56,6 +57,10 @@ test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests only (starts the cluster if needed).
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
+
+.PHONY: demo
+demo: ## Start the local cluster and Rejuv, apply config/samples and show live what the policies do (DEMO_DURATION, default 4m).
+	$(GO) run ./test/demo -duration $(DEMO_DURATION)
 
 .PHONY: bench
 bench: ## Benchmarks that need no cluster; each prints its time per operation.

@@ -73,10 +73,12 @@ func (s *Situation) Halted() bool {
 }
 
 // Admit passes c through the gates, in the order of the design: suspended,
-// outside window (rules only), request in flight, cooldown, rate, blast
-// radius (rules only), maxUnavailable, PodDisruptionBudget, dry run. The
-// first that holds it back decides; an admitted candidate is counted
-// against the limits.
+// outside window (rules only), request in flight, cooldown (rules only),
+// rate, blast radius (rules only), maxUnavailable, PodDisruptionBudget, dry
+// run. The first that holds it back decides; an admitted candidate is
+// counted against the limits. A scheduled run is what the operator asked
+// for at that time: windows, cooldown and blast radius, which guard
+// against rules acting too often or too widely, do not hold it back.
 func (s *Situation) Admit(c *Candidate) Verdict {
 	rule := c.Trigger.Kind == TriggerRule
 	switch {
@@ -87,7 +89,7 @@ func (s *Situation) Admit(c *Candidate) Verdict {
 	case s.InFlight[c.Pod.UID]:
 		return Verdict{v1alpha1.OutcomeInFlight, "the pod has a recreation in flight"}
 	}
-	if msg := s.coolingDown(c); msg != "" {
+	if msg := s.coolingDown(c); rule && msg != "" {
 		return Verdict{v1alpha1.OutcomeCooldown, msg}
 	}
 	if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {

@@ -77,6 +77,7 @@ func TestGates(t *testing.T) {
 		{"in flight", func(s *Situation) { s.InFlight["a"] = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeInFlight},
 		{"cooldown: a second short", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30*time.Minute + time.Second) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
 		{"cooldown: just over", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30 * time.Minute) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"cooldown does not hold schedules", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"cooldown of another container", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "proxy"}] = now }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
 		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},

@@ -89,11 +89,19 @@ func InstallCRD(ctx context.Context, c client.Client) error {
 
 // Unregister removes what a manager registered by URL, and the CRDs.
 func Unregister(ctx context.Context, c client.Client) {
+	unregisterWebhooks(ctx, c)
+	for _, name := range []string{CRDName, PolicyCRDName} {
+		_ = c.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+}
+
+// unregisterWebhooks removes the webhook configurations a manager
+// registered by URL: with the manager gone they would refuse every request
+// they match.
+func unregisterWebhooks(ctx context.Context, c client.Client) {
 	for _, o := range []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-validating-webhook-configuration"}},
-		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: CRDName}},
-		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: PolicyCRDName}},
 	} {
 		_ = c.Delete(ctx, o)
 	}
@@ -159,6 +167,18 @@ func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
 	}
 	return s, nil
 }
+
+// Detach stops both processes and removes the webhook registrations but
+// keeps the CRDs and every object, for looking around afterwards.
+func (s *Stack) Detach(ctx context.Context) {
+	unregisterWebhooks(ctx, s.Client)
+	for _, p := range []*Process{s.Daemon, s.Healer} {
+		p.Stop()
+	}
+}
+
+// LogDir is where the processes write their logs.
+func (s *Stack) LogDir() string { return s.logDir }
 
 // Stop removes the registrations, stops both processes and returns the end
 // of their logs.

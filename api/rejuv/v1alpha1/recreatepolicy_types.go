@@ -202,7 +202,7 @@ const (
 // Limits bound the policy's recreations.
 type Limits struct {
 	// Cooldown is the least time between two recreations of one container
-	// by this policy.
+	// by this policy's rules (a scheduled run is not held back by it).
 	// +optional
 	// +kubebuilder:default="30m"
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`

@@ -13,6 +13,7 @@ type options struct {
 	live          bool
 	ignoreSigterm bool
 	startupDelay  time.Duration
+	unreadyAfter  time.Duration
 	growRate      int64
 	growLimit     int64
 	exitAfter     time.Duration
@@ -33,6 +34,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.startupDelay, "startup-delay", 0, "wait this long before listening")
 	fs.Var(quantityValue{&o.growRate}, "grow-rate", "memory to allocate and hold per second, a quantity such as 1Mi")
 	fs.Var(quantityValue{&o.growLimit}, "grow-limit", "stop growing once this much memory is held; 0 means no limit")
+	fs.DurationVar(&o.unreadyAfter, "unready-after", 0, "stop answering /readyz with 200 this long after starting, as a wedged app would; 0 means never")
 	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit this long after starting; 0 means never")
 	fs.IntVar(&o.exitCode, "exit-code", 0, "exit code for --exit-after")
 	fs.StringVar(&o.controlFile, "control-file", "", "file of key=value controls, re-applied whenever it changes; empty means none")

@@ -63,6 +63,12 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 		f := &controlFile{path: o.controlFile, log: log, apply: func(c controls) { a.apply(c, "control file") }}
 		go f.run(ctx, controlFilePoll)
 	}
+	var unreadyAfter <-chan time.Time
+	if o.unreadyAfter > 0 {
+		t := time.NewTimer(o.unreadyAfter)
+		defer t.Stop()
+		unreadyAfter = t.C
+	}
 	var exitAfter <-chan time.Time
 	if o.exitAfter > 0 {
 		t := time.NewTimer(o.exitAfter)
@@ -81,6 +87,8 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 			}
 		case code := <-a.exits:
 			return code
+		case <-unreadyAfter:
+			a.apply(controls{ready: new(false)}, "--unready-after")
 		case <-exitAfter:
 			log.Info("exiting after --exit-after", "after", o.exitAfter.String(), "code", o.exitCode)
 			return o.exitCode

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,21 @@ func TestRunIgnoresSIGTERM(t *testing.T) {
 		t.Fatalf("exited with %d on SIGTERM while ignoring it", code)
 	case <-time.After(300 * time.Millisecond):
 	}
+	cancel()
+	<-done
+}
+
+// TestRunUnreadyAfter: --unready-after turns readiness off on its own, as
+// a wedged app would, and says so in the log.
+func TestRunUnreadyAfter(t *testing.T) {
+	var log syncBuffer
+	o := options{listen: "127.0.0.1:0", ready: true, live: true, unreadyAfter: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, o, slogTo(&log), make(chan os.Signal)) }()
+	eventually(t, "readiness turned off by --unready-after", func() bool {
+		return strings.Contains(log.String(), "--unready-after") && strings.Contains(log.String(), "ready")
+	})
 	cancel()
 	<-done
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+	"github.com/rejuv-dev/rejuv/test/images"
+)
+
+// namespace is where the samples live.
+const namespace = "rejuv-demo"
+
+func main() {
+	duration := flag.Duration("duration", 4*time.Minute, "how long to show what happens")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *duration); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, duration time.Duration) error {
+	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, about 8 minutes)")
+	cfg, err := harness.DefaultConfig()
+	if err != nil {
+		return err
+	}
+	cluster, err := harness.Up(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start the cluster: %w", err)
+	}
+	say("building the sample workload's image (testapp) into the cluster's containerd")
+	if err := cluster.BuildImage(ctx, images.TestApp); err != nil {
+		return err
+	}
+	say("building and starting Rejuv: the manager (webhooks, controllers) and the node daemon")
+	stack, err := deploy.Start(ctx, cluster)
+	if err != nil {
+		return fmt.Errorf("start Rejuv: %w", err)
+	}
+	defer func() {
+		stack.Detach(context.Background())
+		fmt.Println()
+		say("the manager and the daemon stopped with the demo; their logs are in " + stack.LogDir())
+		say("the cluster is still up, with the samples and what Rejuv did:")
+		fmt.Printf("\n  export KUBECONFIG=%s\n", cluster.Kubeconfig())
+		fmt.Printf("  kubectl -n %s get rp,crr,pods          # policies, requests, pods\n", namespace)
+		fmt.Printf("  kubectl -n %s get rp -o wide           # with the last decision's pod and reason\n", namespace)
+		fmt.Printf("  kubectl -n %s describe rp heal-frozen  # conditions, recent decisions, events\n", namespace)
+		fmt.Printf("  kubectl explain rp.spec.rules\n\n")
+		say("make demo again resumes; make down stops the cluster and undoes its changes to this machine")
+	}()
+	say("applying config/samples: " + sampleList())
+	if err := applySamples(ctx, stack.Client); err != nil {
+		return err
+	}
+	say(fmt.Sprintf("showing decisions and recreations for %s (Ctrl-C ends sooner):", duration))
+	fmt.Println()
+	f := newFeed(stack.Client)
+	return f.run(ctx, duration)
+}
+
+func say(msg string) {
+	fmt.Printf("%s  == %s\n", time.Now().Format("15:04:05"), msg)
+}
