@@ -57,7 +57,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint; "0" turns it off`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to clients authorized to get /metrics")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader among replicas; only it runs controllers (all serve webhooks)")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas; only it runs controllers (all serve webhooks)")
 	fs.StringVar(&o.WebhookHost, "webhook-host", "", "address the webhook server binds to (default all)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the webhook server")
 	fs.StringVar(&o.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the webhook server's tls.crt and tls.key")

@@ -63,7 +63,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.Namespace,
-		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+		// The manager exits once its context ends: handing the lease over
+		// then spares the next leader the lease's whole duration.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)

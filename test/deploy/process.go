@@ -61,7 +61,7 @@ func Launch(name string, args []string, logDir, readyURL string) (*Process, erro
 		return nil, err
 	}
 	p := &Process{Name: name, Log: filepath.Join(logDir, name+".log")}
-	if p.logFile, err = os.Create(p.Log); err != nil {
+	if p.logFile, err = os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, err
 	}
 	p.cmd = exec.Command(filepath.Join(bin, name), args...)

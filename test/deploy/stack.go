@@ -112,6 +112,9 @@ func unregisterWebhooks(ctx context.Context, c client.Client) {
 type Stack struct {
 	Client client.Client
 	Healer *Process
+	// healerArgs and healerReady start the manager again.
+	healerArgs  []string
+	healerReady string
 	Daemon *Process
 	// MetricsURL is the daemon's metrics endpoint (plain HTTP, loopback).
 	MetricsURL string
@@ -138,7 +141,7 @@ func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
 		}
 	}
 	webhook, healerProbe, daemonProbe, daemonMetrics := ports[0], ports[1], ports[2], ports[3]
-	s.Healer, err = Launch("healer", []string{
+	s.healerArgs = []string{
 		"--kubeconfig=" + cluster.Kubeconfig(),
 		"--namespace=default",
 		"--webhook-host=127.0.0.1",
@@ -148,7 +151,9 @@ func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
 		"--cert-secret=rejuv-test-webhook-certs",
 		"--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healerProbe),
-	}, s.logDir, loopbackURL(healerProbe, "/readyz"))
+	}
+	s.healerReady = loopbackURL(healerProbe, "/readyz")
+	s.Healer, err = Launch("healer", s.healerArgs, s.logDir, s.healerReady)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +180,17 @@ func (s *Stack) Detach(ctx context.Context) {
 	for _, p := range []*Process{s.Daemon, s.Healer} {
 		p.Stop()
 	}
+}
+
+// RestartHealer starts the manager again after it stopped or was killed;
+// its log goes on in the same file.
+func (s *Stack) RestartHealer() error {
+	p, err := Launch("healer", s.healerArgs, s.logDir, s.healerReady)
+	if err != nil {
+		return err
+	}
+	s.Healer = p
+	return nil
 }
 
 // LogDir is where the processes write their logs.

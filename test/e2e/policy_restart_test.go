@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// TestPolicyRunSurvivesManagerCrash: the manager is killed in the middle of
+// a rolling run and started again. The run finishes, no container is
+// recreated twice, the budget is never exceeded. Not parallel: it kills
+// the shared manager, which the parallel tests need.
+func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
+	stack := rejuvStack(t)
+	c := stack.Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pod := testappPod("api")
+	if err := c.Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(4)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "api"}}, Spec: pod.Spec},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := waitPods(t, c, ns, "app=api", 4)
+	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "crash"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+			Schedule: &v1alpha1.Schedule{Cron: "* * * * *"},
+			Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
+			Recreate: v1alpha1.RecreateTemplate{Strategy: &v1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 3}},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu             sync.Mutex
+		maxUnavailable int
+	)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			pods := &corev1.PodList{}
+			crrs := &v1beta1.ContainerRecreateRequestList{}
+			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "api"}) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+				continue
+			}
+			busy := map[string]bool{}
+			for _, crr := range crrs.Items {
+				if crr.Status.Phase != v1beta1.PhaseCompleted {
+					busy[crr.Spec.PodName] = true
+				}
+			}
+			n := 0
+			for i := range pods.Items {
+				if !podReady(true)(&pods.Items[i]) || busy[pods.Items[i].Name] {
+					n++
+				}
+			}
+			mu.Lock()
+			maxUnavailable = max(maxUnavailable, n)
+			mu.Unlock()
+		}
+	}()
+
+	// Kill the manager once the run has recreated its first pod.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		run := readPolicy(t, c, ns, "crash").Status.Run
+		if run != nil && run.Recreated >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not get going: %+v", run)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stack.Healer.Kill()
+	time.Sleep(2 * time.Second)
+	if err := stack.RestartHealer(); err != nil {
+		t.Fatalf("start the manager again: %v", err)
+	}
+
+	var run *v1alpha1.Run
+	deadline = time.Now().Add(3 * time.Minute)
+	for run == nil || run.State == v1alpha1.RunRunning {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish after the restart: %+v", run)
+		}
+		time.Sleep(500 * time.Millisecond)
+		run = readPolicy(t, c, ns, "crash").Status.Run
+	}
+	p := readPolicy(t, c, ns, "crash")
+	p.Spec.Suspend = true
+	if err := c.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if run.State != v1alpha1.RunCompleted || run.Recreated != 4 {
+		t.Fatalf("run %+v, want Completed with 4 pods recreated", run)
+	}
+	mu.Lock()
+	if maxUnavailable > 1 {
+		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
+	}
+	mu.Unlock()
+	perPod := map[string]int{}
+	for _, crr := range policyRequests(t, c, ns, "crash") {
+		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
+			perPod[crr.Spec.PodName]++
+		}
+	}
+	after := waitPods(t, c, ns, "app=api", 4)
+	for _, b := range before {
+		a := after[b.Name]
+		if a == nil || a.UID != b.UID {
+			t.Errorf("pod %s was replaced", b.Name)
+			continue
+		}
+		if perPod[b.Name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
+			t.Errorf("pod %s: %d requests, restartCount %d -> %d; want exactly one recreation", b.Name, perPod[b.Name], containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
+		}
+	}
+}
