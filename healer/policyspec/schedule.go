@@ -18,9 +18,68 @@ type Schedule struct {
 	StartingDeadline time.Duration
 }
 
-// Next is the first fire time after t, in the schedule's zone.
+// Next is the first fire time after t, in the schedule's zone, with
+// daylight-saving changes handled as cron does: a time the clocks skip
+// fires at the jump, a time they pass twice fires the first time only.
 func (s *Schedule) Next(t time.Time) time.Time {
-	return s.Cron.Next(t.In(s.Location))
+	t = t.In(s.Location)
+	next := s.Cron.Next(t)
+	if jump, ok := s.skipped(t, next); ok {
+		return jump
+	}
+	for repeated(next) {
+		next = s.Cron.Next(next)
+	}
+	return next
+}
+
+// skipped finds a clock change between t and next that skips wall times,
+// and reports the instant of the change when the schedule matches one of
+// the skipped minutes.
+func (s *Schedule) skipped(t, next time.Time) (time.Time, bool) {
+	_, before := t.Zone()
+	_, after := next.Zone()
+	if next.IsZero() || after <= before {
+		return time.Time{}, false
+	}
+	// The change: the last minute with the old offset, then the first
+	// with the new one.
+	lo, hi := t, next
+	for hi.Sub(lo) > time.Minute {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Minute)
+		if mid.Equal(lo) {
+			break
+		}
+		if _, off := mid.Zone(); off == before {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	change := hi.Truncate(time.Minute)
+	if _, off := change.Zone(); off == before {
+		change = change.Add(time.Minute)
+	}
+	// The skipped wall times, read in the old offset: change .. change+gap.
+	old := time.FixedZone("", before)
+	for m := change.In(old); m.Before(change.In(old).Add(time.Duration(after-before) * time.Second)); m = m.Add(time.Minute) {
+		if s.Cron.Next(m.Add(-time.Second)).Equal(m) && change.After(t) {
+			return change, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// repeated reports whether x is the second time its wall clock reading
+// occurs, after the clocks went back.
+func repeated(x time.Time) bool {
+	for _, d := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		y := x.Add(-d).In(x.Location())
+		if y.Year() == x.Year() && y.YearDay() == x.YearDay() && y.Hour() == x.Hour() && y.Minute() == x.Minute() {
+			return true
+		}
+	}
+	return false
 }
 
 // Window is a parsed time window: the minutes its cron expression matches.

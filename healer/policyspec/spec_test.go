@@ -157,3 +157,36 @@ func TestScheduleReadsTimeZone(t *testing.T) {
 		t.Errorf("winter: got %s, want %s", got.UTC(), want)
 	}
 }
+
+func TestScheduleFollowsDaylightSaving(t *testing.T) {
+	s, errs := parseSchedule(&v1alpha1.Schedule{Cron: "30 2 * * *", TimeZone: "Europe/Berlin"}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	cases := []struct {
+		name  string
+		after time.Time
+		want  time.Time
+	}{
+		// 2027-03-28: clocks jump from 02:00 to 03:00; 02:30 does not exist,
+		// the run fires at the jump (01:00 UTC), not the next day.
+		{"spring forward", time.Date(2027, 3, 27, 12, 0, 0, 0, time.UTC), time.Date(2027, 3, 28, 1, 0, 0, 0, time.UTC)},
+		{"day after spring forward", time.Date(2027, 3, 28, 1, 0, 0, 0, time.UTC), time.Date(2027, 3, 29, 0, 30, 0, 0, time.UTC)},
+		// 2027-10-31: clocks go back from 03:00 to 02:00; 02:30 happens twice
+		// (00:30 and 01:30 UTC), the run fires once.
+		{"fall back, first pass", time.Date(2027, 10, 30, 12, 0, 0, 0, time.UTC), time.Date(2027, 10, 31, 0, 30, 0, 0, time.UTC)},
+		{"fall back, no second fire", time.Date(2027, 10, 31, 0, 30, 0, 0, time.UTC), time.Date(2027, 11, 1, 1, 30, 0, 0, time.UTC)},
+	}
+	for _, tc := range cases {
+		if got := s.Next(tc.after); !got.Equal(tc.want) {
+			t.Errorf("%s: next after %s is %s, want %s", tc.name, tc.after, got.UTC(), tc.want)
+		}
+	}
+	hourly, _ := parseSchedule(&v1alpha1.Schedule{Cron: "15 * * * *", TimeZone: "Europe/Berlin"}, nil)
+	// An hourly schedule runs every hour of the day the clocks go back,
+	// the repeated hour once: 00:15 and then 02:15 UTC (02:15 CET is 01:15 UTC
+	// a second time and is skipped).
+	if got, want := hourly.Next(time.Date(2027, 10, 31, 0, 15, 0, 0, time.UTC)), time.Date(2027, 10, 31, 2, 15, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("hourly through the repeated hour: %s, want %s", got.UTC(), want)
+	}
+}

@@ -24,26 +24,26 @@ type tick struct {
 	next   time.Time
 }
 
-// maxTicks bounds the walk over fire times; the walk starts no earlier
-// than the starting deadline allows, so only a schedule firing more often
-// than every deadline/maxTicks reaches it.
+// maxTicks bounds each walk over fire times, for a schedule that fires
+// often after a long time without the manager.
 const maxTicks = 10_000
 
 // schedule works out the fire times between the last handled one (or the
-// policy's creation) and now.
+// policy's creation) and now: a fire time later than the starting deadline
+// allows is missed, the latest one within it is due.
 func schedule(s *policyspec.Schedule, since, now time.Time) tick {
 	t := tick{next: s.Next(now)}
 	earliest := now.Add(-s.StartingDeadline)
-	if since.Before(earliest) {
-		// Fire times before the deadline window are missed; the latest of
-		// them is what is reported.
-		for x, i := s.Next(since), 0; !x.After(earliest) && i < maxTicks; x, i = s.Next(x), i+1 {
-			t.missed = x
-		}
-		since = earliest
+	x := s.Next(since)
+	for i := 0; x.Before(earliest) && i < maxTicks; i++ {
+		t.missed, x = x, s.Next(x)
 	}
-	for x, i := s.Next(since), 0; !x.After(now) && i < maxTicks; x, i = s.Next(x), i+1 {
-		t.due = x
+	if x.Before(earliest) {
+		// Too many to walk: the ones left are missed too.
+		x = s.Next(earliest.Add(-time.Nanosecond))
+	}
+	for i := 0; !x.After(now) && i < maxTicks; i++ {
+		t.due, x = x, s.Next(x)
 	}
 	return t
 }

@@ -21,8 +21,9 @@ func main() {
 	duration := flag.Duration("duration", 4*time.Minute, "how long to show what happens")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *duration); err != nil {
+	err := run(ctx, *duration)
+	stop()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
 	}

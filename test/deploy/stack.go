@@ -115,7 +115,7 @@ type Stack struct {
 	// healerArgs and healerReady start the manager again.
 	healerArgs  []string
 	healerReady string
-	Daemon *Process
+	Daemon      *Process
 	// MetricsURL is the daemon's metrics endpoint (plain HTTP, loopback).
 	MetricsURL string
 	logDir     string
