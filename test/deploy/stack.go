@@ -118,6 +118,8 @@ type Stack struct {
 	Daemon      *Process
 	// MetricsURL is the daemon's metrics endpoint (plain HTTP, loopback).
 	MetricsURL string
+	// HealerMetricsURL is the manager's.
+	HealerMetricsURL string
 	logDir     string
 }
 
@@ -134,13 +136,13 @@ func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
 	if s.logDir, err = os.MkdirTemp("", "rejuv-stack-logs"); err != nil {
 		return nil, err
 	}
-	ports := make([]int, 4)
+	ports := make([]int, 5)
 	for i := range ports {
 		if ports[i], err = FreePort(); err != nil {
 			return nil, err
 		}
 	}
-	webhook, healerProbe, daemonProbe, daemonMetrics := ports[0], ports[1], ports[2], ports[3]
+	webhook, healerProbe, daemonProbe, daemonMetrics, healerMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
 	s.healerArgs = []string{
 		"--kubeconfig=" + cluster.Kubeconfig(),
 		"--namespace=default",
@@ -149,9 +151,11 @@ func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
 		fmt.Sprintf("--webhook-url=https://127.0.0.1:%d", webhook),
 		"--cert-dir=" + s.logDir + "/certs",
 		"--cert-secret=rejuv-test-webhook-certs",
-		"--metrics-bind-address=0",
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", healerMetrics),
+		"--metrics-secure=false",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healerProbe),
 	}
+	s.HealerMetricsURL = loopbackURL(healerMetrics, "/metrics")
 	s.healerReady = loopbackURL(healerProbe, "/readyz")
 	s.Healer, err = Launch("healer", s.healerArgs, s.logDir, s.healerReady)
 	if err != nil {
@@ -180,6 +184,38 @@ func (s *Stack) Detach(ctx context.Context) {
 	for _, p := range []*Process{s.Daemon, s.Healer} {
 		p.Stop()
 	}
+}
+
+// SecondHealer starts another manager beside the first, as a second
+// replica would run: its own ports and certificate directory, the same
+// webhook URL registered (the first one's) and the same lease.
+func (s *Stack) SecondHealer() (*Process, error) {
+	ports := make([]int, 2)
+	for i := range ports {
+		var err error
+		if ports[i], err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	args := make([]string, 0, len(s.healerArgs))
+	for _, a := range s.healerArgs {
+		switch {
+		case strings.HasPrefix(a, "--webhook-port="):
+			a = fmt.Sprintf("--webhook-port=%d", ports[0])
+		case strings.HasPrefix(a, "--health-probe-bind-address="):
+			a = fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])
+		case strings.HasPrefix(a, "--metrics-bind-address="):
+			a = "--metrics-bind-address=0"
+		case strings.HasPrefix(a, "--cert-dir="):
+			a += "-second"
+		}
+		args = append(args, a)
+	}
+	dir, err := os.MkdirTemp(s.logDir, "second")
+	if err != nil {
+		return nil, err
+	}
+	return Launch("healer", args, dir, loopbackURL(ports[1], "/readyz"))
 }
 
 // RestartHealer starts the manager again after it stopped or was killed;

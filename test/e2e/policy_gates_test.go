@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// onAnnotation recreates the containers of pods annotated
+// rejuv.test/recreate=yes.
+const onAnnotation = `package e2e
+import rego.v1
+recreate contains {"container": c.name, "reason": "asked by annotation"} if {
+	input.pod.metadata.annotations["rejuv.test/recreate"] == "yes"
+	some c in input.containers
+}
+`
+
+// labelledPods creates n testapp pods labelled app=name and waits for them.
+func labelledPods(t *testing.T, ns, name string, n int) []*corev1.Pod {
+	t.Helper()
+	var pods []*corev1.Pod
+	for i := range n {
+		p := testappPod(fmt.Sprintf("%s-%d", name, i))
+		p.Labels = map[string]string{"app": name}
+		pods = append(pods, createPod(t, ns, p))
+	}
+	return pods
+}
+
+func annotatePod(t *testing.T, c client.Client, pod *corev1.Pod) {
+	t.Helper()
+	cur := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pod), cur); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Annotations = map[string]string{"rejuv.test/recreate": "yes"}
+	if err := c.Patch(context.Background(), cur, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func annotationPolicy(ns, name, app string, change func(*v1alpha1.RecreatePolicySpec)) *v1alpha1.RecreatePolicy {
+	p := &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector:           metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Rules:              []v1alpha1.Rule{{Name: "asked", Rego: onAnnotation}},
+			EvaluationInterval: &metav1.Duration{Duration: time.Second},
+			Rollout:            v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("100%"))},
+			Limits:             v1alpha1.Limits{MaxMatchingPercent: new(int32(100))},
+		},
+	}
+	if change != nil {
+		change(&p.Spec)
+	}
+	return p
+}
+
+// waitDecision waits for a decision of the policy that cond accepts.
+func waitDecision(t *testing.T, c client.Client, ns, name string, cond func(v1alpha1.Decision) bool) v1alpha1.Decision {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		p := readPolicy(t, c, ns, name)
+		for _, d := range p.Status.RecentDecisions {
+			if cond(d) {
+				return d
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no such decision of %s/%s; decisions %+v", ns, name, p.Status.RecentDecisions)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestPolicyInlineRuleOnAnnotation: a custom Rego rule triggers when an
+// annotation changes, for that pod only.
+func TestPolicyInlineRuleOnAnnotation(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ns := newNamespace(t)
+	pods := labelledPods(t, ns, "inline", 2)
+	if err := c.Create(context.Background(), annotationPolicy(ns, "inline", "inline", nil)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if n := len(policyRequests(t, c, ns, "inline")); n != 0 {
+		t.Fatalf("%d requests before the annotation", n)
+	}
+	annotatePod(t, c, pods[1])
+	waitPod(t, ns, pods[1].Name, "recreated and Ready", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
+	})
+	crrs := policyRequests(t, c, ns, "inline")
+	if len(crrs) != 1 || crrs[0].Spec.PodName != pods[1].Name || crrs[0].Labels["rejuv.dev/trigger"] != "rule.asked" {
+		t.Fatalf("requests %+v, want one for %s by rule asked", crrs, pods[1].Name)
+	}
+	other := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pods[0]), other); err != nil {
+		t.Fatal(err)
+	}
+	if n := containerStatus(other, "app").RestartCount; n != 0 {
+		t.Errorf("the pod without the annotation restarted %d times", n)
+	}
+}
+
+// TestPolicyDryRun: decisions show in status, events and metrics; nothing
+// is recreated.
+func TestPolicyDryRun(t *testing.T) {
+	t.Parallel()
+	stack := rejuvStack(t)
+	c := stack.Client
+	ns := newNamespace(t)
+	pods := labelledPods(t, ns, "dry", 1)
+	if err := c.Create(context.Background(), annotationPolicy(ns, "dry", "dry", func(s *v1alpha1.RecreatePolicySpec) { s.DryRun = true })); err != nil {
+		t.Fatal(err)
+	}
+	annotatePod(t, c, pods[0])
+	waitDecision(t, c, ns, "dry", func(d v1alpha1.Decision) bool { return d.Outcome == v1alpha1.OutcomeDryRun && d.Pod == pods[0].Name })
+	time.Sleep(2 * time.Second)
+	if n := len(policyRequests(t, c, ns, "dry")); n != 0 {
+		t.Errorf("%d requests in dry run", n)
+	}
+	events := &eventsv1.EventList{}
+	if err := c.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range events.Items {
+		if e.Reason == "DryRun" && e.Regarding.Kind == "RecreatePolicy" && strings.Contains(e.Note, pods[0].Name) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no DryRun event on the policy among %d events", len(events.Items))
+	}
+	metrics := get(t, stack.HealerMetricsURL)
+	want := fmt.Sprintf(`rejuv_policy_decisions_total{namespace="%s",outcome="DryRun",policy="dry",trigger="rule"}`, ns)
+	if !strings.Contains(metrics, want) {
+		t.Errorf("the manager's metrics lack %s:\n%s", want, grepLines(metrics, "rejuv_policy_decisions_total"))
+	}
+	pod := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pods[0]), pod); err != nil {
+		t.Fatal(err)
+	}
+	if n := containerStatus(pod, "app").RestartCount; n != 0 {
+		t.Errorf("the pod restarted %d times in dry run", n)
+	}
+}
+
+// TestPolicyLimitsHoldBack: cooldown, maxPerHour and maxMatchingPercent
+// each hold a recreation back, saying why.
+func TestPolicyLimitsHoldBack(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	cases := []struct {
+		name     string
+		pods     int
+		annotate int
+		change   func(*v1alpha1.RecreatePolicySpec)
+		outcome  v1alpha1.DecisionOutcome
+		message  string
+		created  int
+	}{
+		{"cooldown", 1, 1, func(s *v1alpha1.RecreatePolicySpec) { s.Limits.Cooldown = &metav1.Duration{Duration: time.Hour} }, v1alpha1.OutcomeCooldown, "limits.cooldown is 1h0m0s", 1},
+		{"max-per-hour", 2, 2, func(s *v1alpha1.RecreatePolicySpec) { s.Limits.MaxPerHour = new(int32(1)) }, v1alpha1.OutcomeRateLimited, "limits.maxPerHour is 1", 1},
+		{"max-matching-percent", 2, 2, func(s *v1alpha1.RecreatePolicySpec) { s.Limits.MaxMatchingPercent = new(int32(50)) }, v1alpha1.OutcomeHalted, "over limits.maxMatchingPercent 50%", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := newNamespace(t)
+			pods := labelledPods(t, ns, tc.name, tc.pods)
+			// Annotated first, so the policy's first evaluation sees every
+			// match at once.
+			for _, p := range pods[:tc.annotate] {
+				annotatePod(t, c, p)
+			}
+			if err := c.Create(context.Background(), annotationPolicy(ns, tc.name, tc.name, tc.change)); err != nil {
+				t.Fatal(err)
+			}
+			d := waitDecision(t, c, ns, tc.name, func(d v1alpha1.Decision) bool { return d.Outcome == tc.outcome })
+			if !strings.Contains(d.Message, tc.message) {
+				t.Errorf("decision %+v, want a message with %q", d, tc.message)
+			}
+			time.Sleep(3 * time.Second)
+			if n := len(policyRequests(t, c, ns, tc.name)); n != tc.created {
+				t.Errorf("%d requests, want %d", n, tc.created)
+			}
+		})
+	}
+}
+
+// TestPolicyRespectsDisruptionBudget: a PodDisruptionBudget that allows no
+// disruption holds the recreation back until it allows one.
+func TestPolicyRespectsDisruptionBudget(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pods := labelledPods(t, ns, "budget", 2)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "budget"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(2)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}}},
+	}
+	if err := c.Create(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, annotationPolicy(ns, "budget", "budget", nil)); err != nil {
+		t.Fatal(err)
+	}
+	annotatePod(t, c, pods[0])
+	waitDecision(t, c, ns, "budget", func(d v1alpha1.Decision) bool { return d.Outcome == v1alpha1.OutcomeDisruptionBudget })
+	if n := len(policyRequests(t, c, ns, "budget")); n != 0 {
+		t.Fatalf("%d requests while the budget allows no disruption", n)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pdb), pdb); err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MinAvailable = new(intstr.FromInt32(1))
+	if err := c.Update(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, pods[0].Name, "recreated once the budget allows it", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
+	})
+}
+
+// TestPolicyEndlessRuleReported: a rule that never ends is stopped by the
+// deadline and reported, while another policy keeps working.
+func TestPolicyEndlessRuleReported(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pods := labelledPods(t, ns, "loop", 1)
+	endless := annotationPolicy(ns, "endless", "loop", func(s *v1alpha1.RecreatePolicySpec) {
+		s.Rules = []v1alpha1.Rule{{Name: "spin", Rego: "package spin\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount([x | some x in numbers.range(1, 100000000); x < 0]) > 0\n}\n"}}
+		s.EvaluationInterval = &metav1.Duration{Duration: 5 * time.Second}
+	})
+	if err := c.Create(ctx, endless); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, annotationPolicy(ns, "working", "loop", nil)); err != nil {
+		t.Fatal(err)
+	}
+	annotatePod(t, c, pods[0])
+	waitPod(t, ns, pods[0].Name, "recreated by the working policy", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		p := readPolicy(t, c, ns, "endless")
+		ready := findCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+		if ready != nil && ready.Reason == v1alpha1.ReasonEvaluationFailed && strings.Contains(ready.Message, "rule spin failed") && strings.Contains(ready.Message, "deadline") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the endless rule is not reported: %+v", ready)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func findCondition(conds []metav1.Condition, kind string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == kind {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// TestPolicyOnlyLeaderActs: with a second manager running, the first keeps
+// the lease and acts; the second serves webhooks but runs no controller.
+func TestPolicyOnlyLeaderActs(t *testing.T) {
+	t.Parallel()
+	stack := rejuvStack(t)
+	second, err := stack.SecondHealer()
+	if err != nil {
+		t.Fatalf("start a second manager: %v", err)
+	}
+	defer second.Stop()
+	c := stack.Client
+	ns := newNamespace(t)
+	pods := labelledPods(t, ns, "leader", 1)
+	if err := c.Create(context.Background(), annotationPolicy(ns, "leader", "leader", nil)); err != nil {
+		t.Fatal(err)
+	}
+	annotatePod(t, c, pods[0])
+	waitPod(t, ns, pods[0].Name, "recreated by the leader", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
+	})
+	log := second.Tail(400)
+	lower := strings.ToLower(log)
+	if !strings.Contains(lower, "attempting to acquire leader lease") {
+		t.Errorf("the second manager does not wait for the lease:\n%s", deploy.TailLines(log, 20))
+	}
+	if strings.Contains(lower, "starting workers") || strings.Contains(lower, "successfully acquired lease") {
+		t.Errorf("the second manager runs controllers beside the leader:\n%s", deploy.TailLines(log, 20))
+	}
+	if n := len(policyRequests(t, c, ns, "leader")); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
