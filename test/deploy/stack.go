@@ -120,7 +120,7 @@ type Stack struct {
 	MetricsURL string
 	// HealerMetricsURL is the manager's.
 	HealerMetricsURL string
-	logDir     string
+	logDir           string
 }
 
 // Start installs the CRD and starts the manager and the daemon.
