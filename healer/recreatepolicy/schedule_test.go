@@ -1,12 +1,16 @@
 package recreatepolicy
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -122,5 +126,46 @@ func TestMissedRunIsSkipped(t *testing.T) {
 	}
 	if status.Run != nil {
 		t.Errorf("a run was recorded: %+v", status.Run)
+	}
+}
+
+// TestFailedRequestHaltsTheRun: a request of a run that fails halts the
+// run and the policy says so; nothing more is started for that run.
+func TestFailedRequestHaltsTheRun(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	createPods(t, ns, "db", 3, c.clock.Now().Add(-time.Hour))
+	p := createPolicy(t, ns, "halting", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		Schedule: &v1alpha1.Schedule{Cron: "*/5 * * * *"},
+		Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
+	})
+	c.clock.SetTime(c.clock.Now().Truncate(5 * time.Minute).Add(5*time.Minute + time.Second))
+	c.reconcile(t, p)
+	crrs := requestsOf(t, p)
+	if len(crrs) != 1 {
+		t.Fatalf("%d requests in the first batch, want 1", len(crrs))
+	}
+	crr := &crrs[0]
+	crr.Status.Phase = appsv1beta1.PhaseCompleted
+	crr.Status.Result = appsv1beta1.ResultFailed
+	crr.Status.Message = "container app: not running 60s after its restart"
+	if err := admin.Status().Update(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Step(10 * time.Second)
+	c.reconcile(t, p)
+	c.clock.Step(10 * time.Second)
+	c.reconcile(t, p)
+	status := getPolicy(t, p).Status
+	if status.Run == nil || status.Run.State != v1alpha1.RunHalted || !strings.Contains(status.Run.Message, "not running 60s after its restart") {
+		t.Errorf("run %+v, want Halted with the request's message", status.Run)
+	}
+	if c := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionHalted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonRunFailed {
+		t.Errorf("Halted condition %+v, want True RunFailed", c)
+	}
+	if n := len(requestsOf(t, p)); n != 1 {
+		t.Errorf("%d requests after the failure, want still 1", n)
 	}
 }
