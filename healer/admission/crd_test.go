@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -118,30 +120,7 @@ func TestShortNameIsDiscoverable(t *testing.T) {
 // kubectl explain prints.
 func TestExplainShowsDocumentedStrategy(t *testing.T) {
 	needsAPIServer(t)
-	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := dc.OpenAPIV3().Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gv, ok := paths["apis/apps.kruise.io/v1beta1"]
-	if !ok {
-		t.Fatal("no OpenAPI v3 document for apps.kruise.io/v1beta1")
-	}
-	raw, err := gv.Schema("application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]json.RawMessage `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	schema := publishedSchema(t, "apps.kruise.io/v1beta1", "io.kruise.apps.v1beta1.ContainerRecreateRequest")
 	var crr struct {
 		Properties struct {
 			Spec struct {
@@ -156,7 +135,7 @@ func TestExplainShowsDocumentedStrategy(t *testing.T) {
 			} `json:"spec"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(doc.Components.Schemas["io.kruise.apps.v1beta1.ContainerRecreateRequest"], &crr); err != nil {
+	if err := json.Unmarshal(schema, &crr); err != nil {
 		t.Fatal(err)
 	}
 	strategy := crr.Properties.Spec.Properties.Strategy
@@ -168,4 +147,48 @@ func TestExplainShowsDocumentedStrategy(t *testing.T) {
 			t.Errorf("spec.strategy.%s missing or undocumented in the published schema", f)
 		}
 	}
+}
+
+// publishedSchema returns a type's schema from the OpenAPI v3 document the
+// API server publishes for group/version: what kubectl explain prints.
+func publishedSchema(t *testing.T, groupVersion, name string) json.RawMessage {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The API server publishes a CRD's document a moment after the CRD is
+	// established.
+	var gv openapi.GroupVersion
+	deadline := time.Now().Add(20 * time.Second)
+	for gv == nil {
+		paths, err := dc.OpenAPIV3().Paths()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gv = paths["apis/"+groupVersion]
+		if gv == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("no OpenAPI v3 document for %s", groupVersion)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	raw, err := gv.Schema("application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, ok := doc.Components.Schemas[name]
+	if !ok {
+		t.Fatalf("the OpenAPI document of %s has no %s", groupVersion, name)
+	}
+	return schema
 }

@@ -244,32 +244,8 @@ func TestPolicyTableAndShortName(t *testing.T) {
 // prints.
 func TestPolicyExplain(t *testing.T) {
 	needsAPIServer(t)
-	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := dc.OpenAPIV3().Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gv, ok := paths["apis/rejuv.dev/v1alpha1"]
-	if !ok {
-		t.Fatal("no OpenAPI v3 document for rejuv.dev/v1alpha1")
-	}
-	raw, err := gv.Schema("application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]json.RawMessage `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
 	var schema node
-	if err := json.Unmarshal(doc.Components.Schemas["dev.rejuv.v1alpha1.RecreatePolicy"], &schema); err != nil {
+	if err := json.Unmarshal(publishedSchema(t, "rejuv.dev/v1alpha1", "dev.rejuv.v1alpha1.RecreatePolicy"), &schema); err != nil {
 		t.Fatal(err)
 	}
 	spec := schema.Properties["spec"]

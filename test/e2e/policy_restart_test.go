@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -49,41 +47,8 @@ func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var (
-		mu             sync.Mutex
-		maxUnavailable int
-	)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			pods := &corev1.PodList{}
-			crrs := &v1beta1.ContainerRecreateRequestList{}
-			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "api"}) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
-				continue
-			}
-			busy := map[string]bool{}
-			for _, crr := range crrs.Items {
-				if crr.Status.Phase != v1beta1.PhaseCompleted {
-					busy[crr.Spec.PodName] = true
-				}
-			}
-			n := 0
-			for i := range pods.Items {
-				if !podReady(true)(&pods.Items[i]) || busy[pods.Items[i].Name] {
-					n++
-				}
-			}
-			mu.Lock()
-			maxUnavailable = max(maxUnavailable, n)
-			mu.Unlock()
-		}
-	}()
+	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
+	defer stopWatch()
 
 	// Kill the manager once the run has recreated its first pod.
 	deadline := time.Now().Add(2 * time.Minute)
@@ -120,11 +85,9 @@ func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
 	if run.State != v1alpha1.RunCompleted || run.Recreated != 4 {
 		t.Fatalf("run %+v, want Completed with 4 pods recreated", run)
 	}
-	mu.Lock()
-	if maxUnavailable > 1 {
+	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
 	}
-	mu.Unlock()
 	perPod := map[string]int{}
 	for _, crr := range policyRequests(t, c, ns, "crash") {
 		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {

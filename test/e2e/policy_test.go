@@ -87,51 +87,18 @@ func TestPolicyRollingRestart(t *testing.T) {
 	}
 
 	// Sample availability until the run completes.
-	var (
-		mu             sync.Mutex
-		maxUnavailable int
-	)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			pods := &corev1.PodList{}
-			crrs := &v1beta1.ContainerRecreateRequestList{}
-			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "web"}) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
-				continue
-			}
-			busy := map[string]bool{}
-			for _, crr := range crrs.Items {
-				if crr.Status.Phase != v1beta1.PhaseCompleted {
-					busy[crr.Spec.PodName] = true
-				}
-			}
-			n := 0
-			for _, p := range pods.Items {
-				if !podReady(true)(&p) || busy[p.Name] {
-					n++
-				}
-			}
-			mu.Lock()
-			maxUnavailable = max(maxUnavailable, n)
-			mu.Unlock()
-		}
-	}()
+	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "web"})
+	defer stopWatch()
 	var run *v1alpha1.Run
 	deadline = time.Now().Add(3 * time.Minute)
 	for run == nil || run.State == v1alpha1.RunRunning {
 		if time.Now().After(deadline) {
-			close(done)
 			t.Fatalf("the run did not complete: %+v", run)
 		}
 		time.Sleep(500 * time.Millisecond)
 		run = readPolicy(t, c, ns, "rolling").Status.Run
 	}
-	close(done)
+	maxUnavailable := stopWatch()
 	// No second run: suspend the policy.
 	p := readPolicy(t, c, ns, "rolling")
 	p.Spec.Suspend = true
@@ -141,11 +108,9 @@ func TestPolicyRollingRestart(t *testing.T) {
 	if run.State != v1alpha1.RunCompleted || run.Pods != 6 {
 		t.Fatalf("run %+v, want Completed over 6 pods", run)
 	}
-	mu.Lock()
 	if maxUnavailable > 2 {
 		t.Errorf("%d pods were unavailable at once, maxUnavailable is 2", maxUnavailable)
 	}
-	mu.Unlock()
 	perPod := map[string]int{}
 	for _, crr := range policyRequests(t, c, ns, "rolling") {
 		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
@@ -162,6 +127,54 @@ func TestPolicyRollingRestart(t *testing.T) {
 		if perPod[b.Name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
 			t.Errorf("pod %s: %d requests in the run, restartCount %d -> %d; want 1 and +1", b.Name, perPod[b.Name], containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
 		}
+	}
+}
+
+// watchUnavailable samples, every 200 ms until stop is called, how many of
+// the pods matching labels are not Ready or have a request in flight, and
+// stop returns the most seen at once.
+func watchUnavailable(c client.Client, ns string, labels map[string]string) (stop func() int) {
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		most int
+	)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			pods := &corev1.PodList{}
+			crrs := &v1beta1.ContainerRecreateRequestList{}
+			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+				continue
+			}
+			busy := map[string]bool{}
+			for _, crr := range crrs.Items {
+				if crr.Status.Phase != v1beta1.PhaseCompleted {
+					busy[crr.Spec.PodName] = true
+				}
+			}
+			n := 0
+			for i := range pods.Items {
+				if !podReady(true)(&pods.Items[i]) || busy[pods.Items[i].Name] {
+					n++
+				}
+			}
+			mu.Lock()
+			most = max(most, n)
+			mu.Unlock()
+		}
+	}()
+	var once sync.Once
+	return func() int {
+		once.Do(func() { close(done) })
+		mu.Lock()
+		defer mu.Unlock()
+		return most
 	}
 }
 
