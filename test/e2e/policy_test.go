@@ -70,6 +70,31 @@ func TestPolicyRollingRestart(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Beside it, a policy whose next run depends on its time zone (and
+	// that selects no pod): 09:00 in Kolkata is 03:30 UTC.
+	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kolkata"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}},
+			Schedule: &v1alpha1.Schedule{Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := time.Now().In(kolkata)
+	nine := time.Date(local.Year(), local.Month(), local.Day(), 9, 0, 0, 0, kolkata)
+	if !nine.After(time.Now()) {
+		nine = nine.AddDate(0, 0, 1)
+	}
+	waitFor(t, "nextScheduleTime of the Kolkata policy", func() bool {
+		next := readPolicy(t, c, ns, "kolkata").Status.NextScheduleTime
+		return next != nil && next.Time.Equal(nine)
+	})
+
 	next := time.Now().Truncate(time.Minute).Add(time.Minute)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -175,6 +200,18 @@ func watchUnavailable(c client.Client, ns string, labels map[string]string) (sto
 		mu.Lock()
 		defer mu.Unlock()
 		return most
+	}
+}
+
+// waitFor polls cond for up to 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
