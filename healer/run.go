@@ -86,7 +86,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	recreatepolicy.RegisterMetrics()
 	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, Log: log.WithName("rego")})
-	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Engine: engine, Recorder: mgr.GetEventRecorder("rejuv-healer")}
+	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Recorder: mgr.GetEventRecorder("rejuv-healer")}
 	if err := policies.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
 	}

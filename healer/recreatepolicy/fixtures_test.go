@@ -41,7 +41,7 @@ func newController(t *testing.T, deadline time.Duration) *controller {
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	rec := events.NewFakeRecorder(1000)
 	return &controller{
-		Reconciler: &Reconciler{Client: admin, Clock: clk, Recorder: rec,
+		Reconciler: &Reconciler{Client: admin, Reader: admin, Clock: clk, Recorder: rec,
 			Engine: policy.NewEngine(policy.Options{Clock: clk.Now, Deadline: deadline})},
 		clock: clk, recorder: rec,
 	}

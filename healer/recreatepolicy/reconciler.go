@@ -26,7 +26,10 @@ import (
 
 // Reconciler is the policy controller.
 type Reconciler struct {
-	Client   client.Client
+	Client client.Client
+	// Reader reads from the API server rather than the cache, to retry a
+	// status write that was made from a stale copy.
+	Reader   client.Reader
 	Engine   *policy.Engine
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
@@ -119,8 +122,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	r.finishStatus(p, facts, situation, len(pods), evalFailures)
+	decided := d.decisions
 	d.flush(p)
-	if err := r.writeStatus(ctx, original, p); err != nil {
+	if err := r.writeStatus(ctx, original, p); apierrors.IsConflict(err) {
+		// Our previous write is newer than the cached copy this status was
+		// computed from: write it again on top of that write, keeping its
+		// decisions below ours.
+		latest := &v1alpha1.RecreatePolicy{}
+		if err := r.Reader.Get(ctx, req.NamespacedName, latest); err != nil {
+			return ctrl.Result{}, fmt.Errorf("read RecreatePolicy %s again: %w", req, err)
+		}
+		retry := latest.DeepCopy()
+		retry.Status = p.Status
+		retry.Status.RecentDecisions = latest.Status.RecentDecisions
+		d.decisions = decided
+		d.flush(retry)
+		if err := r.writeStatus(ctx, latest, retry); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	log.V(1).Info("policy reconciled", "selected", len(pods), "requeueAfter", requeue)
@@ -317,11 +337,17 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	forgetMetrics(key.Namespace, key.Name)
 }
 
-// writeStatus patches the status once, against the object as read.
+// writeStatus patches the status once, against the object as read. The
+// patch carries the resourceVersion read, so a status computed from a stale
+// copy (the cache behind the previous reconcile's write) is refused rather
+// than overwriting that write's decisions and run.
 func (r *Reconciler) writeStatus(ctx context.Context, original, p *v1alpha1.RecreatePolicy) error {
-	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(original)); err != nil {
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
+		}
+		if apierrors.IsConflict(err) {
+			return err
 		}
 		return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 	}
