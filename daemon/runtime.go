@@ -13,6 +13,7 @@ import (
 )
 
 // runtimeRetry is how often the daemon looks for a runtime while it has none.
+// It is also how often a found runtime is checked.
 const runtimeRetry = 5 * time.Second
 
 // Runtime finds the container runtime and keeps knowing whether it answers.
@@ -45,8 +46,14 @@ func (r *Runtime) Start(ctx context.Context) error {
 				log.Info("using container runtime", "runtime", c.Name(), "version", c.Version(), "socket", c.Socket)
 			}
 		} else if err := c.Check(ctx); err != nil {
+			if r.Err() == nil {
+				log.Error(err, "container runtime not answering; the daemon is not ready until it does", "socket", c.Socket)
+			}
 			r.set(c, err)
 		} else {
+			if r.Err() != nil {
+				log.Info("container runtime answers again", "runtime", c.Name(), "version", c.Version(), "socket", c.Socket)
+			}
 			r.set(c, nil)
 		}
 		select {
@@ -77,6 +84,13 @@ func (r *Runtime) Client() *cri.Client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.client
+}
+
+// Err is the last check's error, nil when the runtime answered.
+func (r *Runtime) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // ReadyCheck is the readiness check: the runtime was found and answered at
