@@ -172,3 +172,33 @@ func TestRequest(t *testing.T) {
 		t.Errorf("scheduled request: labels %v annotations %v", got.Labels, got.Annotations)
 	}
 }
+
+// TestRequestOutlivesTheLimits: a request is kept at least as long as the
+// policy's rate and cooldown look back, since they count from requests.
+func TestRequestOutlivesTheLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ttl    *int32
+		limits v1alpha1.Limits
+		want   *int32
+	}{
+		{"no limits", new(int32(60)), v1alpha1.Limits{}, new(int32(60))},
+		{"maxPerHour", new(int32(60)), v1alpha1.Limits{MaxPerHour: new(int32(3))}, new(int32(3600))},
+		{"cooldown", new(int32(60)), v1alpha1.Limits{Cooldown: &metav1.Duration{Duration: 2 * time.Hour}}, new(int32(7200))},
+		{"long enough", new(int32(86400)), v1alpha1.Limits{MaxPerHour: new(int32(3))}, new(int32(86400))},
+		{"kept for ever", nil, v1alpha1.Limits{MaxPerHour: new(int32(3))}, nil},
+	} {
+		policy := &v1alpha1.RecreatePolicy{Spec: v1alpha1.RecreatePolicySpec{Limits: tc.limits, Recreate: v1alpha1.RecreateTemplate{TTLSecondsAfterFinished: tc.ttl}}}
+		got := Request(policy, ruleCandidate(pod("a", true))).Spec.TTLSecondsAfterFinished
+		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%s: ttl %v, want %v", tc.name, deref(got), deref(tc.want))
+		}
+	}
+}
+
+func deref(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

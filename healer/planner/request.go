@@ -3,6 +3,7 @@ package planner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 		Spec: appsv1beta1.ContainerRecreateRequestSpec{
 			PodName:                 c.Pod.Name,
 			ActiveDeadlineSeconds:   tpl.ActiveDeadlineSeconds,
-			TTLSecondsAfterFinished: tpl.TTLSecondsAfterFinished,
+			TTLSecondsAfterFinished: keepFor(policy),
 		},
 	}
 	if c.Trigger.Kind == TriggerSchedule {
@@ -105,4 +106,24 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 		crr.Spec.Containers = append(crr.Spec.Containers, appsv1beta1.ContainerRecreateRequestContainer{Name: name})
 	}
 	return crr
+}
+
+// keepFor is how long a finished request is kept: the template's TTL, but
+// no less than the policy's limits look back (an hour for maxPerHour, the
+// cooldown), because the policy counts its past recreations from its
+// requests.
+func keepFor(policy *v1alpha1.RecreatePolicy) *int32 {
+	ttl := policy.Spec.Recreate.TTLSecondsAfterFinished
+	limits := policy.Spec.Limits
+	var floor int32
+	if limits.MaxPerHour != nil {
+		floor = 3600
+	}
+	if limits.Cooldown != nil {
+		floor = max(floor, int32(min(limits.Cooldown.Seconds(), math.MaxInt32)))
+	}
+	if ttl == nil || *ttl >= floor {
+		return ttl
+	}
+	return &floor
 }

@@ -156,7 +156,8 @@ type RecreateTemplate struct {
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// TTLSecondsAfterFinished deletes a finished request this long after it
-	// completed.
+	// completed; requests are kept at least as long as limits.maxPerHour
+	// (an hour) and limits.cooldown look back, which count from them.
 	// +optional
 	// +kubebuilder:default=3600
 	// +kubebuilder:validation:Minimum=0
