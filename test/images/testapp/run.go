@@ -44,6 +44,13 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var ctl *controlFile
+	if o.controlFile != "" {
+		// Read before serving, so that no probe sees the flags' state when
+		// the file says otherwise.
+		ctl = &controlFile{path: o.controlFile, log: log, apply: func(c controls) { a.apply(c, "control file") }}
+		ctl.poll()
+	}
 	a.startedAt = time.Now()
 	srv := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -59,9 +66,8 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 		}
 	}()
 	go (&grower{state: a.state, ballast: a.ballast}).run(ctx)
-	if o.controlFile != "" {
-		f := &controlFile{path: o.controlFile, log: log, apply: func(c controls) { a.apply(c, "control file") }}
-		go f.run(ctx, controlFilePoll)
+	if ctl != nil {
+		go ctl.run(ctx, controlFilePoll)
 	}
 	var unreadyAfter <-chan time.Time
 	if o.unreadyAfter > 0 {
