@@ -22,6 +22,7 @@ type Spec struct {
 	EvaluationInterval time.Duration
 	MaxUnavailable     Budget
 	Cooldown           time.Duration
+	MaxMatchingPercent int32
 }
 
 // Defaults used when the stored object lacks them (the CRD sets them; an
@@ -29,6 +30,7 @@ type Spec struct {
 const (
 	DefaultEvaluationInterval = 30 * time.Second
 	DefaultCooldown           = 30 * time.Minute
+	DefaultMaxMatchingPercent = 50
 	minEvaluationInterval     = time.Second
 )
 
@@ -38,7 +40,7 @@ const (
 func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 	root := field.NewPath("spec")
 	var errs field.ErrorList
-	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown}
+	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown, MaxMatchingPercent: DefaultMaxMatchingPercent}
 
 	selPath := root.Child("selector")
 	if e := metav1validation.ValidateLabelSelector(&spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath); len(e) > 0 {
@@ -83,6 +85,9 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 			errs = append(errs, field.Invalid(root.Child("limits", "cooldown"), d.Duration.String(), "must not be negative"))
 		}
 		out.Cooldown = d.Duration
+	}
+	if m := spec.Limits.MaxMatchingPercent; m != nil {
+		out.MaxMatchingPercent = *m
 	}
 	if len(errs) > 0 {
 		return nil, errs

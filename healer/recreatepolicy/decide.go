@@ -24,10 +24,6 @@ type decider struct {
 	decisions []v1alpha1.Decision
 }
 
-func (d *decider) start(r *Reconciler, p *v1alpha1.RecreatePolicy, now time.Time) {
-	d.r, d.p, d.now = r, p, now
-}
-
 // decide takes one candidate through the gates and, if it gets through,
 // creates its request. A request that exists already (a retry, a restarted
 // manager) is not created again.
@@ -44,9 +40,9 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 		switch {
 		case err == nil:
 			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
-				"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, joined(c.Containers), c.Pod.Name, crr.Name, c.Reason)
+				"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, crr.Name, c.Reason)
 			d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
-				"RecreatePolicy %s (%s) recreates %s: %s", d.p.Name, c.Trigger, joined(c.Containers), c.Reason)
+				"RecreatePolicy %s (%s) recreates %s: %s", d.p.Name, c.Trigger, strings.Join(c.Containers, ","), c.Reason)
 		case apierrors.IsAlreadyExists(err):
 			// Decided before; the request carries on.
 			dec.Outcome, dec.Message = v1alpha1.OutcomeInFlight, "request "+crr.Name+" exists already"
@@ -59,7 +55,7 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 	}
 	if dec.Outcome == v1alpha1.OutcomeDryRun {
 		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
-			"dry run: %s would recreate %s of pod %s: %s", c.Trigger, joined(c.Containers), c.Pod.Name, c.Reason)
+			"dry run: %s would recreate %s of pod %s: %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, c.Reason)
 	}
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(dec.Outcome)).Inc()
 	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)
@@ -102,5 +98,3 @@ func prepend(list []v1alpha1.Decision, dec v1alpha1.Decision) []v1alpha1.Decisio
 	}
 	return append([]v1alpha1.Decision{dec}, list...)
 }
-
-func joined(names []string) string { return strings.Join(names, ",") }

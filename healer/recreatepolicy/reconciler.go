@@ -3,6 +3,7 @@ package recreatepolicy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -84,8 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	var d decider
-	d.start(r, p, now)
+	d := decider{r: r, p: p, now: now}
 	var requeue time.Duration
 	evalFailures := ""
 
@@ -192,8 +193,7 @@ func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (*po
 }
 
 func isScheduleField(f string) bool {
-	return len(f) >= len("spec.schedule") && f[:len("spec.schedule")] == "spec.schedule" ||
-		len(f) >= len("spec.windows") && f[:len("spec.windows")] == "spec.windows"
+	return strings.HasPrefix(f, "spec.schedule") || strings.HasPrefix(f, "spec.windows")
 }
 
 // selectPods lists the running pods the selector matches, and every pod of
@@ -211,7 +211,7 @@ func (r *Reconciler) selectPods(ctx context.Context, p *v1alpha1.RecreatePolicy,
 		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName == "" {
 			continue
 		}
-		if spec.Selector.Matches(labelsOf(pod)) {
+		if spec.Selector.Matches(labels.Set(pod.Labels)) {
 			pods = append(pods, pod)
 		}
 	}
@@ -224,11 +224,8 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
 		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,
-		Selected: len(pods), MaxMatchingPercent: 50,
+		Selected: len(pods), MaxMatchingPercent: spec.MaxMatchingPercent,
 		Budget: spec.MaxUnavailable.Of(len(pods)),
-	}
-	if m := p.Spec.Limits.MaxMatchingPercent; m != nil {
-		s.MaxMatchingPercent = *m
 	}
 	for _, pod := range pods {
 		if !planner.PodReady(pod) || facts.inFlight[pod.UID] {

@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
@@ -70,5 +69,3 @@ func (r *Reconciler) finishStatus(p *v1alpha1.RecreatePolicy, facts *requestFact
 		r.setCondition(p, v1alpha1.ConditionReady, true, v1alpha1.ReasonActive, "")
 	}
 }
-
-func labelsOf(pod *corev1.Pod) labels.Set { return labels.Set(pod.Labels) }
