@@ -112,7 +112,7 @@ func prunedValue(v reflect.Value, paths *podPaths) (ast.Value, error) {
 		}
 		return prunedValue(v.Elem(), paths)
 	case reflect.Struct:
-		if custom(v.Type()) {
+		if marshalsItself(v.Type()) {
 			return encoderFor(v.Type())(v)
 		}
 		obj := ast.NewObjectWithCapacity(len(paths.children))
@@ -154,15 +154,6 @@ func prunedValue(v reflect.Value, paths *podPaths) (ast.Value, error) {
 		// leave out below it.
 		return encoderFor(v.Type())(v)
 	}
-}
-
-// custom reports whether t has its own JSON form (a time, a quantity).
-func custom(t reflect.Type) bool {
-	switch t {
-	case timeType, microTimeType, quantityType, intOrStringType, durationType:
-		return true
-	}
-	return t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
 }
 
 var fieldCache sync.Map // reflect.Type -> []field

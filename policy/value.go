@@ -67,35 +67,45 @@ func encoderFor(t reflect.Type) encoder {
 	return real
 }
 
-func newEncoder(t reflect.Type) encoder {
-	switch t {
-	case timeType:
-		return func(v reflect.Value) (ast.Value, error) {
-			return timeValue(v.Interface().(metav1.Time).Time, time.RFC3339), nil
+// ownJSON are the encoders of the Kubernetes types that marshal
+// themselves to JSON, as they marshal.
+var ownJSON = map[reflect.Type]encoder{
+	timeType: func(v reflect.Value) (ast.Value, error) {
+		return timeValue(v.Interface().(metav1.Time).Time, time.RFC3339), nil
+	},
+	microTimeType: func(v reflect.Value) (ast.Value, error) {
+		return timeValue(v.Interface().(metav1.MicroTime).Time, "2006-01-02T15:04:05.000000Z07:00"), nil
+	},
+	quantityType: func(v reflect.Value) (ast.Value, error) {
+		q := v.Interface().(resource.Quantity)
+		return ast.String(q.String()), nil
+	},
+	intOrStringType: func(v reflect.Value) (ast.Value, error) {
+		is := v.Interface().(intstr.IntOrString)
+		if is.Type == intstr.Int {
+			return ast.Number(strconv.FormatInt(int64(is.IntVal), 10)), nil
 		}
-	case microTimeType:
-		return func(v reflect.Value) (ast.Value, error) {
-			return timeValue(v.Interface().(metav1.MicroTime).Time, "2006-01-02T15:04:05.000000Z07:00"), nil
-		}
-	case quantityType:
-		return func(v reflect.Value) (ast.Value, error) {
-			q := v.Interface().(resource.Quantity)
-			return ast.String(q.String()), nil
-		}
-	case intOrStringType:
-		return func(v reflect.Value) (ast.Value, error) {
-			is := v.Interface().(intstr.IntOrString)
-			if is.Type == intstr.Int {
-				return ast.Number(strconv.FormatInt(int64(is.IntVal), 10)), nil
-			}
-			return ast.String(is.StrVal), nil
-		}
-	case durationType:
-		return func(v reflect.Value) (ast.Value, error) {
-			return ast.String(v.Interface().(metav1.Duration).Duration.String()), nil
-		}
+		return ast.String(is.StrVal), nil
+	},
+	durationType: func(v reflect.Value) (ast.Value, error) {
+		return ast.String(v.Interface().(metav1.Duration).Duration.String()), nil
+	},
+}
+
+// marshalsItself reports whether a value of type t has its own JSON form:
+// one of ownJSON's types, or another json.Marshaler.
+func marshalsItself(t reflect.Type) bool {
+	if _, ok := ownJSON[t]; ok {
+		return true
 	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(marshalerType) || t.Implements(marshalerType) {
+	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(marshalerType) || t.Implements(marshalerType)
+}
+
+func newEncoder(t reflect.Type) encoder {
+	if e, ok := ownJSON[t]; ok {
+		return e
+	}
+	if marshalsItself(t) {
 		return marshalerEncoder
 	}
 	switch t.Kind() {
