@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -23,18 +21,7 @@ func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
 	c := stack.Client
 	ctx := context.Background()
 	ns := newNamespace(t)
-	pod := testappPod("api")
-	if err := c.Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: new(int32(4)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "api"}}, Spec: pod.Spec},
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	before := waitPods(t, c, ns, "app=api", 4)
+	before := testappDeployment(t, c, ns, "api", 4)
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "crash"},
 		Spec: v1alpha1.RecreatePolicySpec{
@@ -68,32 +55,14 @@ func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
 		t.Fatalf("start the manager again: %v", err)
 	}
 
-	var run *v1alpha1.Run
-	deadline = time.Now().Add(3 * time.Minute)
-	for run == nil || run.State == v1alpha1.RunRunning {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not finish after the restart: %+v", run)
-		}
-		time.Sleep(500 * time.Millisecond)
-		run = readPolicy(t, c, ns, "crash").Status.Run
-	}
-	p := readPolicy(t, c, ns, "crash")
-	p.Spec.Suspend = true
-	if err := c.Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	run := finishRun(t, c, ns, "crash")
 	if run.State != v1alpha1.RunCompleted || run.Recreated != 4 {
 		t.Fatalf("run %+v, want Completed with 4 pods recreated", run)
 	}
 	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
 	}
-	perPod := map[string]int{}
-	for _, crr := range policyRequests(t, c, ns, "crash") {
-		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
-			perPod[crr.Spec.PodName]++
-		}
-	}
+	perPod := requestsPerPod(t, c, ns, "crash", run)
 	after := waitPods(t, c, ns, "app=api", 4)
 	for _, b := range before {
 		a := after[b.Name]

@@ -46,19 +46,7 @@ func TestPolicyRollingRestart(t *testing.T) {
 	c := stack.Client
 	ctx := context.Background()
 	ns := newNamespace(t)
-	pod := testappPod("web")
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: new(int32(6)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: pod.Spec},
-		},
-	}
-	if err := c.Create(ctx, deploy); err != nil {
-		t.Fatal(err)
-	}
-	before := waitPods(t, c, ns, "app=web", 6)
+	before := testappDeployment(t, c, ns, "web", 6)
 
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
@@ -114,34 +102,15 @@ func TestPolicyRollingRestart(t *testing.T) {
 	// Sample availability until the run completes.
 	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "web"})
 	defer stopWatch()
-	var run *v1alpha1.Run
-	deadline = time.Now().Add(3 * time.Minute)
-	for run == nil || run.State == v1alpha1.RunRunning {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not complete: %+v", run)
-		}
-		time.Sleep(500 * time.Millisecond)
-		run = readPolicy(t, c, ns, "rolling").Status.Run
-	}
+	run := finishRun(t, c, ns, "rolling")
 	maxUnavailable := stopWatch()
-	// No second run: suspend the policy.
-	p := readPolicy(t, c, ns, "rolling")
-	p.Spec.Suspend = true
-	if err := c.Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
 	if run.State != v1alpha1.RunCompleted || run.Pods != 6 {
 		t.Fatalf("run %+v, want Completed over 6 pods", run)
 	}
 	if maxUnavailable > 2 {
 		t.Errorf("%d pods were unavailable at once, maxUnavailable is 2", maxUnavailable)
 	}
-	perPod := map[string]int{}
-	for _, crr := range policyRequests(t, c, ns, "rolling") {
-		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
-			perPod[crr.Spec.PodName]++
-		}
-	}
+	perPod := requestsPerPod(t, c, ns, "rolling", run)
 	after := waitPods(t, c, ns, "app=web", 6)
 	for _, b := range before {
 		a := after[b.Name]
@@ -153,6 +122,57 @@ func TestPolicyRollingRestart(t *testing.T) {
 			t.Errorf("pod %s: %d requests in the run, restartCount %d -> %d; want 1 and +1", b.Name, perPod[b.Name], containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
 		}
 	}
+}
+
+// testappDeployment creates a Deployment of replicas testapp pods labelled
+// app=name and returns them, Running and Ready, by name.
+func testappDeployment(t *testing.T, c client.Client, ns, name string, replicas int32) map[string]*corev1.Pod {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	if err := c.Create(context.Background(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: testappPod(name).Spec},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return waitPods(t, c, ns, "app="+name, int(replicas))
+}
+
+// finishRun waits up to 3 minutes for the policy's run to end, then
+// suspends the policy so that no second run starts, and returns the run.
+func finishRun(t *testing.T, c client.Client, ns, policy string) *v1alpha1.Run {
+	t.Helper()
+	var run *v1alpha1.Run
+	deadline := time.Now().Add(3 * time.Minute)
+	for run == nil || run.State == v1alpha1.RunRunning {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run of %s/%s did not end: %+v", ns, policy, run)
+		}
+		time.Sleep(500 * time.Millisecond)
+		run = readPolicy(t, c, ns, policy).Status.Run
+	}
+	p := readPolicy(t, c, ns, policy)
+	p.Spec.Suspend = true
+	if err := c.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// requestsPerPod counts the policy's requests of the run, by pod.
+func requestsPerPod(t *testing.T, c client.Client, ns, policy string, run *v1alpha1.Run) map[string]int {
+	t.Helper()
+	perPod := map[string]int{}
+	for _, crr := range policyRequests(t, c, ns, policy) {
+		if crr.Annotations["rejuv.dev/run"] == run.ScheduledTime.UTC().Format(time.RFC3339) {
+			perPod[crr.Spec.PodName]++
+		}
+	}
+	return perPod
 }
 
 // watchUnavailable samples, every 200 ms until stop is called, how many of
