@@ -18,6 +18,14 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, pods []*corev1.Pod) fu
 	for _, pod := range pods {
 		byUID[pod.UID] = pod
 	}
+	// Budgets whose selector does not parse, or selects nothing, cover no
+	// pod.
+	selectors := make([]labels.Selector, len(pdbs))
+	for i := range pdbs {
+		if sel, err := metav1.LabelSelectorAsSelector(pdbs[i].Spec.Selector); err == nil && !sel.Empty() {
+			selectors[i] = sel
+		}
+	}
 	// What this pass admitted already counts against each budget.
 	used := map[string]int32{}
 	return func(uid types.UID) (bool, string) {
@@ -28,8 +36,7 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, pods []*corev1.Pod) fu
 		var covering []*policyv1.PodDisruptionBudget
 		for i := range pdbs {
 			pdb := &pdbs[i]
-			sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-			if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			if selectors[i] == nil || !selectors[i].Matches(labels.Set(pod.Labels)) {
 				continue
 			}
 			if allowed := pdb.Status.DisruptionsAllowed - used[pdb.Name]; allowed < 1 {
