@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 )
 
 // Rule is one rule of a policy, ready to compile: a built-in's module or an
@@ -31,10 +30,14 @@ type compiledRule struct {
 	// queries.
 	recreateVar, noDataVar string
 
-	module     *ast.Module
-	hasNoData  bool
-	query      rego.PreparedEvalQuery
-	parameters *ast.Term
+	module    *ast.Module
+	hasNoData bool
+	// setRecreate and setNoData tell that the module's recreate (no_data)
+	// is a multi-value rule, a set even when empty, so queries can bind it
+	// as it is; any other kind is collected into an array, see collect.
+	setRecreate, setNoData bool
+	query                  *query
+	parameters             *ast.Term
 }
 
 // Query variables the results are bound to.
@@ -77,8 +80,11 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if !defines(module, varRecreate) {
 		return nil, fmt.Errorf("the module does not define the rule %q (a set of {\"container\": NAME, \"reason\": TEXT})", varRecreate)
 	}
-	cr := &compiledRule{name: r.Name, module: module, hasNoData: defines(module, varNoData)}
-	body := resultQuery(module.Package.Path, cr.hasNoData)
+	cr := &compiledRule{
+		name: r.Name, module: module, hasNoData: defines(module, varNoData),
+		setRecreate: isSetRule(module, varRecreate), setNoData: isSetRule(module, varNoData),
+	}
+	body := resultQuery(module.Package.Path, cr)
 	if cr.query, err = prepare(ctx, body, module.Copy()); err != nil {
 		return nil, err
 	}
@@ -93,35 +99,43 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	return cr, nil
 }
 
-func prepare(ctx context.Context, query ast.Body, modules ...*ast.Module) (rego.PreparedEvalQuery, error) {
-	opts := []func(*rego.Rego){
-		rego.ParsedQuery(query),
-		rego.Capabilities(Capabilities()),
-		rego.SetRegoVersion(ast.RegoV1),
-		rego.EnablePrintStatements(true),
-	}
-	for _, m := range modules {
-		opts = append(opts, rego.ParsedModule(m))
-	}
-	return rego.New(opts...).PrepareForEval(ctx)
-}
-
 // resultQuery binds the variables recreate (and no_data) to the rule's
 // sets.
-func resultQuery(pkg ast.Ref, hasNoData bool) ast.Body {
-	body := ast.Body{collect(pkg, varRecreate, varRecreate)}
-	if hasNoData {
-		body = append(body, collect(pkg, varNoData, varNoData))
+func resultQuery(pkg ast.Ref, r *compiledRule) ast.Body {
+	body := ast.Body{collect(pkg, varRecreate, varRecreate, r.setRecreate)}
+	if r.hasNoData {
+		body = append(body, collect(pkg, varNoData, varNoData, r.setNoData))
 	}
 	return numbered(body)
 }
 
-// collect binds v to the value of the rule of package pkg. A comprehension
-// collects it, so an undefined rule is an empty result rather than an
-// undefined query.
-func collect(pkg ast.Ref, rule, v string) *ast.Expr {
+// collect binds v to the value of the rule of package pkg. A multi-value
+// rule is a set even when no body holds, and is bound as it is; any other
+// is collected by a comprehension, so that an undefined rule is an empty
+// array rather than an undefined query.
+func collect(pkg ast.Ref, rule, v string, set bool) *ast.Expr {
+	ref := ast.NewTerm(pkg.Append(ast.StringTerm(rule)))
+	if set {
+		return ast.Equality.Expr(ast.VarTerm(v), ref)
+	}
 	x := ast.VarTerm("x_" + v)
-	return ast.Assign.Expr(ast.VarTerm(v), ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Assign.Expr(x, ast.NewTerm(pkg.Append(ast.StringTerm(rule)))))))
+	return ast.Equality.Expr(ast.VarTerm(v), ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Equality.Expr(x, ref))))
+}
+
+// isSetRule reports whether every rule of module named name is a
+// multi-value (contains) rule without a default.
+func isSetRule(module *ast.Module, name string) bool {
+	found := false
+	for _, r := range module.Rules {
+		if ref := r.Head.Ref(); len(ref) == 0 || !ref[0].Equal(ast.VarTerm(name)) {
+			continue
+		}
+		if len(r.Head.Ref()) != 1 || r.Head.RuleKind() != ast.MultiValue || r.Default {
+			return false
+		}
+		found = true
+	}
+	return found
 }
 
 func numbered(body ast.Body) ast.Body {
@@ -144,14 +158,15 @@ var parametersRoot = ast.MustParseRef("data.rejuv.parameters")
 // rules: recreate binds rI to rule I's recreate set, both also binds nI to
 // its no_data set.
 type combined struct {
-	recreate rego.PreparedEvalQuery
+	recreate *query
 	// both binds the variables of both, for a pod whose no-data results
 	// are not known yet: one evaluation instead of two.
-	both rego.PreparedEvalQuery
+	both *query
 }
 
 // combine prepares the combined queries: each module moves to its own
-// package, and its reads of input.parameters become reads of constants.
+// package, and its reads of input.parameters become the parameters' values
+// (or reads of a constant document, for a path with a variable in it).
 // Modules that refer to their own package by its full path cannot move; for
 // those (combine fails) the rules are evaluated one by one.
 func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
@@ -167,6 +182,9 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		paramsRef := parametersRoot.Append(ast.StringTerm(fmt.Sprintf("r%d", i)))
 		if _, err := ast.TransformRefs(m, func(ref ast.Ref) (ast.Value, error) {
 			if len(ref) >= 2 && ref[0].Equal(ast.InputRootDocument) && ref[1].Equal(ast.StringTerm("parameters")) {
+				if v := lookup(r.parameters.Value, ref[2:]); v != nil {
+					return v, nil
+				}
 				return paramsRef.Concat(ref[2:]), nil
 			}
 			return ref, nil
@@ -184,9 +202,9 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		}
 		fmt.Fprintf(&params, "r%d := %s\n", i, raw)
 		r.recreateVar, r.noDataVar = fmt.Sprintf("r%d", i), fmt.Sprintf("n%d", i)
-		recreate = append(recreate, collect(m.Package.Path, varRecreate, r.recreateVar))
+		recreate = append(recreate, collect(m.Package.Path, varRecreate, r.recreateVar, r.setRecreate))
 		if r.hasNoData {
-			none = append(none, collect(m.Package.Path, varNoData, r.noDataVar))
+			none = append(none, collect(m.Package.Path, varNoData, r.noDataVar, r.setNoData))
 		}
 	}
 	pm, err := ast.ParseModuleWithOpts("parameters.rego", params.String(), ast.ParserOptions{RegoVersion: ast.RegoV1})
@@ -202,6 +220,34 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// lookup returns the value at path in v, nil unless every step of the
+// path is a constant key that is there. A parameter read this way becomes
+// its value in the module: reading it from a document costs the evaluator
+// a rule evaluation for every pod.
+func lookup(v ast.Value, path ast.Ref) ast.Value {
+	for _, key := range path {
+		if !ast.IsScalar(key.Value) {
+			return nil
+		}
+		var next *ast.Term
+		switch c := v.(type) {
+		case ast.Object:
+			next = c.Get(key)
+		case *ast.Array:
+			if i, ok := key.Value.(ast.Number); ok {
+				if n, ok := i.Int(); ok && n >= 0 && n < c.Len() {
+					next = c.Elem(n)
+				}
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		v = next.Value
+	}
+	return v
 }
 
 func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/open-policy-agent/opa/v1/topdown/print"
 )
@@ -136,9 +135,9 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, candidates []*ast.Term, results []RuleResult) error {
 	hook := printHook{p: p, pod: pod}
 	noData, cached := doc.noDataOf(p, candidates)
-	query := &p.combined.recreate
+	query := p.combined.recreate
 	if !cached {
-		query = &p.combined.both
+		query = p.combined.both
 		noData = make([][]NoData, len(p.rules))
 	}
 	b, err := p.eval(ctx, query, input, now, hook)
@@ -148,9 +147,9 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
-		res.Matches, err = readMatches(b[r.recreateVar], known)
+		res.Matches, err = readMatches(b[ast.Var(r.recreateVar)], known)
 		if err == nil && !cached {
-			noData[i], err = readNoData(b[r.noDataVar])
+			noData[i], err = readNoData(b[ast.Var(r.noDataVar)])
 		}
 		if err != nil {
 			complete = false
@@ -169,7 +168,7 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 
 // eval runs query within the deadline and returns its bindings (nil when
 // the query is undefined).
-func (p *Program) eval(ctx context.Context, query *rego.PreparedEvalQuery, input ast.Value, now time.Time, hook printHook) (rego.Vars, error) {
+func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now time.Time, hook printHook) (topdown.QueryResult, error) {
 	// One cancel for the deadline and the caller's context, fired by timers
 	// rather than by a goroutine per evaluation.
 	cancel := topdown.NewCancel()
@@ -177,8 +176,7 @@ func (p *Program) eval(ctx context.Context, query *rego.PreparedEvalQuery, input
 	defer deadline.Stop()
 	stop := context.AfterFunc(ctx, cancel.Cancel)
 	defer stop()
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now), rego.EvalPrintHook(hook),
-		rego.EvalGenerateJSON(keepTerms), rego.EvalExternalCancel(cancel))
+	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel)
 	if err != nil {
 		var te *topdown.Error
 		if errors.As(err, &te) && te.Code == topdown.CancelErr {
@@ -189,22 +187,19 @@ func (p *Program) eval(ctx context.Context, query *rego.PreparedEvalQuery, input
 		}
 		return nil, err
 	}
-	if len(rs) == 0 {
-		return nil, nil
-	}
-	return rs[0].Bindings, nil
+	return b, nil
 }
 
 func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value, now time.Time, pod string, known candidateNames, res *RuleResult) error {
-	b, err := p.eval(ctx, &r.query, input, now, printHook{p: p, rule: r.name, pod: pod})
+	b, err := p.eval(ctx, r.query, input, now, printHook{p: p, rule: r.name, pod: pod})
 	if err != nil || b == nil {
 		return err
 	}
-	matches, err := readMatches(b[varRecreate], known)
+	matches, err := readMatches(b[ast.Var(varRecreate)], known)
 	if err != nil {
 		return err
 	}
-	noData, err := readNoData(b[varNoData])
+	noData, err := readNoData(b[ast.Var(varNoData)])
 	if err != nil {
 		return err
 	}

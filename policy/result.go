@@ -6,13 +6,7 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 )
-
-// keepTerms hands query results over as the evaluator's terms instead of
-// converting them to Go values: most results are empty, and the few that
-// are not are read right here.
-func keepTerms(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }
 
 var (
 	keyContainer = ast.StringTerm("container")
@@ -23,7 +17,7 @@ var (
 // readMatches validates what a rule's recreate yielded: a set of
 // {"container": NAME, "reason": TEXT} objects or bare names, each naming a
 // candidate container. Anything else is an error, never a recreation.
-func readMatches(bound any, known candidateNames) ([]Match, error) {
+func readMatches(bound *ast.Term, known candidateNames) ([]Match, error) {
 	items, err := collected(bound, varRecreate)
 	if err != nil || len(items) == 0 {
 		return nil, err
@@ -88,7 +82,7 @@ func stringAt(obj ast.Object, key *ast.Term) (string, bool) {
 	return string(s), ok
 }
 
-func readNoData(bound any) ([]NoData, error) {
+func readNoData(bound *ast.Term) ([]NoData, error) {
 	items, err := collected(bound, varNoData)
 	if err != nil || len(items) == 0 {
 		return nil, err
@@ -110,15 +104,15 @@ func readNoData(bound any) ([]NoData, error) {
 	return out, nil
 }
 
-// collected unwraps the comprehension around a rule's value: an empty
-// array when the rule was undefined, else one element, the rule's set.
-func collected(bound any, rule string) ([]*ast.Term, error) {
-	if bound == nil {
+// collected returns the elements of a rule's set: bound as it is, or
+// collected by a comprehension, an empty array when the rule was undefined
+// and else one element, the rule's value.
+func collected(t *ast.Term, rule string) ([]*ast.Term, error) {
+	if t == nil {
 		return nil, nil
 	}
-	t, ok := bound.(*ast.Term)
-	if !ok {
-		return nil, fmt.Errorf("%s has an unexpected result %T", rule, bound)
+	if set, ok := t.Value.(ast.Set); ok {
+		return set.Slice(), nil
 	}
 	outer, ok := t.Value.(*ast.Array)
 	if !ok || outer.Len() > 1 {
