@@ -54,6 +54,15 @@ func (f *cacheFrame) reset() {
 	f.large = nil
 }
 
+// know puts values known beforehand in the bottom frame.
+func (c *smallCache) know(entries []cacheEntry) {
+	f := &c.frames[0]
+	if len(f.entries)+len(entries) > smallCacheLimit {
+		return
+	}
+	f.entries = append(f.entries, entries...)
+}
+
 func (c *smallCache) top() *cacheFrame { return &c.frames[len(c.frames)-1] }
 
 func (c *smallCache) Push() {

@@ -162,6 +162,9 @@ type combined struct {
 	// both binds the variables of both, for a pod whose no-data results
 	// are not known yet: one evaluation instead of two.
 	both *query
+	// instants evaluates the rules that depend only on the time, once per
+	// time; nil when there are none.
+	instants *instantRules
 }
 
 // combine prepares the combined queries: each module moves to its own
@@ -212,11 +215,21 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		return nil, err
 	}
 	modules = append(modules, pm)
-	c := &combined{}
-	if c.recreate, err = prepare(ctx, numbered(recreate), modules...); err != nil {
+	compiler, err := compileModules(modules)
+	if err != nil {
 		return nil, err
 	}
-	if c.both, err = prepare(ctx, numbered(append(slices.Clone(recreate), none...)), modules...); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := &combined{}
+	if c.recreate, err = compileQuery(compiler, numbered(recreate)); err != nil {
+		return nil, err
+	}
+	if c.both, err = compileQuery(compiler, numbered(append(slices.Clone(recreate), none...))); err != nil {
+		return nil, err
+	}
+	if c.instants, err = findInstantRules(compiler); err != nil {
 		return nil, err
 	}
 	return c, nil

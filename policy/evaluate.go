@@ -69,10 +69,18 @@ var (
 	keyPolicy     = ast.StringTerm("policy")
 )
 
-// Evaluate runs every rule of the program for the target pod, each bounded
-// by the deadline. A rule's failure is in its result and does not stop the
-// others; the error returned is for a target that cannot be converted.
+// Evaluate runs every rule of the program for the target pod at the time of
+// the engine's clock, each bounded by the deadline. A rule's failure is in
+// its result and does not stop the others; the error returned is for a
+// target that cannot be converted.
 func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) {
+	return p.EvaluateAt(ctx, t, p.opts.Clock())
+}
+
+// EvaluateAt is Evaluate at the time now: input.now and time.now_ns().
+// Pods evaluated at one time share what the rules compute from the time
+// alone (see instantRules).
+func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
 	podName := t.Pod.Namespace + "/" + t.Pod.Name
 	doc := p.opts.Pods.doc(t.Pod)
 	podValue, err := doc.podValue(t.Pod, p.podPaths, p.podShape)
@@ -98,7 +106,6 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 		}
 		signals = ast.NewTerm(obj)
 	}
-	now := p.opts.Clock()
 	shared := [][2]*ast.Term{
 		{keyPod, podValue},
 		{keyContainers, ast.ArrayTerm(candidates...)},
@@ -108,8 +115,9 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 	}
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, candidates, results)
+		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, podValue, candidates, results)
 		if err == nil {
+			doc.evaluated()
 			return results, nil
 		}
 		// Evaluate the rules one by one to tell which one failed.
@@ -125,6 +133,7 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 		}
 		results[i] = res
 	}
+	doc.evaluated()
 	return results, nil
 }
 
@@ -132,15 +141,15 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 // is returned as is, for the caller to attribute by evaluating rule by
 // rule. No-data results depend only on the pod and the candidates, not on
 // the time, so they are evaluated again only when one of those changed.
-func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, candidates []*ast.Term, results []RuleResult) error {
+func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, podValue *ast.Term, candidates []*ast.Term, results []RuleResult) error {
 	hook := printHook{p: p, pod: pod}
-	noData, cached := doc.noDataOf(p, candidates)
+	noData, cached := doc.noDataOf(p, podValue, candidates)
 	query := p.combined.recreate
 	if !cached {
 		query = p.combined.both
 		noData = make([][]NoData, len(p.rules))
 	}
-	b, err := p.eval(ctx, query, input, now, hook)
+	b, err := p.eval(ctx, query, input, now, hook, p.combined.instants)
 	if err != nil {
 		return err
 	}
@@ -161,14 +170,14 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 		results[i] = res
 	}
 	if !cached && complete {
-		doc.keepNoData(p, candidates, noData)
+		doc.keepNoData(p, podValue, candidates, noData)
 	}
 	return nil
 }
 
 // eval runs query within the deadline and returns its bindings (nil when
 // the query is undefined).
-func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now time.Time, hook printHook) (topdown.QueryResult, error) {
+func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now time.Time, hook printHook, instants *instantRules) (topdown.QueryResult, error) {
 	// One cancel for the deadline and the caller's context, fired by timers
 	// rather than by a goroutine per evaluation.
 	cancel := topdown.NewCancel()
@@ -176,7 +185,7 @@ func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now t
 	defer deadline.Stop()
 	stop := context.AfterFunc(ctx, cancel.Cancel)
 	defer stop()
-	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel)
+	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel, instants.valuesAt(ctx, now, p.policyTerm, cancel))
 	if err != nil {
 		var te *topdown.Error
 		if errors.As(err, &te) && te.Code == topdown.CancelErr {
@@ -191,7 +200,7 @@ func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now t
 }
 
 func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value, now time.Time, pod string, known candidateNames, res *RuleResult) error {
-	b, err := p.eval(ctx, r.query, input, now, printHook{p: p, rule: r.name, pod: pod})
+	b, err := p.eval(ctx, r.query, input, now, printHook{p: p, rule: r.name, pod: pod}, nil)
 	if err != nil || b == nil {
 		return err
 	}

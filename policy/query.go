@@ -30,6 +30,18 @@ type query struct {
 // prepare compiles modules in the sandbox of Capabilities, then the query
 // against them. Errors are OPA's ast.Errors, with locations.
 func prepare(ctx context.Context, body ast.Body, modules ...*ast.Module) (*query, error) {
+	c, err := compileModules(modules)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return compileQuery(c, body)
+}
+
+// compileModules compiles modules in the sandbox of Capabilities.
+func compileModules(modules []*ast.Module) (*ast.Compiler, error) {
 	c := ast.NewCompiler().
 		WithCapabilities(Capabilities()).
 		WithEnablePrintStatements(true).
@@ -42,6 +54,11 @@ func prepare(ctx context.Context, body ast.Body, modules ...*ast.Module) (*query
 	if c.Compile(byName); c.Failed() {
 		return nil, c.Errors
 	}
+	return c, nil
+}
+
+// compileQuery compiles a query against the modules c compiled.
+func compileQuery(c *ast.Compiler, body ast.Body) (*query, error) {
 	qc := c.QueryCompiler().
 		WithContext(ast.NewQueryContext()).
 		WithEnablePrintStatements(true).
@@ -50,15 +67,13 @@ func prepare(ctx context.Context, body ast.Body, modules ...*ast.Module) (*query
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	return &query{compiler: c, qc: qc, body: compiled, store: inmem.New()}, nil
 }
 
 // eval evaluates the query once and returns its first result's bindings,
-// nil when it is undefined. cancel stops it from elsewhere.
-func (q *query) eval(ctx context.Context, input *ast.Term, now time.Time, hook print.Hook, cancel topdown.Cancel) (topdown.QueryResult, error) {
+// nil when it is undefined. cancel stops it from elsewhere; known are rule
+// values known beforehand.
+func (q *query) eval(ctx context.Context, input *ast.Term, now time.Time, hook print.Hook, cancel topdown.Cancel, known []cacheEntry) (topdown.QueryResult, error) {
 	txn, err := q.store.NewTransaction(ctx)
 	if err != nil {
 		return nil, err
@@ -66,6 +81,7 @@ func (q *query) eval(ctx context.Context, input *ast.Term, now time.Time, hook p
 	defer q.store.Abort(ctx, txn)
 	cache := newSmallCache()
 	defer cache.release()
+	cache.know(known)
 	var bindings topdown.QueryResult
 	err = topdown.NewQuery(q.body).
 		WithQueryCompiler(q.qc).

@@ -13,7 +13,7 @@
 #       default: 0.9
 #       description: >-
 #         Fraction of the memory limit at or above which the container is
-#         recreated.
+#         recreated (to the millionth).
 package rejuv.rules.memory_near_limit
 
 recreate contains {"container": c.name, "reason": reason} if {
@@ -21,37 +21,31 @@ recreate contains {"container": c.name, "reason": reason} if {
 	limit := c.resources.limits.memory
 	limit > 0
 	ws := c.memory.workingSetBytes
-	ws >= limit * input.parameters.fraction
 	is_number(ws)
+
+	# In whole numbers, the fraction in millionths: the evaluator does
+	# arithmetic on integers of up to 31 bits fast, on fractions slowly.
+	ws * 1000000 >= limit * fraction_millionths
 	reason := sprintf(
 		"working set %s is %s%% of the %s memory limit (threshold %s%%)",
 		[format_bytes(ws), format_number((ws * 100) / limit), format_bytes(limit), format_number(input.parameters.fraction * 100)],
 	)
 }
 
-# A missing or null value makes the reference undefined, which `not` turns
-# into true; a number is never false, so present values do not match.
+fraction_millionths := round(input.parameters.fraction * 1000000)
+
+# A missing, null or non-numeric working set is no data. (object.get
+# because a missing reference in a call's argument would make the whole
+# body undefined rather than the negation true.)
 no_data contains {"container": c.name, "signal": "memory"} if {
 	some c in input.containers
-	not c.memory.workingSetBytes
+	not is_number(object.get(c, ["memory", "workingSetBytes"], null))
 }
 
-no_data contains {"container": c.name, "signal": "memory"} if {
-	some c in input.containers
-	not is_number(c.memory.workingSetBytes)
-	c.memory.workingSetBytes
-}
-
-# A limit of 0 is no limit.
+# So is a missing limit, or one that is not above zero.
 no_data contains {"container": c.name, "signal": "resources.limits.memory"} if {
 	some c in input.containers
-	not c.resources.limits.memory
-}
-
-no_data contains {"container": c.name, "signal": "resources.limits.memory"} if {
-	some c in input.containers
-	limit := c.resources.limits.memory
-	not limit > 0
+	not object.get(c, ["resources", "limits", "memory"], null) > 0
 }
 
 # Formatting helpers. Every rule carries its own copy so that it stays one

@@ -114,3 +114,28 @@ test_sidecar_is_recreated_too if {
 	cs := [container("app", {}), container("log-shipper", {"kind": "sidecar", "memory": using(950000000)})]
 	{r.container | some r in recreate(cs, defaults)} == {"log-shipper"}
 }
+
+test_zero_limit_and_odd_values_are_no_data if {
+	cs := [
+		container("app", {"resources": {"limits": {"memory": 0}}}),
+		container("side", {"memory": using("500Mi")}),
+		container("init", {"memory": {"workingSetBytes": null}}),
+	]
+	recreate(cs, defaults) == set()
+	no_data(cs, defaults) == {
+		{"container": "app", "signal": "resources.limits.memory"},
+		{"container": "side", "signal": "memory"},
+		{"container": "init", "signal": "memory"},
+	}
+}
+
+test_fraction_counts_to_the_millionth if {
+	recreate([container("app", {"memory": using(900001000)})], {"fraction": 0.900001}) != set()
+	recreate([container("app", {"memory": using(900000999)})], {"fraction": 0.900001}) == set()
+}
+
+test_limits_over_two_gibibytes if {
+	big := {"resources": {"limits": {"memory": 68719476736}}}
+	recreate([container("app", object.union(big, {"memory": using(61847529063)}))], defaults) != set()
+	recreate([container("app", object.union(big, {"memory": using(61847529062)}))], defaults) == set()
+}

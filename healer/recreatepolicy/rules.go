@@ -51,7 +51,7 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 				Recreations: facts.recreations[key], LastRecreation: facts.lastRecreated[key],
 			})
 		}
-		results, err := program.Evaluate(ctx, target)
+		results, err := program.EvaluateAt(ctx, target, now)
 		if err != nil {
 			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()
 			f := v.failures[""]

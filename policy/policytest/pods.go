@@ -2,6 +2,7 @@ package policytest
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,4 +136,28 @@ func lastTermination(restarts int32, started time.Time) corev1.ContainerState {
 		return corev1.ContainerState{}
 	}
 	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", StartedAt: metav1.NewTime(started.Add(-time.Hour)), FinishedAt: metav1.NewTime(started.Add(-time.Second))}}
+}
+
+// Restart changes pod as the kubelet's status update after its container
+// name restarted at does: a new resourceVersion, restartCount one higher,
+// a new container ID and start, and the old run as the last termination.
+func Restart(pod *corev1.Pod, name string, at time.Time) {
+	rv, err := strconv.Atoi(pod.ResourceVersion)
+	if err != nil {
+		rv = 0
+	}
+	pod.ResourceVersion = strconv.Itoa(rv + 1)
+	for i := range pod.Status.ContainerStatuses {
+		st := &pod.Status.ContainerStatuses[i]
+		if st.Name != name || st.State.Running == nil {
+			continue
+		}
+		st.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "OOMKilled", ContainerID: st.ContainerID,
+			StartedAt: st.State.Running.StartedAt, FinishedAt: metav1.NewTime(at.Add(-time.Second)),
+		}}
+		st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}}
+		st.RestartCount++
+		st.ContainerID = fmt.Sprintf("containerd://%064x", rv+1)
+	}
 }

@@ -1,0 +1,233 @@
+package policy
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// containerFacts are what a container's input.containers entry says as far
+// as the pod says it: equal facts make an equal entry, so a pod's new
+// resourceVersion reuses the entries of the containers that did not change.
+type containerFacts struct {
+	name, image      string
+	sidecar          bool
+	requests, limits resourceFacts
+
+	hasStatus, ready bool
+	// started is -1 when the status does not say.
+	started   int8
+	state     stateKind
+	startedAt int64
+	restarts  int32
+
+	terminated   bool
+	lastReason   string
+	lastExitCode int32
+	lastFinished int64
+}
+
+type resourceFacts struct {
+	hasMemory, hasCPU bool
+	memory, milliCPU  int64
+}
+
+type stateKind int8
+
+const (
+	stateUnknown stateKind = iota
+	stateRunning
+	stateWaiting
+	stateTerminated
+)
+
+// findContainerFacts gives the facts of the pod's container or sidecar
+// name; false when the pod has no such container (an init container that
+// is not a sidecar does not count).
+func findContainerFacts(pod *corev1.Pod, name string) (containerFacts, bool) {
+	for i := range pod.Spec.Containers {
+		if c := &pod.Spec.Containers[i]; c.Name == name {
+			return factsOf(c, false, findStatus(pod.Status.ContainerStatuses, name)), true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			return factsOf(c, true, findStatus(pod.Status.InitContainerStatuses, name)), true
+		}
+	}
+	return containerFacts{}, false
+}
+
+func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+func factsOf(c *corev1.Container, sidecar bool, st *corev1.ContainerStatus) containerFacts {
+	f := containerFacts{
+		name: c.Name, image: c.Image, sidecar: sidecar,
+		requests: resourceFactsOf(c.Resources.Requests), limits: resourceFactsOf(c.Resources.Limits),
+		started: -1,
+	}
+	if st == nil {
+		return f
+	}
+	f.hasStatus, f.ready, f.restarts = true, st.Ready, st.RestartCount
+	if st.Started != nil {
+		f.started = 0
+		if *st.Started {
+			f.started = 1
+		}
+	}
+	switch {
+	case st.State.Running != nil:
+		f.state, f.startedAt = stateRunning, unixNano(st.State.Running.StartedAt.Time)
+	case st.State.Terminated != nil:
+		f.state = stateTerminated
+	case st.State.Waiting != nil:
+		f.state = stateWaiting
+	}
+	if t := st.LastTerminationState.Terminated; t != nil {
+		f.terminated, f.lastReason, f.lastExitCode, f.lastFinished = true, t.Reason, t.ExitCode, unixNano(t.FinishedAt.Time)
+	}
+	return f
+}
+
+func resourceFactsOf(l corev1.ResourceList) resourceFacts {
+	var r resourceFacts
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		r.hasMemory, r.memory = true, q.Value()
+	}
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		r.hasCPU, r.milliCPU = true, q.MilliValue()
+	}
+	return r
+}
+
+// unixNano is t in nanoseconds, 0 for the zero time (null in the entry).
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// Keys of input.containers entries and their parts.
+var (
+	keyName            = ast.StringTerm("name")
+	keyKind            = ast.StringTerm("kind")
+	keyImage           = ast.StringTerm("image")
+	keyReady           = ast.StringTerm("ready")
+	keyStarted         = ast.StringTerm("started")
+	keyState           = ast.StringTerm("state")
+	keyStartedAt       = ast.StringTerm("startedAt")
+	keyRestartCount    = ast.StringTerm("restartCount")
+	keyLastTermination = ast.StringTerm("lastTermination")
+	keyResources       = ast.StringTerm("resources")
+	keyNotReadySince   = ast.StringTerm("notReadySince")
+	keyMemory          = ast.StringTerm("memory")
+	keyRecreations     = ast.StringTerm("recreations")
+
+	keyRequests   = ast.StringTerm("requests")
+	keyLimits     = ast.StringTerm("limits")
+	keyCPU        = ast.StringTerm("cpu")
+	keyExitCode   = ast.StringTerm("exitCode")
+	keyFinishedAt = ast.StringTerm("finishedAt")
+
+	keyWorkingSetBytes     = ast.StringTerm("workingSetBytes")
+	keySamples             = ast.StringTerm("samples")
+	keyWindowSeconds       = ast.StringTerm("windowSeconds")
+	keySlopeBytesPerSecond = ast.StringTerm("slopeBytesPerSecond")
+	keyR2                  = ast.StringTerm("r2")
+	keyTotal               = ast.StringTerm("total")
+	keyLast                = ast.StringTerm("last")
+)
+
+// Values shared by every entry.
+var (
+	termContainer = ast.StringTerm("container")
+	termSidecar   = ast.StringTerm("sidecar")
+	stateTerms    = map[stateKind]*ast.Term{
+		stateUnknown:    ast.StringTerm("unknown"),
+		stateRunning:    ast.StringTerm("running"),
+		stateWaiting:    ast.StringTerm("waiting"),
+		stateTerminated: ast.StringTerm("terminated"),
+	}
+)
+
+// pairs is the entry the facts make, as key and value pairs: the
+// candidate's entry adds the manager's history to them.
+func (f *containerFacts) pairs() [][2]*ast.Term {
+	kind := termContainer
+	if f.sidecar {
+		kind = termSidecar
+	}
+	ready, started, startedAt, restarts, last := ast.InternedTerm(false), ast.NullTerm(), ast.NullTerm(), ast.IntNumberTerm(0), ast.NullTerm()
+	if f.hasStatus {
+		ready = ast.InternedTerm(f.ready)
+		if f.started >= 0 {
+			started = ast.InternedTerm(f.started == 1)
+		}
+		startedAt = nanoTimeTerm(f.startedAt)
+		restarts = ast.IntNumberTerm(int(f.restarts))
+		if f.terminated {
+			last = ast.ObjectTerm(
+				[2]*ast.Term{keyReason, ast.StringTerm(f.lastReason)},
+				[2]*ast.Term{keyExitCode, ast.IntNumberTerm(int(f.lastExitCode))},
+				[2]*ast.Term{keyFinishedAt, nanoTimeTerm(f.lastFinished)},
+			)
+		}
+	}
+	return [][2]*ast.Term{
+		{keyName, ast.StringTerm(f.name)},
+		{keyKind, kind},
+		{keyImage, ast.StringTerm(f.image)},
+		{keyResources, ast.ObjectTerm(
+			[2]*ast.Term{keyRequests, f.requests.term()},
+			[2]*ast.Term{keyLimits, f.limits.term()},
+		)},
+		{keyReady, ready},
+		{keyStarted, started},
+		{keyState, stateTerms[f.state]},
+		{keyStartedAt, startedAt},
+		{keyRestartCount, restarts},
+		{keyLastTermination, last},
+	}
+}
+
+// term is a resource list with memory in bytes and cpu in millicores.
+func (r resourceFacts) term() *ast.Term {
+	obj := ast.NewObjectWithCapacity(2)
+	if r.hasMemory {
+		obj.Insert(keyMemory, intTerm(r.memory))
+	}
+	if r.hasCPU {
+		obj.Insert(keyCPU, intTerm(r.milliCPU))
+	}
+	return ast.NewTerm(obj)
+}
+
+func intTerm(n int64) *ast.Term {
+	return ast.NewTerm(ast.Number(strconv.FormatInt(n, 10)))
+}
+
+func nanoTimeTerm(ns int64) *ast.Term {
+	if ns == 0 {
+		return ast.NullTerm()
+	}
+	return timeTerm(time.Unix(0, ns))
+}
+
+func timeTerm(t time.Time) *ast.Term {
+	if t.IsZero() {
+		return ast.NullTerm()
+	}
+	return ast.StringTerm(t.UTC().Format(time.RFC3339Nano))
+}

@@ -1,0 +1,268 @@
+package policy
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// podDoc is the converted, policy-independent part of a pod's input for
+// one resourceVersion: the pod object per shape, each container's fields
+// taken from the pod, the last full entry built for each candidate (reused
+// while the manager's history of the container stays the same), and each
+// program's no-data results.
+//
+// A pod's next resourceVersion starts from the document before (prev): the
+// parts that did not change are taken over instead of converted again, and
+// with them the no-data results they gave. Usually only a container or two
+// changed.
+type podDoc struct {
+	resourceVersion string
+
+	mu sync.Mutex
+	// prev is the document of the resourceVersion before, until this one
+	// has been evaluated once.
+	prev *podDoc
+	// pods holds the converted pod per shape (the fields some policy's
+	// rules read), see podPaths.
+	pods       map[string]*ast.Term
+	containers map[string]*containerEntry
+	candidates []candidateEntry
+	noData     map[*Program]*noDataEntry
+}
+
+// containerEntry is a container's part of its input.containers entry and
+// the facts it was built from.
+type containerEntry struct {
+	facts containerFacts
+	pairs [][2]*ast.Term
+}
+
+// candidateEntry is a candidate's full entry and the history it was built
+// with.
+type candidateEntry struct {
+	candidate Candidate
+	base      *containerEntry
+	term      *ast.Term
+}
+
+// noDataEntry is a program's no-data results for the pod and candidates
+// they were evaluated with.
+type noDataEntry struct {
+	pod        *ast.Term
+	candidates []*ast.Term
+	results    [][]NoData
+}
+
+func (e *noDataEntry) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
+	return e != nil && e.pod == pod && slices.Equal(e.candidates, candidates)
+}
+
+// noDataOf returns the program's no-data results for this pod and these
+// candidates, if they were evaluated before, for this resourceVersion or,
+// with the same converted parts, the one before. Converted parts are
+// shared while nothing changed, so comparing them by identity is enough.
+func (d *podDoc) noDataOf(p *Program, pod *ast.Term, candidates []*ast.Term) ([][]NoData, bool) {
+	d.mu.Lock()
+	e, prev := d.noData[p], d.prev
+	d.mu.Unlock()
+	if e.sameInput(pod, candidates) {
+		return e.results, true
+	}
+	if prev == nil {
+		return nil, false
+	}
+	prev.mu.Lock()
+	e = prev.noData[p]
+	prev.mu.Unlock()
+	if !e.sameInput(pod, candidates) {
+		return nil, false
+	}
+	d.keepNoData(p, pod, candidates, e.results)
+	return e.results, true
+}
+
+func (d *podDoc) keepNoData(p *Program, pod *ast.Term, candidates []*ast.Term, results [][]NoData) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// A pod outlives programs (a policy's next generation is a new one):
+	// start afresh rather than keep the results of old ones.
+	if d.noData == nil || len(d.noData) >= 8 {
+		d.noData = map[*Program]*noDataEntry{}
+	}
+	d.noData[p] = &noDataEntry{pod: pod, candidates: slices.Clone(candidates), results: results}
+}
+
+// evaluated lets go of the document before, once an evaluation took over
+// what it could from it.
+func (d *podDoc) evaluated() {
+	d.mu.Lock()
+	d.prev = nil
+	d.mu.Unlock()
+}
+
+func (d *podDoc) previous() *podDoc {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.prev
+}
+
+// podValue returns input.pod with the fields paths names.
+func (d *podDoc) podValue(pod *corev1.Pod, paths *podPaths, shape string) (*ast.Term, error) {
+	d.mu.Lock()
+	t := d.pods[shape]
+	d.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	// managedFields are large and of no use to rules.
+	p := *pod
+	p.ManagedFields = nil
+	v, err := prunedValue(reflect.ValueOf(&p), paths)
+	if err != nil {
+		return nil, fmt.Errorf("convert pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	t = ast.NewTerm(v)
+	if prev := d.previous(); prev != nil {
+		// The fields the rules read may well be those of before.
+		prev.mu.Lock()
+		if old := prev.pods[shape]; old != nil && ast.ValueEqual(old.Value, v) {
+			t = old
+		}
+		prev.mu.Unlock()
+	}
+	d.mu.Lock()
+	if d.pods == nil {
+		d.pods = map[string]*ast.Term{}
+	}
+	d.pods[shape] = t
+	d.mu.Unlock()
+	return t, nil
+}
+
+// candidate returns the input.containers entry of c.
+func (d *podDoc) candidate(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
+	d.mu.Lock()
+	for _, e := range d.candidates {
+		if e.candidate.sameAs(c) {
+			d.mu.Unlock()
+			return e.term, true
+		}
+	}
+	base, prev := d.containers[c.Name], d.prev
+	d.mu.Unlock()
+	var t *ast.Term
+	if base == nil {
+		// Only the containers some policy asks about are converted.
+		facts, ok := findContainerFacts(pod, c.Name)
+		if !ok {
+			return nil, false
+		}
+		if prev != nil {
+			base, t = prev.takeOver(&facts, c)
+		}
+		if base == nil {
+			base = &containerEntry{facts: facts, pairs: facts.pairs()}
+		}
+	}
+	if t == nil {
+		t = candidateValue(base.pairs, c)
+	}
+	key := *c
+	if key.Memory != nil {
+		// The window is compared by value, not by pointer.
+		m := *key.Memory
+		key.Memory = &m
+	}
+	d.mu.Lock()
+	if d.containers == nil {
+		d.containers = map[string]*containerEntry{}
+	}
+	d.containers[c.Name] = base
+	if len(d.candidates) >= 2*len(d.containers) {
+		// Histories change over time: keep the recent ones.
+		d.candidates = slices.Delete(d.candidates, 0, len(d.candidates)-len(d.containers))
+	}
+	d.candidates = append(d.candidates, candidateEntry{candidate: key, base: base, term: t})
+	d.mu.Unlock()
+	return t, true
+}
+
+// takeOver returns the container's entry of this document if its facts are
+// still those, and the candidate's full entry too if its history is the
+// same.
+func (d *podDoc) takeOver(facts *containerFacts, c *Candidate) (*containerEntry, *ast.Term) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	base := d.containers[c.Name]
+	if base == nil || base.facts != *facts {
+		return nil, nil
+	}
+	for _, e := range d.candidates {
+		if e.base == base && e.candidate.sameAs(c) {
+			return base, e.term
+		}
+	}
+	return base, nil
+}
+
+// PodCache keeps each pod's converted document per resourceVersion, so that
+// a pod that did not change is not converted again, and one that changed
+// only where it changed. Safe for concurrent use.
+type PodCache struct {
+	mu      sync.Mutex
+	entries map[types.UID]*podDoc
+	limit   int
+}
+
+// NewPodCache returns a cache of at most limit pods (0 means 100,000).
+func NewPodCache(limit int) *PodCache {
+	if limit <= 0 {
+		limit = 100_000
+	}
+	return &PodCache{entries: map[types.UID]*podDoc{}, limit: limit}
+}
+
+// Forget drops a pod, for example once it is deleted.
+func (c *PodCache) Forget(uid types.UID) {
+	c.mu.Lock()
+	delete(c.entries, uid)
+	c.mu.Unlock()
+}
+
+// Len is the number of pods cached.
+func (c *PodCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *PodCache) doc(pod *corev1.Pod) *podDoc {
+	if c == nil || pod.UID == "" || pod.ResourceVersion == "" {
+		return &podDoc{resourceVersion: pod.ResourceVersion}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.entries[pod.UID]
+	if old != nil && old.resourceVersion == pod.ResourceVersion {
+		return old
+	}
+	d := &podDoc{resourceVersion: pod.ResourceVersion}
+	if old != nil {
+		// One document back at most: the one before lets go of its own.
+		old.evaluated()
+		d.prev = old
+	}
+	if len(c.entries) >= c.limit {
+		// Over the limit the cache starts afresh rather than tracking
+		// recency on every hit; the limit is far above a manager's pods.
+		clear(c.entries)
+	}
+	c.entries[pod.UID] = d
+	return d
+}

@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/policy/policytest"
+	"github.com/rejuv-dev/rejuv/rules"
+)
+
+// builtinRules are every built-in rule with its default parameters.
+func builtinRules(t *testing.T) []Rule {
+	t.Helper()
+	var out []Rule
+	for _, r := range rules.Builtins() {
+		params, err := r.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, Rule{Name: r.Name, Builtin: r.Name, Module: r.Source, Parameters: params})
+	}
+	return out
+}
+
+// A pod's next resourceVersion takes over what did not change from the
+// one before; the results must be those of a conversion from scratch.
+func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	p := program(t, Options{Clock: func() time.Time { return now }}, builtinRules(t)...)
+	// The same rules without a cache of pods: every pod converted afresh.
+	freshEngine := NewEngine(Options{Clock: func() time.Time { return now }})
+	freshEngine.opts.Pods = nil
+	fresh, err := freshEngine.Program(ctx, Ref{Namespace: "shop", Name: "web"}, builtinRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		tg := Target{Pod: policytest.Pod(i, now), Containers: []Candidate{
+			{Name: "app", Memory: &MemoryWindow{WorkingSetBytes: 480 << 20, Samples: 20, WindowSeconds: 3600, SlopeBytesPerSecond: 100, R2: 0.9}},
+			{Name: "proxy"},
+		}}
+		if _, err := p.Evaluate(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+		before := p.opts.Pods.doc(tg.Pod)
+		for round := range 6 {
+			// The app container restarts; from the third round on the
+			// proxy loses its memory window; the last round changes
+			// nothing but the resourceVersion.
+			if round < 5 {
+				policytest.Restart(tg.Pod, "app", now.Add(-time.Duration(round)*time.Minute))
+			} else {
+				tg.Pod.ResourceVersion += "0"
+			}
+			if round == 2 {
+				tg.Containers[1].Memory = &MemoryWindow{WorkingSetBytes: 10 << 20}
+			}
+			got, err := p.Evaluate(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh.Evaluate(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("pod %d round %d: %+v, converted afresh %+v", i, round, got, want)
+			}
+		}
+		after := p.opts.Pods.doc(tg.Pod)
+		if after == before || after.previous() != nil {
+			t.Fatalf("pod %d: the document was not replaced, or still holds the one before", i)
+		}
+		if before.containers["proxy"] != nil && after.containers["proxy"] != before.containers["proxy"] {
+			// The proxy container never changed: its entry is taken over
+			// from one document to the next.
+			t.Errorf("pod %d: the proxy's entry was converted again", i)
+		}
+	}
+}
+
+// No-data results taken over from the resourceVersion before must follow a
+// change of the pod fields a rule reads.
+func TestNoDataFollowsThePod(t *testing.T) {
+	now := time.Now()
+	p := program(t, Options{}, Rule{Name: "label", Module: `package a
+recreate contains "app" if false
+no_data contains {"container": c.name, "signal": "label"} if {
+	some c in input.containers
+	not input.pod.metadata.labels.tier
+}`})
+	tg := target(now, "app")
+	for i, label := range []string{"", "web", "web", ""} {
+		tg.Pod.ResourceVersion += "1"
+		delete(tg.Pod.Labels, "tier")
+		if label != "" {
+			tg.Pod.Labels["tier"] = label
+		}
+		res, err := p.Evaluate(context.Background(), tg)
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		if got, want := len(res[0].NoData), map[bool]int{true: 1, false: 0}[label == ""]; got != want {
+			t.Errorf("step %d (tier %q): %d no-data results, want %d", i, label, got, want)
+		}
+	}
+}
