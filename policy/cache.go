@@ -85,7 +85,7 @@ func (c *smallCache) Get(ref ast.Ref) (*ast.Term, bool) {
 		return f.large.Get(ref)
 	}
 	for i := range f.entries {
-		if e := &f.entries[i]; e.ref.Equal(ref) {
+		if e := &f.entries[i]; sameRef(e.ref, ref) {
 			return e.value, e.undefined
 		}
 	}
@@ -96,7 +96,7 @@ func (c *smallCache) Put(ref ast.Ref, value *ast.Term) {
 	f := c.top()
 	if f.large == nil {
 		for i := range f.entries {
-			if e := &f.entries[i]; e.ref.Equal(ref) {
+			if e := &f.entries[i]; sameRef(e.ref, ref) {
 				e.value, e.undefined = value, value == nil
 				return
 			}
@@ -127,4 +127,19 @@ func (c *smallCache) Keys() []ast.Ref {
 		}
 	}
 	return keys
+}
+
+// sameRef is ast.Ref.Equal comparing from the end: the refs a pod's
+// evaluation caches share their beginning (data.rejuv.policy.rN) and
+// differ in the rule's name.
+func sameRef(a, b ast.Ref) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
