@@ -136,8 +136,8 @@ func sameRef(a, b ast.Ref) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for i := len(a) - 1; i >= 0; i-- {
-		if !a[i].Equal(b[i]) {
+	for i, t := range slices.Backward(a) {
+		if !t.Equal(b[i]) {
 			return false
 		}
 	}
