@@ -55,12 +55,12 @@ func TestCreateRejectsBadRequests(t *testing.T) {
 		}, []string{`spec.containers[0].ports: Forbidden`}},
 		{"negative termination grace", func(c *v1beta1.ContainerRecreateRequest) {
 			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: ptr.To[int64](-1)}
-		}, []string{`spec.strategy.terminationGracePeriodSeconds`, `greater than or equal to 0`}},
+		}, []string{`spec.strategy.terminationGracePeriodSeconds: Invalid value: -1: must not be negative`}},
 		{"negative unready grace", func(c *v1beta1.ContainerRecreateRequest) {
 			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](-5)}
-		}, []string{`spec.strategy.unreadyGracePeriodSeconds`, `greater than or equal to 0`}},
+		}, []string{`spec.strategy.unreadyGracePeriodSeconds: Invalid value: -5: must not be negative`}},
 		{"deadline below 3s", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) },
-			[]string{`spec.activeDeadlineSeconds`, `greater than or equal to 3`}},
+			[]string{`spec.activeDeadlineSeconds: Invalid value: 2: must be at least 3 seconds`}},
 		{"unknown failure policy", func(c *v1beta1.ContainerRecreateRequest) {
 			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: "Sometimes"}
 		}, []string{`spec.strategy.failurePolicy: Unsupported value: "Sometimes"`, `"Fail"`, `"Ignore"`}},

@@ -102,15 +102,6 @@ func clientKey(crr *v1beta1.ContainerRecreateRequest) types.NamespacedName {
 	return types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}
 }
 
-func getPod(t *testing.T, ns, name string) *corev1.Pod {
-	t.Helper()
-	pod := &corev1.Pod{}
-	if err := admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
-		t.Fatal(err)
-	}
-	return pod
-}
-
 func unstructuredSerializer() runtime.NegotiatedSerializer {
 	return serializer.NewCodecFactory(scheme).WithoutConversion()
 }

@@ -21,7 +21,7 @@ const (
 )
 
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Options configure the CRR webhooks.
@@ -47,8 +47,8 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	if !o.SkipAuthorization {
 		authz = &DisruptionAuthorizer{Client: o.Client}
 	}
-	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Decoder: decoder}})
-	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
 	server.Register(ValidateCRRStatusPath, &webhook.Admission{Handler: &DaemonScope{DaemonUser: o.DaemonUser, Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
 	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
