@@ -73,8 +73,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization,
-		DaemonUser: "system:serviceaccount:" + o.Namespace + ":" + o.DaemonServiceAccount,
 	})
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	if err := admission.ApplyDaemonScope(ctx, direct, "system:serviceaccount:"+o.Namespace+":"+o.DaemonServiceAccount); err != nil {
+		return fmt.Errorf("keep the daemon to its node's requests: %w", err)
+	}
 	crr.RegisterMetrics()
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
 		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}

@@ -3,10 +3,13 @@ package admission
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"strconv"
 
-	admissionv1 "k8s.io/api/admission/v1"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
@@ -15,38 +18,80 @@ import (
 // the name of that pod's node.
 const NodeNameExtra = "authentication.kubernetes.io/node-name"
 
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest-status,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=update,versions=v1beta1,name=vcrr-status.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// DaemonScopeName names the ValidatingAdmissionPolicy that keeps the daemon
+// to its own node's requests, and its binding.
+const DaemonScopeName = "rejuv-daemon-scope"
 
-// DaemonScope lets the daemon's service account write the status only of
-// the requests of the node its token was issued on, so that a daemon's
-// credentials cannot disturb other nodes' requests.
-type DaemonScope struct {
-	// DaemonUser is the daemon's user name,
-	// system:serviceaccount:NAMESPACE:NAME.
-	DaemonUser string
-	Decoder    admission.Decoder
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update
+
+// DaemonScope returns the ValidatingAdmissionPolicy, and its binding, that
+// let the daemon's service account (user, system:serviceaccount:NAMESPACE:NAME)
+// write the status only of the requests of the node its token was issued
+// on, so that a daemon's credentials cannot disturb other nodes' requests.
+// The API server evaluates it itself: a status write costs no call to a
+// webhook.
+func DaemonScope(user string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	node := "oldObject.metadata.labels[?" + strconv.Quote(v1beta1.NodeNameLabel) + "].orValue('')"
+	tokenNodes := "(has(request.userInfo.extra) ? request.userInfo.extra[?" + strconv.Quote(NodeNameExtra) + "].orValue([]) : [])"
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: DaemonScopeName},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups: []string{v1beta1.GroupVersion.Group}, APIVersions: []string{"*"},
+							Resources: []string{"containerrecreaterequests/status"},
+						},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name: "daemon", Expression: "request.userInfo.username == " + strconv.Quote(user),
+			}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: tokenNodes + " == [" + node + "]",
+				MessageExpression: "request.userInfo.username + ' from ' + " +
+					"(size(" + tokenNodes + ") == 1 ? 'node ' + " + tokenNodes + "[0] : 'a token not bound to a node') + " +
+					"' may not update the status of ContainerRecreateRequest ' + oldObject.metadata.namespace + '/' + oldObject.metadata.name + " +
+					"', which belongs to node ' + " + node,
+				Reason: ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: DaemonScopeName},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        DaemonScopeName,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	return policy, binding
 }
 
-// Handle implements admission.Handler.
-func (d *DaemonScope) Handle(_ context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Update || req.UserInfo.Username != d.DaemonUser {
-		return admission.Allowed("")
+// ApplyDaemonScope creates or updates the daemon-scope policy and binding
+// for user.
+func ApplyDaemonScope(ctx context.Context, c client.Client, user string) error {
+	policy, binding := DaemonScope(user)
+	for _, want := range []client.Object{policy, binding} {
+		if err := createOrUpdate(ctx, c, want); err != nil {
+			return fmt.Errorf("apply %T %s: %w", want, want.GetName(), err)
+		}
 	}
-	old := &v1beta1.ContainerRecreateRequest{}
-	if err := d.Decoder.DecodeRaw(req.OldObject, old); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ContainerRecreateRequest: %w", err))
+	return nil
+}
+
+func createOrUpdate(ctx context.Context, c client.Client, want client.Object) error {
+	err := c.Create(ctx, want)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
 	}
-	target := old.Labels[v1beta1.NodeNameLabel]
-	nodes := req.UserInfo.Extra[NodeNameExtra]
-	if len(nodes) == 1 && nodes[0] == target {
-		return admission.Allowed("")
+	current := want.DeepCopyObject().(client.Object)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(want), current); err != nil {
+		return err
 	}
-	from := "a token not bound to a node"
-	if len(nodes) == 1 {
-		from = "node " + nodes[0]
-	}
-	resp := admission.Denied(fmt.Sprintf("%s from %s may not update the status of ContainerRecreateRequest %s/%s, which belongs to node %s",
-		req.UserInfo.Username, from, old.Namespace, old.Name, target))
-	resp.Result.Code = http.StatusForbidden
-	return resp
+	want.SetResourceVersion(current.GetResourceVersion())
+	return c.Update(ctx, want)
 }

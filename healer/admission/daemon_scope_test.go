@@ -2,63 +2,81 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
+// The API server itself keeps the daemon to its node's requests, through
+// the ValidatingAdmissionPolicy the manager applies.
 func TestDaemonScope(t *testing.T) {
-	s, err := apps.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
+	needsAPIServer(t)
+	ctx := context.Background()
 	const daemon = "system:serviceaccount:rejuv-system:rejuv-daemon"
-	d := &DaemonScope{DaemonUser: daemon, Decoder: admission.NewDecoder(s)}
-	crr := &v1beta1.ContainerRecreateRequest{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps.kruise.io/v1beta1", Kind: "ContainerRecreateRequest"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r", Labels: map[string]string{v1beta1.NodeNameLabel: "node-a"}},
-	}
-	raw, err := json.Marshal(crr)
-	if err != nil {
+	if err := ApplyDaemonScope(ctx, admin, daemon); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name    string
-		user    string
-		node    []string
-		allowed bool
-		want    string
-	}{
-		{"daemon of the request's node", daemon, []string{"node-a"}, true, ""},
-		{"daemon of another node", daemon, []string{"node-b"}, false, daemon + " from node node-b may not update the status of ContainerRecreateRequest shop/r, which belongs to node node-a"},
-		{"daemon token without a node", daemon, nil, false, "from a token not bound to a node"},
-		{"the manager or an admin", "system:serviceaccount:rejuv-system:rejuv-healer", nil, true, ""},
+	// Applying again (a manager restart) updates in place.
+	if err := ApplyDaemonScope(ctx, admin, daemon); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			user := authenticationv1.UserInfo{Username: tt.user}
-			if tt.node != nil {
-				user.Extra = map[string]authenticationv1.ExtraValue{NodeNameExtra: tt.node}
+	ns := newNamespace(t)
+	createPod(t, ns, "web", nil)
+	crr := newCRR(ns, "scoped", "app")
+	crr.Spec.Containers[0].StatusContext = nil
+	if err := admin.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	as := func(user string, nodes ...string) client.Client {
+		cfg := rest.CopyConfig(restCfg)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters"}}
+		if nodes != nil {
+			cfg.Impersonate.Extra = map[string][]string{NodeNameExtra: nodes}
+		}
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	write := func(c client.Client, message string) error {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if err := admin.Get(ctx, clientKey(crr), cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Status.Message = message
+		return c.Status().Update(ctx, cur)
+	}
+	// The API server compiles a new policy in the background: wait for it
+	// to refuse the other node's daemon.
+	other := as(daemon, "node-b")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := write(other, "from node-b")
+		if err != nil {
+			want := daemon + " from node node-b may not update the status of ContainerRecreateRequest " + ns + "/scoped, which belongs to node " + testNode
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q lacks %q", err, want)
 			}
-			resp := d.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-				Operation: admissionv1.Update, SubResource: "status", UserInfo: user,
-				Object: runtime.RawExtension{Raw: raw}, OldObject: runtime.RawExtension{Raw: raw},
-			}})
-			if resp.Allowed != tt.allowed {
-				t.Fatalf("allowed = %v, want %v (%v)", resp.Allowed, tt.allowed, resp.Result)
-			}
-			if tt.want != "" && !strings.Contains(resp.Result.Message, tt.want) {
-				t.Errorf("message %q lacks %q", resp.Result.Message, tt.want)
-			}
-		})
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon of another node could still write the status after 30s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := write(as(daemon), "unbound"); err == nil || !strings.Contains(err.Error(), "from a token not bound to a node may not update") {
+		t.Errorf("a daemon token without a node: %v, want refused", err)
+	}
+	if err := write(as(daemon, testNode), "own node"); err != nil {
+		t.Errorf("the daemon of the request's node: %v", err)
+	}
+	if err := write(as("system:serviceaccount:rejuv-system:rejuv-healer"), "manager"); err != nil {
+		t.Errorf("the manager: %v", err)
 	}
 }

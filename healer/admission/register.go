@@ -12,8 +12,6 @@ import (
 const (
 	MutateCRRPath   = "/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
 	ValidateCRRPath = "/validate-apps-kruise-io-v1beta1-containerrecreaterequest"
-	// ValidateCRRStatusPath serves the check of who writes a request's status.
-	ValidateCRRStatusPath = "/validate-apps-kruise-io-v1beta1-containerrecreaterequest-status"
 	// PodReadinessGatePath serves the opt-in readiness-gate injection.
 	PodReadinessGatePath = "/mutate-v1-pod-readiness-gate"
 	// ConvertPath serves CRD conversion between v1alpha1 and v1beta1.
@@ -33,9 +31,6 @@ type Options struct {
 	// SkipAuthorization turns off the check that the requester may
 	// delete the pod.
 	SkipAuthorization bool
-	// DaemonUser is the daemon's service account user name, whose status
-	// writes are limited to its own node's requests.
-	DaemonUser string
 }
 
 // Register adds the CRR mutating and validating webhooks, the
@@ -49,7 +44,6 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	}
 	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
-	server.Register(ValidateCRRStatusPath, &webhook.Admission{Handler: &DaemonScope{DaemonUser: o.DaemonUser, Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
 	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))

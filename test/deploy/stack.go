@@ -18,6 +18,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
+	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
@@ -102,6 +103,8 @@ func unregisterWebhooks(ctx context.Context, c client.Client) {
 	for _, o := range []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-validating-webhook-configuration"}},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admission.DaemonScopeName}},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: admission.DaemonScopeName}},
 	} {
 		_ = c.Delete(ctx, o)
 	}
