@@ -12,12 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // metricsAllowTTL is how long an allowed token is trusted without asking
@@ -28,36 +23,21 @@ const metricsAllowTTL = time.Minute
 // metricsReviewTimeout bounds the token and access reviews of one request.
 const metricsReviewTimeout = 10 * time.Second
 
-// MetricsAuth is the daemon's metrics filter: a request needs a bearer
+// reviewer asks the API server about a token and a user's access.
+type reviewer interface {
+	ReviewToken(ctx context.Context, tr *authenticationv1.TokenReview) (*authenticationv1.TokenReview, error)
+	ReviewAccess(ctx context.Context, sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error)
+}
+
+// metricsAuth is the daemon's metrics filter: a request needs a bearer
 // token the API server authenticates (TokenReview) for a user it lets get
 // the path (SubjectAccessReview), as with controller-runtime's
 // filters.WithAuthenticationAndAuthorization, without linking
 // k8s.io/apiserver, whose packages cost the daemon about 7 MiB of resident
-// memory. It implements metricsserver.Options.FilterProvider.
-func MetricsAuth(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	a, err := newMetricsAuth(cfg, httpClient, clock.RealClock{})
-	if err != nil {
-		return nil, err
-	}
-	return a.filter, nil
-}
-
-func newMetricsAuth(cfg *rest.Config, httpClient *http.Client, clk clock.PassiveClock) (*metricsAuth, error) {
-	authn, err := authenticationclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("metrics token reviews: %w", err)
-	}
-	authz, err := authorizationclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("metrics access reviews: %w", err)
-	}
-	return &metricsAuth{tokens: authn.TokenReviews(), access: authz.SubjectAccessReviews(), clock: clk}, nil
-}
-
+// memory.
 type metricsAuth struct {
-	tokens authenticationclient.TokenReviewInterface
-	access authorizationclient.SubjectAccessReviewInterface
-	clock  clock.PassiveClock
+	api   reviewer
+	clock clock.PassiveClock
 
 	mu sync.Mutex
 	// allowed maps a hash of token, verb and path to when the decision
@@ -65,7 +45,7 @@ type metricsAuth struct {
 	allowed map[[sha256.Size]byte]time.Time
 }
 
-func (a *metricsAuth) filter(log logr.Logger, next http.Handler) (http.Handler, error) {
+func (a *metricsAuth) filter(log logr.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || strings.TrimSpace(token) == "" {
@@ -90,13 +70,13 @@ func (a *metricsAuth) filter(log logr.Logger, next http.Handler) (http.Handler, 
 		}
 		a.remember(key)
 		next.ServeHTTP(w, r)
-	}), nil
+	})
 }
 
 // review asks the API server who the token is and whether that user may
 // use verb on path; it returns the HTTP status to answer with.
 func (a *metricsAuth) review(ctx context.Context, token, verb, path string) (int, error) {
-	tr, err := a.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	tr, err := a.api.ReviewToken(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}})
 	if err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("review the token: %w", err)
 	}
@@ -108,10 +88,10 @@ func (a *metricsAuth) review(ctx context.Context, token, verb, path string) (int
 	for k, v := range user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
 	}
-	sar, err := a.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	sar, err := a.api.ReviewAccess(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
-	}}, metav1.CreateOptions{})
+	}})
 	if err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("ask whether %s may %s %s: %w", user.Username, verb, path, err)
 	}

@@ -13,6 +13,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/rejuv-dev/rejuv/daemon/kube"
 )
 
 // fakeReviews answers token and access reviews: "good" and "reader" are
@@ -49,6 +51,16 @@ func (f *fakeReviews) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// reviewsAt is the daemon's client of an API server at host.
+func reviewsAt(t *testing.T, host string) *kube.Client {
+	t.Helper()
+	c, err := kube.New(&rest.Config{Host: host, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestMetricsAuth(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -67,14 +79,8 @@ func TestMetricsAuth(t *testing.T) {
 			api := &fakeReviews{}
 			srv := httptest.NewServer(api)
 			defer srv.Close()
-			a, err := newMetricsAuth(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}, srv.Client(), clocktesting.NewFakePassiveClock(time.Now()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := a.filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := &metricsAuth{api: reviewsAt(t, srv.URL), clock: clocktesting.NewFakePassiveClock(time.Now())}
+			h := a.filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 			if tt.header != "" {
 				req.Header.Set("Authorization", tt.header)
@@ -98,11 +104,8 @@ func TestMetricsAuthRemembersAnAllowForAMinute(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	a, err := newMetricsAuth(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}, srv.Client(), clk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, _ := a.filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	a := &metricsAuth{api: reviewsAt(t, srv.URL), clock: clk}
+	h := a.filter(logr.Discard(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	scrape := func(path string) int {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("Authorization", "Bearer good")

@@ -2,76 +2,139 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"k8s.io/utils/clock"
 
-	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 	"github.com/rejuv-dev/rejuv/daemon/executor"
+	"github.com/rejuv-dev/rejuv/daemon/kube"
 )
+
+// workers is how many requests the daemon works on at once (one per pod at
+// most).
+const workers = 4
 
 // Run starts the daemon (runtime connection, the executor of the node's
 // ContainerRecreateRequests, metrics and probes) and returns when ctx ends or
 // something fails.
-func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver.Options) error {
-	scheme, err := newScheme()
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	log := logr.FromContextOrDiscard(ctx)
+	client, err := kube.New(cfg)
 	if err != nil {
-		return fmt.Errorf("build scheme: %w", err)
+		return fmt.Errorf("create the Kubernetes client: %w", err)
 	}
-	// The daemon's caches hold only its own node's requests and pods, so its
-	// memory does not grow with the cluster.
-	byObject := map[client.Object]cache.ByObject{
-		&v1beta1.ContainerRecreateRequest{}: {Label: labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: o.NodeName})},
-		&corev1.Pod{}:                       {Field: fields.OneTermEqualSelector("spec.nodeName", o.NodeName)},
-	}
-	// Nothing the daemon does reads managedFields, and a pod's are often
-	// as large as the rest of it.
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metrics, HealthProbeBindAddress: o.ProbeAddr,
-		Cache: cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}})
+	informers, err := kube.NewInformers(client, o.NodeName)
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+		return err
 	}
-	cri.RegisterMetrics()
-	executor.RegisterMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cri.RegisterMetrics(reg)
+	executor.RegisterMetrics(reg)
 	runtime := &Runtime{Socket: o.CRISocket, HostRunDir: o.HostRunDir}
-	if err := mgr.Add(runtime); err != nil {
-		return fmt.Errorf("add runtime connection: %w", err)
+
+	// Listen first, so that a taken port fails the start.
+	var servers []*server
+	var synced atomic.Bool
+	probes, err := listen("health probes", o.ProbeAddr, probeHandler(runtime, &synced), nil)
+	if err != nil {
+		return err
 	}
-	if err := (&executor.Executor{Client: mgr.GetClient(), Runtime: runtime, NodeName: o.NodeName, Recorder: mgr.GetEventRecorder("rejuv-daemon")}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the executor: %w", err)
+	servers = append(servers, probes)
+	if o.MetricsAddr != "0" {
+		m, err := metricsServer(o, reg, client, log)
+		if err != nil {
+			closeAll(servers)
+			return err
+		}
+		servers = append(servers, m)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("add health check: %w", err)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	run := func(what string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil {
+				cancel(fmt.Errorf("%s: %w", what, err))
+			}
+		})
 	}
-	if err := mgr.AddReadyzCheck("runtime", runtime.ReadyCheck); err != nil {
-		return fmt.Errorf("add readiness check: %w", err)
+	for _, s := range servers {
+		run(s.what, s.serve)
 	}
-	ctrl.LoggerFrom(ctx).Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
-	return mgr.Start(ctx)
+	recorder := kube.NewRecorder(client, "rejuv-daemon", "rejuv-daemon-"+o.NodeName, log.WithName("events"))
+	run("events", func(ctx context.Context) error { recorder.Run(ctx); return nil })
+	run("runtime", runtime.Start)
+	log.Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
+	if !informers.Run(ctx) {
+		cancel(nil)
+		wg.Wait()
+		return errorOf(ctx)
+	}
+	synced.Store(true)
+	e := &executor.Executor{Store: informers, Status: client, Runtime: runtime, NodeName: o.NodeName, Clock: clock.RealClock{}, Recorder: recorder}
+	run("executor", func(ctx context.Context) error {
+		return e.Run(ctx, executor.Sources{Pods: informers.Pods, Requests: informers.Requests}, workers)
+	})
+	<-ctx.Done()
+	wg.Wait()
+	return errorOf(ctx)
 }
 
-// newScheme holds only what the daemon reads and writes: pods (and the
-// core group's options and status types) and v1beta1 requests. Unlike
-// apps.NewScheme, it does not register every built-in API group a second
-// time beside client-go's own scheme.
-func newScheme() (*kruntime.Scheme, error) {
-	s := kruntime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		return nil, err
+// errorOf is why ctx ended, nil for the caller's own end (a signal).
+func errorOf(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
-	if err := v1beta1.AddToScheme(s); err != nil {
-		return nil, err
+	return nil
+}
+
+// server is an HTTP server on its listener.
+type server struct {
+	what string
+	srv  *http.Server
+	ln   net.Listener
+}
+
+func listen(what, addr string, h http.Handler, wrap func(net.Listener) net.Listener) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", what, addr, err)
 	}
-	return s, nil
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	return &server{what: what, srv: &http.Server{Handler: h, ReadHeaderTimeout: serverReadHeaderTimeout}, ln: ln}, nil
+}
+
+// serve serves until ctx ends, then shuts down.
+func (s *server) serve(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverShutdownTimeout)
+		defer cancel()
+		_ = s.srv.Shutdown(shutdown)
+		return nil
+	}
+}
+
+func closeAll(servers []*server) {
+	for _, s := range servers {
+		_ = s.ln.Close()
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
+	"github.com/go-logr/logr"
 
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 )
@@ -28,9 +28,9 @@ type Runtime struct {
 }
 
 // Start looks for the runtime until it finds one, then checks it
-// periodically; it implements manager.Runnable.
+// periodically, until ctx ends.
 func (r *Runtime) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("runtime")
+	log := logr.FromContextOrDiscard(ctx).WithName("runtime")
 	t := time.NewTicker(runtimeRetry)
 	defer t.Stop()
 	for {
@@ -66,9 +66,6 @@ func (r *Runtime) Start(ctx context.Context) error {
 		}
 	}
 }
-
-// NeedLeaderElection is false: every daemon serves its own node.
-func (r *Runtime) NeedLeaderElection() bool { return false }
 
 func (r *Runtime) set(c *cri.Client, err error) {
 	r.mu.Lock()

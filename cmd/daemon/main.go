@@ -21,7 +21,7 @@ func main() {
 		Bind:        opts.BindFlags,
 		Validate:    opts.Validate,
 		Run: func(ctx context.Context, cfg *rest.Config) error {
-			return daemon.Run(ctx, cfg, opts, cli.MetricsServer(opts.MetricsAddr, opts.MetricsSecure, daemon.MetricsAuth))
+			return daemon.Run(ctx, cfg, opts)
 		},
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/cmd/internal/cli"
 	"github.com/rejuv-dev/rejuv/healer"
@@ -25,7 +26,18 @@ func main() {
 		Bind:        opts.BindFlags,
 		Validate:    opts.Validate,
 		Run: func(ctx context.Context, cfg *rest.Config) error {
-			return healer.Run(ctx, cfg, opts, cli.MetricsServer(opts.MetricsAddr, opts.MetricsSecure, filters.WithAuthenticationAndAuthorization))
+			return healer.Run(ctx, cfg, opts, metricsServer(opts.MetricsAddr, opts.MetricsSecure))
 		},
 	})
+}
+
+// metricsServer is the manager's metrics endpoint: over HTTPS and, through
+// controller-runtime's authentication and authorization filter, only to
+// clients authorized to get /metrics when secure.
+func metricsServer(addr string, secure bool) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
+	if secure {
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
 }

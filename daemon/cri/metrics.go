@@ -2,7 +2,6 @@ package cri
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 var (
@@ -17,8 +16,7 @@ var (
 	}, []string{"method", "code"})
 )
 
-// RegisterMetrics adds the CRI metrics to controller-runtime's registry,
-// which the daemon serves.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(runtimeInfo, criRequestDuration)
+// RegisterMetrics adds the CRI metrics to reg, which the daemon serves.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(runtimeInfo, criRequestDuration)
 }

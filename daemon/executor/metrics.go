@@ -2,7 +2,6 @@ package executor
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 var (
@@ -17,8 +16,8 @@ var (
 	}, []string{"phase"})
 )
 
-// RegisterMetrics adds the executor's metrics to controller-runtime's
-// registry, which the daemon serves.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(recreations, phaseSeconds)
+// RegisterMetrics adds the executor's metrics to reg, which the daemon
+// serves.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(recreations, phaseSeconds)
 }

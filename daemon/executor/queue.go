@@ -9,11 +9,11 @@ import (
 // head returns the request that may run on a pod: the oldest one not yet
 // completed (by creation time, then name, so that requests created in the
 // same second keep a stable order).
-func head(reqs []v1beta1.ContainerRecreateRequest) *v1beta1.ContainerRecreateRequest {
+func head(reqs []*v1beta1.ContainerRecreateRequest) *v1beta1.ContainerRecreateRequest {
 	var open []*v1beta1.ContainerRecreateRequest
-	for i := range reqs {
-		if reqs[i].Status.Phase != v1beta1.PhaseCompleted && reqs[i].DeletionTimestamp == nil {
-			open = append(open, &reqs[i])
+	for _, r := range reqs {
+		if r.Status.Phase != v1beta1.PhaseCompleted && r.DeletionTimestamp == nil {
+			open = append(open, r)
 		}
 	}
 	if len(open) == 0 {

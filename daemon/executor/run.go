@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
@@ -23,14 +23,14 @@ const defaultGrace = 30 * time.Second
 
 // run advances the request as far as it can go now and writes its status:
 // each container's stop is recorded as soon as it happens, the rest once.
-func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (ctrl.Result, error) {
+func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (Result, error) {
 	now := e.Clock.Now()
 	var deadline time.Time
 	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
 		deadline = crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
 		if !now.Before(deadline) {
 			// Nothing more is stopped; the manager ends the request.
-			return ctrl.Result{}, nil
+			return Result{}, nil
 		}
 	}
 	st := crr.Status.DeepCopy()
@@ -38,7 +38,7 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	st.ContainerRecreateStates = statesFor(crr)
 	if wait, why := unreadyGrace(crr, pod, now); why != "" {
 		st.Message = why
-		return ctrl.Result{RequeueAfter: wait}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+		return Result{RequeueAfter: wait}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 	}
 	st.Message = ""
 	s := strategy(crr)
@@ -48,12 +48,12 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 		if !finished(state) {
 			w, stopped, err := e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], state, deadline)
 			if err != nil {
-				return ctrl.Result{}, err
+				return Result{}, err
 			}
 			if stopped {
 				// Recorded at once: a restarted daemon must not stop it again.
 				if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
-					return ctrl.Result{}, err
+					return Result{}, err
 				}
 			}
 			if w > 0 {
@@ -79,7 +79,7 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	if !deadline.IsZero() {
 		wake = append(wake, deadline.Sub(e.Clock.Now()))
 	}
-	return ctrl.Result{RequeueAfter: soonest(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+	return Result{RequeueAfter: soonest(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 }
 
 // advance moves one container on: stop it (preStop first) if it has not
@@ -117,7 +117,7 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 // stop runs the preStop hook and stops the container through the CRI
 // within the grace period, unless it has exited already.
 func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, deadline time.Time) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("container", c.Name)
+	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	id := runtimeID(c.StatusContext.ContainerID)
 	grace := defaultGrace
 	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {

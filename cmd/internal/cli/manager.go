@@ -4,14 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/rejuv-dev/rejuv/cmd/internal/buildinfo"
 )
@@ -45,17 +45,17 @@ func Main(p Program) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
 		os.Exit(ExitUsage)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
-	log := ctrl.Log.WithName(p.Name)
-	log.Info("starting", "version", buildinfo.String(p.Name))
+	log.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	logger := log.Log.WithName(p.Name)
+	logger.Info("starting", "version", buildinfo.String(p.Name))
 	cfg, err := restConfig(*kubeconfig)
 	if err != nil {
-		log.Error(err, "cannot reach the cluster")
+		logger.Error(err, "cannot reach the cluster")
 		os.Exit(ExitError)
 	}
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	ctx := log.IntoContext(signals.SetupSignalHandler(), logger)
 	if err := p.Run(ctx, cfg); err != nil {
-		log.Error(err, "stopped")
+		logger.Error(err, "stopped")
 		os.Exit(ExitError)
 	}
 }
@@ -66,7 +66,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 		}
-		// As ctrl.GetConfig does in the cluster: no client-side rate limit
+		// As config.GetConfig does in the cluster: no client-side rate limit
 		// (API priority and fairness applies), rather than client-go's 5
 		// requests a second, which held up a burst of requests' webhooks.
 		if cfg.QPS == 0 {
@@ -74,21 +74,9 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		}
 		return cfg, nil
 	}
-	cfg, err := ctrl.GetConfig()
+	cfg, err := config.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("find the cluster (in-cluster config or $KUBECONFIG): %w", err)
 	}
 	return cfg, nil
-}
-
-// MetricsServer is the metrics endpoint both managers serve: over HTTPS
-// and, through auth, only to clients authorized to get /metrics when
-// secure. Each binary brings its own auth so that the daemon need not link
-// what the healer's uses.
-func MetricsServer(addr string, secure bool, auth func(*rest.Config, *http.Client) (metricsserver.Filter, error)) metricsserver.Options {
-	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
-	if secure {
-		o.FilterProvider = auth
-	}
-	return o
 }

@@ -1,0 +1,107 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// Sources are the informers whose changes the executor follows.
+type Sources struct {
+	Pods, Requests cache.SharedIndexInformer
+}
+
+// Run reconciles the node's requests with workers until ctx ends: a request
+// when it changes, when its pod changes, when another request of the same
+// pod changes (so that the next one starts as soon as the previous one
+// completes), and when it asked to be looked at again. The informers must
+// be running.
+func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
+	if e.Clock == nil {
+		e.Clock = clock.RealClock{}
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("controller", "crr-executor")
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "crr-executor"})
+	defer q.ShutDown()
+	enqueue := func(keys ...types.NamespacedName) {
+		for _, k := range keys {
+			q.Add(k)
+		}
+	}
+	onRequest := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		crr, ok := obj.(*v1beta1.ContainerRecreateRequest)
+		if !ok {
+			return
+		}
+		enqueue(types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name})
+		enqueue(e.activeRequests(crr.Namespace, crr.Labels[v1beta1.PodUIDLabel])...)
+	}
+	onPod := func(obj any) {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			enqueue(e.activeRequests(pod.Namespace, string(pod.UID))...)
+		}
+	}
+	regs := []struct {
+		inf     cache.SharedIndexInformer
+		handler cache.ResourceEventHandlerFuncs
+	}{
+		{src.Requests, cache.ResourceEventHandlerFuncs{AddFunc: onRequest, UpdateFunc: func(_, obj any) { onRequest(obj) }, DeleteFunc: onRequest}},
+		{src.Pods, cache.ResourceEventHandlerFuncs{AddFunc: onPod, UpdateFunc: func(_, obj any) { onPod(obj) }}},
+	}
+	for _, r := range regs {
+		h, err := r.inf.AddEventHandler(r.handler)
+		if err != nil {
+			return fmt.Errorf("follow the daemon's caches: %w", err)
+		}
+		defer func() { _ = r.inf.RemoveEventHandler(h) }()
+	}
+	log.Info("starting workers", "workers", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for e.next(ctx, log, q) {
+			}
+		})
+	}
+	<-ctx.Done()
+	q.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// next reconciles one request from q; false once q is shut down.
+func (e *Executor) next(ctx context.Context, log logr.Logger, q workqueue.TypedRateLimitingInterface[types.NamespacedName]) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	defer q.Done(key)
+	rlog := log.WithValues("ContainerRecreateRequest", key.String())
+	res, err := e.Reconcile(logr.NewContext(ctx, rlog), key)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			rlog.Error(err, "reconcile failed; retrying")
+		}
+		q.AddRateLimited(key)
+	case res.RequeueAfter > 0:
+		q.Forget(key)
+		q.AddAfter(key, res.RequeueAfter)
+	default:
+		q.Forget(key)
+	}
+	return true
+}

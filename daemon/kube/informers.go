@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// byPodUID indexes requests by the UID of their pod.
+const byPodUID = "podUID"
+
+// Informers are the daemon's caches of its own node's pods and requests,
+// so that its memory does not grow with the cluster.
+type Informers struct {
+	Pods, Requests cache.SharedIndexInformer
+}
+
+// NewInformers returns the caches of node's pods and requests; Run starts
+// them.
+func NewInformers(c *Client, node string) (*Informers, error) {
+	onNode := fields.OneTermEqualSelector("spec.nodeName", node).String()
+	ofNode := labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: node}).String()
+	in := &Informers{
+		Pods:     newInformer(c.core, "pods", &corev1.Pod{}, func(o *metav1.ListOptions) { o.FieldSelector = onNode }),
+		Requests: newInformer(c.requests, "containerrecreaterequests", &v1beta1.ContainerRecreateRequest{}, func(o *metav1.ListOptions) { o.LabelSelector = ofNode }),
+	}
+	err := in.Requests.AddIndexers(cache.Indexers{byPodUID: func(obj any) ([]string, error) {
+		if crr, ok := obj.(*v1beta1.ContainerRecreateRequest); ok {
+			if uid := crr.Labels[v1beta1.PodUIDLabel]; uid != "" {
+				return []string{crr.Namespace + "/" + uid}, nil
+			}
+		}
+		return nil, nil
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("index requests by pod: %w", err)
+	}
+	return in, nil
+}
+
+func newInformer(c rest.Interface, resource string, obj runtime.Object, restrict func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	lw := cache.NewFilteredListWatchFromClient(c, resource, metav1.NamespaceAll, restrict)
+	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	// Nothing the daemon does reads managedFields, and a pod's are often
+	// as large as the rest of it.
+	_ = inf.SetTransform(func(o any) (any, error) {
+		if m, ok := o.(metav1.Object); ok {
+			m.SetManagedFields(nil)
+		}
+		return o, nil
+	})
+	return inf
+}
+
+// Run starts the caches and waits until they hold what the API server
+// has; false when ctx ended first.
+func (in *Informers) Run(ctx context.Context) bool {
+	go in.Pods.RunWithContext(ctx)
+	go in.Requests.RunWithContext(ctx)
+	return cache.WaitForCacheSync(ctx.Done(), in.Pods.HasSynced, in.Requests.HasSynced)
+}
+
+// Request returns a cached request.
+func (in *Informers) Request(namespace, name string) (*v1beta1.ContainerRecreateRequest, bool) {
+	obj, ok, err := in.Requests.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	crr, ok := obj.(*v1beta1.ContainerRecreateRequest)
+	return crr, ok
+}
+
+// Pod returns a cached pod.
+func (in *Informers) Pod(namespace, name string) (*corev1.Pod, bool) {
+	obj, ok, err := in.Pods.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	pod, ok := obj.(*corev1.Pod)
+	return pod, ok
+}
+
+// RequestsOfPod returns the cached requests of the pod with uid.
+func (in *Informers) RequestsOfPod(namespace, uid string) []*v1beta1.ContainerRecreateRequest {
+	objs, err := in.Requests.GetIndexer().ByIndex(byPodUID, namespace+"/"+uid)
+	if err != nil {
+		return nil
+	}
+	out := make([]*v1beta1.ContainerRecreateRequest, 0, len(objs))
+	for _, o := range objs {
+		if crr, ok := o.(*v1beta1.ContainerRecreateRequest); ok {
+			out = append(out, crr)
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/utils/clock"
+
+	"github.com/rejuv-dev/rejuv/daemon/kube"
+)
+
+const (
+	serverReadHeaderTimeout = 10 * time.Second
+	serverShutdownTimeout   = 5 * time.Second
+)
+
+// probeHandler serves /healthz (the process answers) and /readyz (the
+// container runtime was found and answered at the last check, and the
+// caches hold the node's pods and requests; 500 with the reason
+// otherwise).
+func probeHandler(rt *Runtime, synced *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.ReadyCheck(r); err != nil {
+			http.Error(w, "runtime: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if !synced.Load() {
+			http.Error(w, "caches: still listing the node's pods and ContainerRecreateRequests", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	return mux
+}
+
+// metricsServer serves reg on /metrics: over HTTPS with a self-signed
+// certificate and only to clients authorized to get /metrics when
+// --metrics-secure, else plain HTTP.
+func metricsServer(o Options, reg *prometheus.Registry, c *kube.Client, log logr.Logger) (*server, error) {
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	mux := http.NewServeMux()
+	if !o.MetricsSecure {
+		mux.Handle("/metrics", h)
+		return listen("metrics", o.MetricsAddr, mux, nil)
+	}
+	cert, err := selfSignedCertificate(o.NodeName, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("metrics certificate: %w", err)
+	}
+	auth := &metricsAuth{api: c, clock: clock.RealClock{}}
+	mux.Handle("/metrics", auth.filter(log.WithName("metrics"), h))
+	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	return listen("metrics", o.MetricsAddr, mux, func(ln net.Listener) net.Listener { return tls.NewListener(ln, tlsConfig) })
+}
