@@ -69,8 +69,7 @@ func TestUpdateRequestStatus(t *testing.T) {
 
 func TestRecorderWritesEventsV1(t *testing.T) {
 	a, c := newAPIServer(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	r := NewRecorder(c, "rejuv-daemon", "rejuv-daemon-node-a", logr.Discard())
 	go r.Run(ctx)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", UID: "pod-uid"}}
@@ -98,7 +97,7 @@ func TestRecorderWritesEventsV1(t *testing.T) {
 		e.ReportingController != "rejuv-daemon" || e.ReportingInstance != "rejuv-daemon-node-a" || !strings.HasPrefix(e.Name, "r1.") {
 		t.Errorf("event %+v", e)
 	}
-	if e.EventTime.Time.Before(before.Truncate(time.Microsecond)) || e.EventTime.Time.After(time.Now()) {
+	if at := e.EventTime.Time; at.Before(before.Truncate(time.Microsecond)) || at.After(time.Now()) {
 		t.Errorf("eventTime %s, want the moment Eventf was called", e.EventTime)
 	}
 }
