@@ -36,8 +36,10 @@ func Build() (string, error) {
 		if binDir, buildErr = os.MkdirTemp("", "rejuv-bin"); buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binDir+"/", "./cmd/...")
 		cmd.Dir = root
+		// Static, as make build and the images build them.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/...: %w\n%s", err, out)
 		}
