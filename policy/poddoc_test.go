@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,5 +107,57 @@ no_data contains {"container": c.name, "signal": "label"} if {
 		if got, want := len(res[0].NoData), map[bool]int{true: 1, false: 0}[label == ""]; got != want {
 			t.Errorf("step %d (tier %q): %d no-data results, want %d", i, label, got, want)
 		}
+	}
+}
+
+// Every built-in rule, pods changing between rounds and each goroutine at
+// its own time: the caches of pods, no-data results and time-only rules
+// under concurrent use (run with -race) give the results of a fresh
+// evaluation.
+func TestBuiltinsConcurrently(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	p := program(t, Options{}, builtinRules(t)...)
+	freshEngine := NewEngine(Options{})
+	freshEngine.opts.Pods = nil
+	fresh, err := freshEngine.Program(ctx, Ref{Namespace: "shop", Name: "web"}, builtinRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := make([]Target, 20)
+	for i := range targets {
+		targets[i] = Target{Pod: policytest.Pod(i, now), Containers: []Candidate{{Name: "app"}, {Name: "proxy"}}}
+	}
+	for round := range 3 {
+		if round > 0 {
+			for i := range targets {
+				pod := targets[i].Pod.DeepCopy()
+				policytest.Restart(pod, "app", now.Add(-time.Duration(i)*time.Minute))
+				targets[i].Pod = pod
+			}
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			at := now.Add(time.Duration(g) * 7 * time.Minute)
+			wg.Go(func() {
+				for i, tg := range targets {
+					got, err := p.EvaluateAt(ctx, tg, at)
+					if err != nil {
+						t.Errorf("round %d pod %d: %v", round, i, err)
+						return
+					}
+					want, err := fresh.EvaluateAt(ctx, tg, at)
+					if err != nil {
+						t.Errorf("round %d pod %d: %v", round, i, err)
+						return
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("round %d pod %d at +%s: %+v, afresh %+v", round, i, at.Sub(now), got, want)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
