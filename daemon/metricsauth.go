@@ -23,6 +23,9 @@ const metricsAllowTTL = time.Minute
 // metricsReviewTimeout bounds the token and access reviews of one request.
 const metricsReviewTimeout = 10 * time.Second
 
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // reviewer asks the API server about a token and a user's access.
 type reviewer interface {
 	ReviewToken(ctx context.Context, tr *authenticationv1.TokenReview) (*authenticationv1.TokenReview, error)
