@@ -33,6 +33,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return fmt.Errorf("create the Kubernetes client: %w", err)
 	}
+	if err := client.CheckServed(ctx); err != nil {
+		return err
+	}
 	informers, err := kube.NewInformers(client, o.NodeName)
 	if err != nil {
 		return err

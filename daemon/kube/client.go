@@ -2,12 +2,15 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -98,4 +101,27 @@ func (c *Client) ReviewAccess(ctx context.Context, sar *authorizationv1.SubjectA
 	out := &authorizationv1.SubjectAccessReview{}
 	err := c.authz.Post().Resource("subjectaccessreviews").Body(sar).Do(ctx).Into(out)
 	return out, err
+}
+
+// CheckServed reports, in words a user can act on, when the API server
+// does not serve ContainerRecreateRequests (Rejuv's CRDs not installed).
+func (c *Client) CheckServed(ctx context.Context) error {
+	path := "/apis/" + v1beta1.GroupVersion.String()
+	raw, err := c.requests.Get().AbsPath(path).Do(ctx).Raw()
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("the API server does not serve %s: install Rejuv's CustomResourceDefinitions (config/crd) first", v1beta1.GroupVersion)
+		}
+		return fmt.Errorf("ask the API server for %s: %w", path, err)
+	}
+	list := &metav1.APIResourceList{}
+	if err := json.Unmarshal(raw, list); err != nil {
+		return fmt.Errorf("read the resources of %s: %w", path, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "containerrecreaterequests/status" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the API server serves %s without containerrecreaterequests/status: install Rejuv's CustomResourceDefinitions (config/crd)", v1beta1.GroupVersion)
 }

@@ -101,3 +101,37 @@ func TestRecorderWritesEventsV1(t *testing.T) {
 		t.Errorf("eventTime %s, want the moment Eventf was called", e.EventTime)
 	}
 }
+
+func TestCheckServed(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"served", http.StatusOK, `{"kind":"APIResourceList","groupVersion":"apps.kruise.io/v1beta1","resources":[{"name":"containerrecreaterequests","namespaced":true,"kind":"ContainerRecreateRequest","verbs":["get"]},{"name":"containerrecreaterequests/status","namespaced":true,"kind":"ContainerRecreateRequest","verbs":["update"]}]}`, ""},
+		{"no CRD", http.StatusNotFound, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, "does not serve apps.kruise.io/v1beta1: install Rejuv's CustomResourceDefinitions (config/crd) first"},
+		{"another CRD of the group", http.StatusOK, `{"kind":"APIResourceList","groupVersion":"apps.kruise.io/v1beta1","resources":[{"name":"clonesets","namespaced":true,"kind":"CloneSet","verbs":["get"]}]}`, "without containerrecreaterequests/status"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/apis/apps.kruise.io/v1beta1" {
+					http.NotFound(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			c, err := New(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.CheckServed(t.Context())
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
