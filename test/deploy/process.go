@@ -24,8 +24,9 @@ var (
 	buildErr  error
 )
 
-// Build builds the project's binaries once per process and returns their
-// directory.
+// Build builds the project's binaries once per process into the
+// checkout's .cache/stack-bin (the same directory every time, so that runs
+// do not leave copies behind) and returns that directory.
 func Build() (string, error) {
 	buildOnce.Do(func() {
 		root, err := harness.RepoRoot()
@@ -33,7 +34,8 @@ func Build() (string, error) {
 			buildErr = err
 			return
 		}
-		if binDir, buildErr = os.MkdirTemp("", "rejuv-bin"); buildErr != nil {
+		binDir = filepath.Join(root, ".cache", "stack-bin")
+		if buildErr = os.MkdirAll(binDir, 0o755); buildErr != nil {
 			return
 		}
 		cmd := exec.Command("go", "build", "-trimpath", "-o", binDir+"/", "./cmd/...")
