@@ -6,10 +6,10 @@ import (
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
@@ -74,24 +74,14 @@ func DaemonScope(user string) (*admissionregistrationv1.ValidatingAdmissionPolic
 // ApplyDaemonScope creates or updates the daemon-scope policy and binding
 // for user.
 func ApplyDaemonScope(ctx context.Context, c client.Client, user string) error {
-	policy, binding := DaemonScope(user)
-	for _, want := range []client.Object{policy, binding} {
-		if err := createOrUpdate(ctx, c, want); err != nil {
-			return fmt.Errorf("apply %T %s: %w", want, want.GetName(), err)
-		}
+	wantPolicy, wantBinding := DaemonScope(user)
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: wantPolicy.Name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, policy, func() error { policy.Spec = wantPolicy.Spec; return nil }); err != nil {
+		return fmt.Errorf("apply ValidatingAdmissionPolicy %s: %w", policy.Name, err)
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: wantBinding.Name}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, binding, func() error { binding.Spec = wantBinding.Spec; return nil }); err != nil {
+		return fmt.Errorf("apply ValidatingAdmissionPolicyBinding %s: %w", binding.Name, err)
 	}
 	return nil
-}
-
-func createOrUpdate(ctx context.Context, c client.Client, want client.Object) error {
-	err := c.Create(ctx, want)
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	current := want.DeepCopyObject().(client.Object)
-	if err := c.Get(ctx, client.ObjectKeyFromObject(want), current); err != nil {
-		return err
-	}
-	want.SetResourceVersion(current.GetResourceVersion())
-	return c.Update(ctx, want)
 }
