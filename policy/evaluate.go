@@ -117,7 +117,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 	if p.combined != nil && !p.split.Load() {
 		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, podValue, candidates, results)
 		if err == nil {
-			doc.evaluated()
+			doc.dropPrevious()
 			return results, nil
 		}
 		// Evaluate the rules one by one to tell which one failed.
@@ -133,7 +133,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 		}
 		results[i] = res
 	}
-	doc.evaluated()
+	doc.dropPrevious()
 	return results, nil
 }
 

@@ -98,9 +98,10 @@ func (d *podDoc) keepNoData(p *Program, pod *ast.Term, candidates []*ast.Term, r
 	d.noData[p] = &noDataEntry{pod: pod, candidates: slices.Clone(candidates), results: results}
 }
 
-// evaluated lets go of the document before, once an evaluation took over
-// what it could from it.
-func (d *podDoc) evaluated() {
+// dropPrevious lets go of the document before: once an evaluation took
+// over what it could from it, and when a newer document takes this one's
+// place (one document back at most).
+func (d *podDoc) dropPrevious() {
 	d.mu.Lock()
 	d.prev = nil
 	d.mu.Unlock()
@@ -254,8 +255,7 @@ func (c *PodCache) doc(pod *corev1.Pod) *podDoc {
 	}
 	d := &podDoc{resourceVersion: pod.ResourceVersion}
 	if old != nil {
-		// One document back at most: the one before lets go of its own.
-		old.evaluated()
+		old.dropPrevious()
 		d.prev = old
 	}
 	if len(c.entries) >= c.limit {
