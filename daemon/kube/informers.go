@@ -71,22 +71,23 @@ func (in *Informers) Run(ctx context.Context) bool {
 
 // Request returns a cached request.
 func (in *Informers) Request(namespace, name string) (*v1beta1.ContainerRecreateRequest, bool) {
-	obj, ok, err := in.Requests.GetStore().GetByKey(namespace + "/" + name)
-	if err != nil || !ok {
-		return nil, false
-	}
-	crr, ok := obj.(*v1beta1.ContainerRecreateRequest)
-	return crr, ok
+	return cached[*v1beta1.ContainerRecreateRequest](in.Requests, namespace, name)
 }
 
 // Pod returns a cached pod.
 func (in *Informers) Pod(namespace, name string) (*corev1.Pod, bool) {
-	obj, ok, err := in.Pods.GetStore().GetByKey(namespace + "/" + name)
+	return cached[*corev1.Pod](in.Pods, namespace, name)
+}
+
+// cached returns the object namespace/name of inf's cache.
+func cached[T runtime.Object](inf cache.SharedIndexInformer, namespace, name string) (T, bool) {
+	var zero T
+	obj, ok, err := inf.GetStore().GetByKey(namespace + "/" + name)
 	if err != nil || !ok {
-		return nil, false
+		return zero, false
 	}
-	pod, ok := obj.(*corev1.Pod)
-	return pod, ok
+	o, ok := obj.(T)
+	return o, ok
 }
 
 // RequestsOfPod returns the cached requests of the pod with uid.
