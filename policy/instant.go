@@ -145,7 +145,7 @@ var (
 func pureOfPods(r *ast.Rule) bool {
 	ok := true
 	ast.WalkExprs(r, func(e *ast.Expr) bool {
-		if len(e.With) > 0 {
+		if len(e.With) > 0 || e.IsCall() && !deterministic(ast.NewTerm(e.Operator())) {
 			ok = false
 		}
 		return !ok
@@ -158,12 +158,6 @@ func pureOfPods(r *ast.Rule) bool {
 	})
 	ast.WalkTerms(r, func(t *ast.Term) bool {
 		if call, isCall := t.Value.(ast.Call); isCall && !deterministic(call[0]) {
-			ok = false
-		}
-		return !ok
-	})
-	ast.WalkExprs(r, func(e *ast.Expr) bool {
-		if e.IsCall() && !deterministic(ast.NewTerm(e.Operator())) {
 			ok = false
 		}
 		return !ok
