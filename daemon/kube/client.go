@@ -24,8 +24,8 @@ type Client struct {
 	core, requests, events, authn, authz rest.Interface
 }
 
-// Scheme holds the daemon's types.
-func Scheme() (*runtime.Scheme, error) {
+// newScheme holds the daemon's types.
+func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, v1beta1.AddToScheme, eventsv1.AddToScheme, authenticationv1.AddToScheme, authorizationv1.AddToScheme,
@@ -39,7 +39,7 @@ func Scheme() (*runtime.Scheme, error) {
 
 // New returns a Client for cfg.
 func New(cfg *rest.Config) (*Client, error) {
-	s, err := Scheme()
+	s, err := newScheme()
 	if err != nil {
 		return nil, fmt.Errorf("build the scheme: %w", err)
 	}
