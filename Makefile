@@ -7,7 +7,9 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Rejuv's version has one home, the Helm chart's appVersion: the images' tag
+# and what the binaries report.
+VERSION ?= $(shell sed -n 's/^appVersion: *//p' config/helm/rejuv/Chart.yaml)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSION) \
            -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Commit=$(COMMIT)
@@ -15,6 +17,7 @@ LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSIO
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 CLUSTER        := $(GO) run ./test/cluster
+KUBECTL        ?= kubectl
 
 # Every package but the end-to-end tests. Under -short (make test-unit) their
 # tests need no cluster and no Kubernetes binaries.
@@ -38,6 +41,10 @@ build: ## Build the three binaries into bin/ with the version stamped.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rejuv-healer ./cmd/healer
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rejuv-daemon ./cmd/daemon
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-rejuv ./cmd/kubectl-rejuv
+
+.PHONY: images
+images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, and print their sizes.
+	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images
 
 .PHONY: test
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
@@ -85,12 +92,13 @@ generate: ## Generate deepcopy code (controller-gen).
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen).
+manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen), and config/install.yaml.
 	$(CONTROLLER_GEN) rbac:roleName=healer crd webhook paths=./api/... paths=./healer/... \
 		output:crd:artifacts:config=config/crd/bases \
 		output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=daemon paths=./daemon/... output:rbac:artifacts:config=config/daemon
+	$(GO) run ./config/render
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
@@ -104,6 +112,16 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"
+
+.PHONY: deploy
+deploy: ## Install Rejuv with kustomize (config/default) on the cluster of $KUBECONFIG; load the images onto the nodes first (make images, README.md).
+	$(KUBECTL) apply --server-side -k config/default
+	$(KUBECTL) --namespace rejuv-system rollout status deployment/rejuv-healer --timeout=180s
+	$(KUBECTL) --namespace rejuv-system rollout status daemonset/rejuv-daemon --timeout=180s
+
+.PHONY: undeploy
+undeploy: ## Remove everything make deploy installed, and every RecreatePolicy and ContainerRecreateRequest with it.
+	$(KUBECTL) delete -k config/default --ignore-not-found --wait
 
 .PHONY: up
 up: ## Start the local single-node cluster (or reuse it).

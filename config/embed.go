@@ -14,15 +14,11 @@ import (
 //go:embed webhook/manifests.yaml
 var webhookManifests []byte
 
-// NamePrefix is what kustomize puts before every object name in
-// config/default, and what URL registration uses too.
-const NamePrefix = "rejuv-"
-
-// WebhookConfigurations returns the generated webhook configurations,
-// named as installed (with NamePrefix).
-func WebhookConfigurations() ([]admissionregistrationv1.MutatingWebhookConfiguration, []admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	var mutating []admissionregistrationv1.MutatingWebhookConfiguration
-	var validating []admissionregistrationv1.ValidatingWebhookConfiguration
+// WebhookConfigurations returns the generated webhook configurations, as
+// controller-gen names them (kustomize adds the prefix of the install).
+func WebhookConfigurations() (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	var mutating *admissionregistrationv1.MutatingWebhookConfiguration
+	var validating *admissionregistrationv1.ValidatingWebhookConfiguration
 	for doc := range bytes.SplitSeq(webhookManifests, []byte("\n---")) {
 		doc = bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(doc), []byte("---")))
 		if len(doc) == 0 {
@@ -34,22 +30,21 @@ func WebhookConfigurations() ([]admissionregistrationv1.MutatingWebhookConfigura
 		}
 		switch kind.Kind {
 		case "MutatingWebhookConfiguration":
-			var m admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &m); err != nil {
+			mutating = &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := yaml.UnmarshalStrict(doc, mutating); err != nil {
 				return nil, nil, fmt.Errorf("read embedded MutatingWebhookConfiguration: %w", err)
 			}
-			m.Name = NamePrefix + m.Name
-			mutating = append(mutating, m)
 		case "ValidatingWebhookConfiguration":
-			var v admissionregistrationv1.ValidatingWebhookConfiguration
-			if err := yaml.UnmarshalStrict(doc, &v); err != nil {
+			validating = &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := yaml.UnmarshalStrict(doc, validating); err != nil {
 				return nil, nil, fmt.Errorf("read embedded ValidatingWebhookConfiguration: %w", err)
 			}
-			v.Name = NamePrefix + v.Name
-			validating = append(validating, v)
 		default:
 			return nil, nil, fmt.Errorf("read embedded webhook manifests: unexpected kind %q", kind.Kind)
 		}
+	}
+	if mutating == nil || validating == nil {
+		return nil, nil, fmt.Errorf("read embedded webhook manifests: want one MutatingWebhookConfiguration and one ValidatingWebhookConfiguration")
 	}
 	return mutating, validating, nil
 }

@@ -7,13 +7,13 @@ func TestWebhookConfigurationsAreReadFromTheGeneratedManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 1 || m[0].Name != "rejuv-mutating-webhook-configuration" || len(m[0].Webhooks) < 2 {
-		t.Errorf("mutating = %+v, want rejuv-mutating-webhook-configuration with the CRR and pod webhooks", m)
+	if m.Name != "mutating-webhook-configuration" || len(m.Webhooks) < 2 {
+		t.Errorf("mutating = %+v, want mutating-webhook-configuration with the CRR and pod webhooks", m)
 	}
-	if len(v) != 1 || v[0].Name != "rejuv-validating-webhook-configuration" || len(v[0].Webhooks) < 1 {
-		t.Errorf("validating = %+v", v)
+	if v.Name != "validating-webhook-configuration" || len(v.Webhooks) < 2 {
+		t.Errorf("validating = %+v, want validating-webhook-configuration with the CRR and policy webhooks", v)
 	}
-	for _, w := range m[0].Webhooks {
+	for _, w := range m.Webhooks {
 		if w.ClientConfig.Service == nil || w.ClientConfig.Service.Path == nil {
 			t.Errorf("webhook %s has no service path", w.Name)
 		}

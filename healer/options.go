@@ -25,22 +25,25 @@ const (
 
 // Options are the manager's settings, one flag each.
 type Options struct {
-	Namespace            string
-	MetricsAddr          string
-	MetricsSecure        bool
-	ProbeAddr            string
-	LeaderElect          bool
-	WebhookHost          string
-	WebhookPort          int
-	CertDir              string
-	CertManagement       string
-	CertSecret           string
-	WebhookService       string
-	WebhookURL           string
-	SkipCRRAuthorization bool
-	DaemonServiceAccount string
-	NodeLostGrace        time.Duration
-	PickupTimeout        time.Duration
+	Namespace      string
+	MetricsAddr    string
+	MetricsSecure  bool
+	ProbeAddr      string
+	LeaderElect    bool
+	WebhookHost    string
+	WebhookPort    int
+	CertDir        string
+	CertManagement string
+	CertSecret     string
+	WebhookService string
+	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration are
+	// the installed configurations whose CA bundle the manager keeps.
+	MutatingWebhookConfiguration   string
+	ValidatingWebhookConfiguration string
+	WebhookURL                     string
+	SkipCRRAuthorization           bool
+	NodeLostGrace                  time.Duration
+	PickupTimeout                  time.Duration
 	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
 	RuleDeadline             time.Duration
 	CertCheckInterval        time.Duration
@@ -64,8 +67,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CertManagement, "cert-management", CertsSelf, `"self": create, renew and inject certificates; "external": use those in --cert-dir (cert-manager)`)
 	fs.StringVar(&o.CertSecret, "cert-secret", "rejuv-webhook-certs", "Secret, in --namespace, that stores self-managed certificates")
 	fs.StringVar(&o.WebhookService, "webhook-service", "rejuv-webhook-service", "Service, in --namespace, through which the API server reaches the webhooks")
+	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "rejuv-mutating-webhook-configuration", "the MutatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
+	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "rejuv-validating-webhook-configuration", "the ValidatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
-	fs.StringVar(&o.DaemonServiceAccount, "daemon-service-account", "rejuv-daemon", "the daemon's ServiceAccount, in --namespace; it may update the status only of its own node's requests")
 	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
@@ -80,6 +84,11 @@ func (o *Options) Validate() error {
 	case CertsSelf, CertsExternal:
 	default:
 		errs = append(errs, fmt.Errorf("--cert-management: %q is not %q or %q", o.CertManagement, CertsSelf, CertsExternal))
+	}
+	for flagName, v := range map[string]string{"--webhook-service": o.WebhookService, "--mutating-webhook-configuration": o.MutatingWebhookConfiguration, "--validating-webhook-configuration": o.ValidatingWebhookConfiguration, "--cert-secret": o.CertSecret} {
+		if o.CertManagement == CertsSelf && v == "" {
+			errs = append(errs, fmt.Errorf("%s: must not be empty with --cert-management=self", flagName))
+		}
 	}
 	if o.WebhookPort <= 0 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port: %d is not a TCP port", o.WebhookPort))

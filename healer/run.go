@@ -30,7 +30,11 @@ const CRDName = "containerrecreaterequests.apps.kruise.io"
 // leaderElectionID names the lease the manager's replicas compete for.
 const leaderElectionID = "rejuv-healer.rejuv.dev"
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The leader election lease, only in the manager's namespace and, but for
+// its creation, only by name.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create,namespace=system
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,resourceNames=rejuv-healer.rejuv.dev,namespace=system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=system
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
 // Run starts the manager (webhooks, controllers, certificates, metrics and
@@ -71,16 +75,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
-		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization,
-	})
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	self, err := whoAmI(ctx, cfg, scheme)
 	if err != nil {
-		return fmt.Errorf("create client: %w", err)
+		return err
 	}
-	if err := admission.ApplyDaemonScope(ctx, direct, "system:serviceaccount:"+o.Namespace+":"+o.DaemonServiceAccount); err != nil {
-		return fmt.Errorf("keep the daemon to its node's requests: %w", err)
-	}
+	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
+		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization, Self: self,
+	})
 	crr.RegisterMetrics()
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
 		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
@@ -108,7 +109,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		return fmt.Errorf("add readiness check: %w", err)
 	}
 	log.Info("starting manager", "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
-		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect)
+		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect, "user", self)
 	return mgr.Start(ctx)
 }
 
@@ -121,6 +122,7 @@ func newCertManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (*certs
 	if err != nil {
 		return nil, err
 	}
+	mutating.Name, validating.Name = o.MutatingWebhookConfiguration, o.ValidatingWebhookConfiguration
 	return &certs.Manager{
 		Client:  direct,
 		Secret:  types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},

@@ -12,9 +12,12 @@ import (
 // DisruptionAuthorizer decides whether a user may recreate a pod's
 // containers: creating a ContainerRecreateRequest disrupts the pod as much as
 // deleting it, so it asks the API server (SubjectAccessReview) whether the
-// user may delete that pod.
+// user may delete that pod. The manager's own requests are judged by the
+// policy they are made for instead (see ownRequestDenial).
 type DisruptionAuthorizer struct {
 	Client client.Client
+	// Self is the manager's own user name.
+	Self string
 }
 
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
@@ -35,4 +38,9 @@ func (a *DisruptionAuthorizer) Allowed(ctx context.Context, user authenticationv
 		return false, "", fmt.Errorf("ask whether %s may delete pod %s/%s: %w", user.Username, namespace, pod, err)
 	}
 	return sar.Status.Allowed, sar.Status.Reason, nil
+}
+
+// isSelf says whether the requester is the manager itself.
+func (a *DisruptionAuthorizer) isSelf(user authenticationv1.UserInfo) bool {
+	return a != nil && a.Self != "" && user.Username == a.Self
 }

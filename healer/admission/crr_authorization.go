@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -25,7 +24,9 @@ type pendingAuthorization <-chan authorization
 // an answer nobody reads does not keep the goroutine.
 func authorize(ctx context.Context, a *DisruptionAuthorizer, req admission.Request, pod string) pendingAuthorization {
 	out := make(chan authorization, 1)
-	if a == nil || pod == "" {
+	// The manager's own requests are judged once the pod is read (see
+	// ownRequestDenial).
+	if a == nil || pod == "" || a.isSelf(req.UserInfo) {
 		out <- authorization{allowed: true}
 		return out
 	}
@@ -52,8 +53,5 @@ func (p pendingAuthorization) denial(req admission.Request, pod string) *admissi
 	if a.reason != "" {
 		msg += ": " + a.reason
 	}
-	resp := admission.Denied(msg)
-	resp.Result.Code = http.StatusForbidden
-	resp.Result.Reason = metav1.StatusReasonForbidden
-	return &resp
+	return forbidden("%s", msg)
 }

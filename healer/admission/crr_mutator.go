@@ -58,8 +58,9 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	// holds: ask while the pod is read, as the request waits for both.
 	authz := authorize(ctx, m.Authorizer, req, crr.Spec.PodName)
 	var errs field.ErrorList
+	var pod *corev1.Pod
 	if crr.Spec.PodName != "" {
-		pod := &corev1.Pod{}
+		pod = &corev1.Pod{}
 		err := m.Reader.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: crr.Spec.PodName}, pod)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -76,6 +77,11 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	if denied := authz.denial(req, crr.Spec.PodName); denied != nil {
 		return *denied
+	}
+	if m.Authorizer.isSelf(req.UserInfo) {
+		if denied := ownRequestDenial(ctx, m.Authorizer.Client, crr, req.Namespace, pod); denied != nil {
+			return *denied
+		}
 	}
 	raw, err := json.Marshal(mutated)
 	if err != nil {

@@ -20,7 +20,7 @@ const ReadinessGateNamespaceLabel = "rejuv.dev/readiness-gate"
 
 const readinessGate corev1.PodConditionType = v1beta1.PodReadyCondition
 
-// +kubebuilder:webhook:path=/mutate-v1-pod-readiness-gate,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-readiness-gate.rejuv.dev,admissionReviewVersions=v1,patch=`{"namespaceSelector":{"matchLabels":{"rejuv.dev/readiness-gate":"enabled"}}}`
+// +kubebuilder:webhook:path=/mutate-v1-pod-readiness-gate,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-readiness-gate.rejuv.dev,admissionReviewVersions=v1,timeoutSeconds=5,patch=`{"namespaceSelector":{"matchLabels":{"rejuv.dev/readiness-gate":"enabled"}}}`
 
 // PodReadinessGateInjector adds the KruisePodReady readiness gate to pods
 // created in namespaces labelled rejuv.dev/readiness-gate=enabled (the

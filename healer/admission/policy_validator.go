@@ -23,7 +23,7 @@ import (
 // ValidatePolicyPath serves the RecreatePolicy validation.
 const ValidatePolicyPath = "/validate-rejuv-dev-v1alpha1-recreatepolicy"
 
-// +kubebuilder:webhook:path=/validate-rejuv-dev-v1alpha1-recreatepolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=rejuv.dev,resources=recreatepolicies,verbs=create;update,versions=v1alpha1,name=vrp.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-rejuv-dev-v1alpha1-recreatepolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=rejuv.dev,resources=recreatepolicies,verbs=create;update,versions=v1alpha1,name=vrp.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
 
 // PolicyValidator rejects RecreatePolicies the controller could not run:
 // a bad selector, container pattern, cron expression, time zone or budget,

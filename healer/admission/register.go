@@ -18,8 +18,8 @@ const (
 	ConvertPath = "/convert"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Options configure the CRR webhooks.
@@ -31,6 +31,9 @@ type Options struct {
 	// SkipAuthorization turns off the check that the requester may
 	// delete the pod.
 	SkipAuthorization bool
+	// Self is the manager's own user name, whose requests a RecreatePolicy
+	// must account for instead.
+	Self string
 }
 
 // Register adds the CRR mutating and validating webhooks, the
@@ -40,7 +43,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
 	var authz *DisruptionAuthorizer
 	if !o.SkipAuthorization {
-		authz = &DisruptionAuthorizer{Client: o.Client}
+		authz = &DisruptionAuthorizer{Client: o.Client, Self: o.Self}
 	}
 	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})

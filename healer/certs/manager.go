@@ -52,7 +52,8 @@ type Manager struct {
 	Clock         clock.PassiveClock
 }
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// Secrets only in the manager's namespace.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=system
 
 // Ensure makes everything current once: the Secret holds a valid bundle for
 // Hosts (created or renewed as needed), CertDir holds its serving

@@ -162,10 +162,10 @@ func TestServiceModeNeedsInstalledConfigurations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mutating[0].Name = "not-installed"
+	mutating.Name = "not-installed"
 	m := newManager(t, Targets{Mutating: mutating}, clocktesting.NewFakePassiveClock(time.Now()), "rejuv-webhook.rejuv-system.svc")
 	err = m.Ensure(context.Background())
-	want := "set CA bundle of MutatingWebhookConfiguration not-installed: it is not installed (apply config/default)"
+	want := "set CA bundle of MutatingWebhookConfiguration not-installed: it is not installed (install Rejuv's manifests)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Ensure() = %v, want %q", err, want)
 	}

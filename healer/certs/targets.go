@@ -15,11 +15,11 @@ import (
 
 // Targets are the objects that must trust the webhook server's CA.
 type Targets struct {
-	// Mutating and Validating are the webhook configurations, as
-	// installed. In-cluster they exist already (from config/default) and
-	// only their CA bundle is set.
-	Mutating   []admissionregistrationv1.MutatingWebhookConfiguration
-	Validating []admissionregistrationv1.ValidatingWebhookConfiguration
+	// Mutating and Validating are the webhook configurations, named as
+	// installed (nil: none). In-cluster they exist already (from the
+	// install) and only their CA bundle is set.
+	Mutating   *admissionregistrationv1.MutatingWebhookConfiguration
+	Validating *admissionregistrationv1.ValidatingWebhookConfiguration
 	// CRDs whose conversion webhook is served by the manager.
 	CRDs []string
 	// URL, when set, is the webhook server's base URL for runs outside the
@@ -29,12 +29,17 @@ type Targets struct {
 	ConvertPath string
 }
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;create;update
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update
+// In the cluster the manager reads and updates only its own webhook
+// configurations and CRD, by name (kustomize adds the install's prefix to
+// the configurations' names here too). Registering by URL, outside the
+// cluster, also creates the configurations, with the caller's rights.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;update,resourceNames=mutating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;update,resourceNames=validating-webhook-configuration
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=containerrecreaterequests.apps.kruise.io
 
 func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) error {
-	for i := range t.Mutating {
-		want := t.Mutating[i].DeepCopy()
+	if t.Mutating != nil {
+		want := t.Mutating.DeepCopy()
 		if err := t.apply(ctx, c, "MutatingWebhookConfiguration", want, &admissionregistrationv1.MutatingWebhookConfiguration{}, func(o client.Object) bool {
 			hooks := o.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks
 			return t.setEach(len(hooks), func(j int) *admissionregistrationv1.WebhookClientConfig { return &hooks[j].ClientConfig }, caBundle)
@@ -42,8 +47,8 @@ func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) e
 			return err
 		}
 	}
-	for i := range t.Validating {
-		want := t.Validating[i].DeepCopy()
+	if t.Validating != nil {
+		want := t.Validating.DeepCopy()
 		if err := t.apply(ctx, c, "ValidatingWebhookConfiguration", want, &admissionregistrationv1.ValidatingWebhookConfiguration{}, func(o client.Object) bool {
 			hooks := o.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks
 			return t.setEach(len(hooks), func(j int) *admissionregistrationv1.WebhookClientConfig { return &hooks[j].ClientConfig }, caBundle)
@@ -71,7 +76,7 @@ func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, 
 		}
 		return nil
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("set CA bundle of %s %s: it is not installed (apply config/default)", kind, want.GetName())
+		return fmt.Errorf("set CA bundle of %s %s: it is not installed (install Rejuv's manifests)", kind, want.GetName())
 	case err != nil:
 		return fmt.Errorf("read %s %s: %w", kind, want.GetName(), err)
 	}
@@ -132,7 +137,7 @@ func (t Targets) injectCRD(ctx context.Context, c client.Client, name string, ca
 		crd.Spec.Conversion = want
 	} else {
 		if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
-			return fmt.Errorf("set CA bundle of CRD %s: it has no conversion webhook (apply config/default)", name)
+			return fmt.Errorf("set CA bundle of CRD %s: it has no conversion webhook (install Rejuv's manifests)", name)
 		}
 		if bytes.Equal(conv.Webhook.ClientConfig.CABundle, caBundle) {
 			return nil

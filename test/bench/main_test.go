@@ -40,14 +40,17 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}
-	if stack, err = deploy.Start(ctx, c); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: start Rejuv: %v\n", err)
+	if stack, err = deploy.Install(ctx, c, deploy.Options{}); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: install Rejuv: %v\n", err)
 		return 1
 	}
 	code := m.Run()
-	logs := stack.Stop(ctx)
 	if code != 0 {
-		fmt.Fprint(os.Stderr, logs)
+		fmt.Fprint(os.Stderr, stack.Describe(ctx))
+	}
+	if err := stack.Uninstall(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
 	}
 	return code
 }

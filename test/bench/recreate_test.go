@@ -237,7 +237,10 @@ type usage struct {
 // settle measures the daemon idle over two seconds.
 func settle(b *testing.B) usage {
 	b.Helper()
-	pid := stack.Daemon.PID()
+	pid, err := stack.DaemonPID(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
 	before, err := sampleProc(pid)
 	if err != nil {
 		b.Fatal(err)
@@ -256,7 +259,10 @@ func settle(b *testing.B) usage {
 func burstOf(b *testing.B, targets []target) (time.Duration, usage) {
 	b.Helper()
 	ctx := context.Background()
-	pid := stack.Daemon.PID()
+	pid, err := stack.DaemonPID(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
 	before, err := sampleProc(pid)
 	if err != nil {
 		b.Fatal(err)

@@ -43,22 +43,22 @@ func run(ctx context.Context, duration time.Duration) error {
 	if err := cluster.BuildImage(ctx, images.TestApp); err != nil {
 		return err
 	}
-	say("building and starting Rejuv: the manager (webhooks, controllers) and the node daemon")
-	stack, err := deploy.Start(ctx, cluster)
+	say("building Rejuv's images, loading them onto the node and installing Rejuv as config/default describes it (make deploy)")
+	stack, err := deploy.Install(ctx, cluster, deploy.Options{Kustomization: "config/default", Keep: true})
 	if err != nil {
-		return fmt.Errorf("start Rejuv: %w", err)
+		return fmt.Errorf("install Rejuv: %w", err)
 	}
 	defer func() {
-		stack.Detach(context.Background())
 		fmt.Println()
-		say("the manager and the daemon stopped with the demo; their logs are in " + stack.LogDir())
-		say("the cluster is still up, with the samples and what Rejuv did:")
+		say("Rejuv keeps running in the cluster, and so do the samples:")
 		fmt.Printf("\n  export KUBECONFIG=%s\n", cluster.Kubeconfig())
 		fmt.Printf("  kubectl -n %s get rp,crr,pods          # policies, requests, pods\n", namespace)
 		fmt.Printf("  kubectl -n %s get rp -o wide           # with the last decision's pod and reason\n", namespace)
 		fmt.Printf("  kubectl -n %s describe rp heal-frozen  # conditions, recent decisions, events\n", namespace)
+		fmt.Printf("  kubectl -n rejuv-system get pods           # the manager's two replicas and the node's daemon\n")
+		fmt.Printf("  kubectl -n rejuv-system logs deploy/rejuv-healer\n")
 		fmt.Printf("  kubectl explain rp.spec.rules\n\n")
-		say("make demo again resumes; make down stops the cluster and undoes its changes to this machine")
+		say("make demo again resumes; make undeploy removes Rejuv; make down stops the cluster and undoes its changes to this machine")
 	}()
 	say("applying config/samples: " + sampleList())
 	if err := applySamples(ctx, stack.Client); err != nil {

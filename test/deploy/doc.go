@@ -1,5 +1,7 @@
-// Package deploy runs Rejuv on the test cluster the way a user runs it
-// outside the cluster: the CRD applied, rejuv-healer with its webhooks
-// registered by URL, and rejuv-daemon for the node, as processes built from
-// this checkout. End-to-end tests and benchmarks share it.
+// Package deploy installs Rejuv on the test cluster as users install it:
+// its images built and loaded onto the node, its manifests (config/default,
+// through test/deploy/overlay) applied with kubectl, its shipped service
+// accounts and roles. End-to-end tests, benchmarks and the demo share it,
+// with helpers that look at the installed stack as an operator would: pod
+// logs, the leader, metrics through the shipped reader role.
 package deploy

@@ -2,34 +2,39 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
-	"github.com/rejuv-dev/rejuv/healer/admission"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// CRD names: the ContainerRecreateRequest and the RecreatePolicy.
+// What config/default installs, by the names it gives.
 const (
-	CRDName       = "containerrecreaterequests.apps.kruise.io"
-	PolicyCRDName = "recreatepolicies.rejuv.dev"
+	Namespace        = "rejuv-system"
+	HealerDeployment = "rejuv-healer"
+	DaemonSet        = "rejuv-daemon"
+	// HealerSelector and DaemonSelector select the manager's and the
+	// daemon's pods.
+	HealerSelector = "app.kubernetes.io/name=rejuv-healer"
+	DaemonSelector = "app.kubernetes.io/name=rejuv-daemon"
+	// LeaseName is the manager's leader-election lease.
+	LeaseName = "rejuv-healer.rejuv.dev"
 )
-
-// crdFiles are the generated CRDs, under config/crd/bases.
-var crdFiles = []string{"apps.kruise.io_containerrecreaterequests.yaml", "rejuv.dev_recreatepolicies.yaml"}
 
 // Client returns a client for the cluster that knows Rejuv's types.
 func Client(c *harness.Cluster) (client.Client, error) {
@@ -50,200 +55,258 @@ func Client(c *harness.Cluster) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: s})
 }
 
-// InstallCRD applies the generated CRDs and waits until they are
-// established.
-func InstallCRD(ctx context.Context, c client.Client) error {
-	root, err := harness.RepoRoot()
-	if err != nil {
-		return err
-	}
-	for _, file := range crdFiles {
-		raw, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", file))
-		if err != nil {
-			return err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
-			return err
-		}
-		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			cur := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
-				return false, nil
-			}
-			for _, cond := range cur.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
-		}
-	}
-	return nil
-}
-
-// Unregister removes what a manager registered by URL, and the CRDs.
-func Unregister(ctx context.Context, c client.Client) {
-	unregisterWebhooks(ctx, c)
-	for _, name := range []string{CRDName, PolicyCRDName} {
-		_ = c.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	}
-}
-
-// unregisterWebhooks removes the webhook configurations a manager
-// registered by URL: with the manager gone they would refuse every request
-// they match.
-func unregisterWebhooks(ctx context.Context, c client.Client) {
-	for _, o := range []client.Object{
-		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
-		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "rejuv-validating-webhook-configuration"}},
-		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admission.DaemonScopeName}},
-		&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: admission.DaemonScopeName}},
-	} {
-		_ = c.Delete(ctx, o)
-	}
-}
-
-// Stack is Rejuv running on the cluster: the CRD, the manager and the
-// node's daemon.
+// Stack is Rejuv installed on the cluster.
 type Stack struct {
-	Client client.Client
-	Healer *Process
-	// healerArgs and healerReady start the manager again.
-	healerArgs  []string
-	healerReady string
-	Daemon      *Process
-	// MetricsURL is the daemon's metrics endpoint (plain HTTP, loopback).
-	MetricsURL string
-	// HealerMetricsURL is the manager's.
-	HealerMetricsURL string
-	logDir           string
+	Client  client.Client
+	Kube    kubernetes.Interface
+	cluster *harness.Cluster
+	// kustomization is the directory Install applied.
+	kustomization string
+	scraper       *scraper
 }
 
-// Start installs the CRD and starts the manager and the daemon.
-func Start(ctx context.Context, cluster *harness.Cluster) (*Stack, error) {
+// Options say what Install applies and what it does with a Rejuv that is
+// installed already.
+type Options struct {
+	// Kustomization is the directory applied, relative to the repository;
+	// empty is test/deploy/overlay (config/default with the tests' short
+	// pickup timeout).
+	Kustomization string
+	// Keep keeps a Rejuv installed already, and everything it holds
+	// (policies, requests), restarting its pods on the images just built;
+	// otherwise it is removed first.
+	Keep bool
+}
+
+// Install builds Rejuv's images, loads them onto the node and applies the
+// kustomization with kubectl, as a user would, then waits until the
+// manager's replicas and the daemon are ready and the webhooks answer
+// through their Service.
+func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, error) {
 	c, err := Client(cluster)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Client: c}
-	if err := InstallCRD(ctx, c); err != nil {
+	kube, err := cluster.Clientset()
+	if err != nil {
 		return nil, err
 	}
-	if s.logDir, err = os.MkdirTemp("", "rejuv-stack-logs"); err != nil {
+	root, err := harness.RepoRoot()
+	if err != nil {
 		return nil, err
 	}
-	ports := make([]int, 5)
-	for i := range ports {
-		if ports[i], err = FreePort(); err != nil {
-			return nil, err
+	if o.Kustomization == "" {
+		o.Kustomization = filepath.Join("test", "deploy", "overlay")
+	}
+	s := &Stack{Client: c, Kube: kube, cluster: cluster, kustomization: filepath.Join(root, o.Kustomization)}
+	if err := LoadImages(ctx, cluster); err != nil {
+		return nil, err
+	}
+	_, err = kube.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	installed := err == nil
+	if installed && !o.Keep {
+		if err := s.Uninstall(ctx); err != nil {
+			return nil, fmt.Errorf("remove the Rejuv installed before: %w", err)
 		}
 	}
-	webhook, healerProbe, daemonProbe, daemonMetrics, healerMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
-	s.healerArgs = []string{
-		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--namespace=default",
-		"--webhook-host=127.0.0.1",
-		fmt.Sprintf("--webhook-port=%d", webhook),
-		fmt.Sprintf("--webhook-url=https://127.0.0.1:%d", webhook),
-		"--cert-dir=" + s.logDir + "/certs",
-		"--cert-secret=rejuv-test-webhook-certs",
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", healerMetrics),
-		"--metrics-secure=false",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healerProbe),
+	if out, err := s.Kubectl(ctx, "apply", "--server-side", "-k", s.kustomization); err != nil {
+		return nil, fmt.Errorf("install Rejuv: %w\n%s", err, out)
 	}
-	s.HealerMetricsURL = loopbackURL(healerMetrics, "/metrics")
-	s.healerReady = loopbackURL(healerProbe, "/readyz")
-	s.Healer, err = Launch("healer", s.healerArgs, s.logDir, s.healerReady)
-	if err != nil {
-		return nil, err
+	if installed && o.Keep {
+		// The images' tag is Rejuv's version: pods of an earlier install
+		// run the image it had when they started.
+		for _, w := range []string{"deployment/" + HealerDeployment, "daemonset/" + DaemonSet} {
+			if out, err := s.Kubectl(ctx, "--namespace", Namespace, "rollout", "restart", w); err != nil {
+				return nil, fmt.Errorf("restart %s on the new images: %w\n%s", w, err, out)
+			}
+		}
 	}
-	s.MetricsURL = loopbackURL(daemonMetrics, "/metrics")
-	s.Daemon, err = Launch("daemon", []string{
-		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--node-name=" + cluster.NodeName(),
-		"--host-run-dir=" + cluster.Config.Dir,
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", daemonProbe),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", daemonMetrics),
-		"--metrics-secure=false",
-	}, s.logDir, loopbackURL(daemonProbe, "/readyz"))
-	if err != nil {
-		s.Healer.Stop()
+	if err := s.WaitReady(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Detach stops both processes and removes the webhook registrations but
-// keeps the CRDs and every object, for looking around afterwards.
-func (s *Stack) Detach(ctx context.Context) {
-	unregisterWebhooks(ctx, s.Client)
-	for _, p := range []*Process{s.Daemon, s.Healer} {
-		p.Stop()
-	}
-}
-
-// SecondHealer starts another manager beside the first, as a second
-// replica would run: its own ports and certificate directory, the same
-// webhook URL registered (the first one's) and the same lease.
-func (s *Stack) SecondHealer() (*Process, error) {
-	ports := make([]int, 2)
-	for i := range ports {
-		var err error
-		if ports[i], err = FreePort(); err != nil {
-			return nil, err
+// WaitReady waits until every replica of the manager and the daemon is
+// updated and ready, and the manager's webhooks answer.
+func (s *Stack) WaitReady(ctx context.Context) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := s.Kube.AppsV1().Deployments(Namespace).Get(ctx, HealerDeployment, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
 		}
-	}
-	args := make([]string, 0, len(s.healerArgs))
-	for _, a := range s.healerArgs {
-		switch {
-		case strings.HasPrefix(a, "--webhook-port="):
-			a = fmt.Sprintf("--webhook-port=%d", ports[0])
-		case strings.HasPrefix(a, "--health-probe-bind-address="):
-			a = fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])
-		case strings.HasPrefix(a, "--metrics-bind-address="):
-			a = "--metrics-bind-address=0"
-		case strings.HasPrefix(a, "--cert-dir="):
-			a += "-second"
+		ds, err := s.Kube.AppsV1().DaemonSets(Namespace).Get(ctx, DaemonSet, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
 		}
-		args = append(args, a)
-	}
-	dir, err := os.MkdirTemp(s.logDir, "second")
+		return deploymentReady(d) && daemonSetReady(ds), nil
+	})
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("Rejuv's pods not ready: %w\n%s", err, s.Describe(context.WithoutCancel(ctx)))
 	}
-	return Launch("healer", args, dir, loopbackURL(ports[1], "/readyz"))
-}
-
-// RestartHealer starts the manager again after it stopped or was killed;
-// its log goes on in the same file.
-func (s *Stack) RestartHealer() error {
-	p, err := Launch("healer", s.healerArgs, s.logDir, s.healerReady)
+	// Ready pods serve; the API server reaches them once kube-proxy has
+	// the Service's endpoints. A policy created as a dry run goes through
+	// the validating webhook.
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = s.Client.Create(ctx, probePolicy(), client.DryRunAll)
+		return last == nil, nil
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("Rejuv's webhooks do not answer: %w (last: %v)", err, last)
 	}
-	s.Healer = p
 	return nil
 }
 
-// LogDir is where the processes write their logs.
-func (s *Stack) LogDir() string { return s.logDir }
-
-// Stop removes the registrations, stops both processes and returns the end
-// of their logs.
-func (s *Stack) Stop(ctx context.Context) string {
-	Unregister(ctx, s.Client)
-	var logs strings.Builder
-	for _, p := range []*Process{s.Daemon, s.Healer} {
-		p.Stop()
-		fmt.Fprintf(&logs, "---- %s log (end):\n%s\n", p.Name, p.Tail(60))
+func probePolicy() *v1alpha1.RecreatePolicy {
+	return &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "rejuv-install-probe"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"rejuv.dev/install-probe": "none"}},
+			Schedule: &v1alpha1.Schedule{Cron: "0 3 * * *"},
+		},
 	}
-	_ = os.RemoveAll(s.logDir)
-	return logs.String()
+}
+
+func deploymentReady(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want && st.Replicas == want
+}
+
+func daemonSetReady(ds *appsv1.DaemonSet) bool {
+	st := ds.Status
+	return st.ObservedGeneration >= ds.Generation && st.DesiredNumberScheduled > 0 &&
+		st.UpdatedNumberScheduled == st.DesiredNumberScheduled && st.NumberReady == st.DesiredNumberScheduled
+}
+
+// Uninstall deletes what Install applied and waits until it is gone.
+func (s *Stack) Uninstall(ctx context.Context) error {
+	var errs []error
+	if s.scraper != nil {
+		errs = append(errs, s.scraper.remove(ctx, s.Kube))
+	}
+	if out, err := s.Kubectl(ctx, "delete", "-k", s.kustomization, "--ignore-not-found", "--wait", "--timeout=3m"); err != nil {
+		errs = append(errs, fmt.Errorf("uninstall Rejuv: %w\n%s", err, out))
+	}
+	return errors.Join(errs...)
+}
+
+// Kubectl runs the cluster's kubectl (the Kubernetes version the harness
+// runs) with the admin kubeconfig and returns its combined output.
+func (s *Stack) Kubectl(ctx context.Context, args ...string) (string, error) {
+	return Kubectl(ctx, s.cluster, args...)
+}
+
+// Kubectl runs the cluster's kubectl with the admin kubeconfig.
+func Kubectl(ctx context.Context, cluster *harness.Cluster, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, cluster.Config.KubeBinary("kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig()}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Pods lists the pods of a selector in Rejuv's namespace, oldest first,
+// without the ones being deleted.
+func (s *Stack) Pods(ctx context.Context, selector string) ([]corev1.Pod, error) {
+	list, err := s.Kube.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// DaemonPod is the node's daemon pod.
+func (s *Stack) DaemonPod(ctx context.Context) (*corev1.Pod, error) {
+	pods, err := s.Pods(ctx, DaemonSelector)
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) != 1 {
+		return nil, fmt.Errorf("%d daemon pods, want 1", len(pods))
+	}
+	return &pods[0], nil
+}
+
+// Leader is the manager pod that holds the leader-election lease.
+func (s *Stack) Leader(ctx context.Context) (*corev1.Pod, error) {
+	lease, err := s.Kube.CoordinationV1().Leases(Namespace).Get(ctx, LeaseName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the leader lease: %w", err)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		return nil, errors.New("nobody holds the leader lease")
+	}
+	// controller-runtime's identity is POD_UUID.
+	name, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
+	pod, err := s.Kube.CoreV1().Pods(Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the leader %s: %w", name, err)
+	}
+	return pod, nil
+}
+
+// Logs returns the log of a pod's only container (previous: of the
+// container before its last restart).
+func (s *Stack) Logs(ctx context.Context, pod string, previous bool) (string, error) {
+	b, err := s.Kube.CoreV1().Pods(Namespace).GetLogs(pod, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the log of %s/%s: %w", Namespace, pod, err)
+	}
+	return string(b), nil
+}
+
+// Kill deletes a pod at once (no grace), as a node losing it would.
+func (s *Stack) Kill(ctx context.Context, pod string) error {
+	err := s.Kube.CoreV1().Pods(Namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Describe summarises the stack's pods, with the end of each one's log,
+// for a failing test's output.
+func (s *Stack) Describe(ctx context.Context) string {
+	var b strings.Builder
+	for _, sel := range []string{HealerSelector, DaemonSelector} {
+		pods, err := s.Kube.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			fmt.Fprintf(&b, "list %s: %v\n", sel, err)
+			continue
+		}
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "---- pod %s (%s", p.Name, p.Status.Phase)
+			for _, cs := range p.Status.ContainerStatuses {
+				fmt.Fprintf(&b, ", %s ready=%t restarts=%d", cs.Name, cs.Ready, cs.RestartCount)
+				if w := cs.State.Waiting; w != nil {
+					fmt.Fprintf(&b, " waiting %s: %s", w.Reason, w.Message)
+				}
+			}
+			b.WriteString(")\n")
+			log, err := s.Logs(ctx, p.Name, false)
+			if err != nil {
+				log = err.Error()
+			}
+			b.WriteString(TailLines(log, 30) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TailLines returns the last n lines of s.
+func TailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

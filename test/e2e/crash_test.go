@@ -2,76 +2,145 @@ package e2e
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// TestDaemonKilledDuringAStopResumesWithoutStoppingTwice kills the daemon
-// while it is stopping a container that ignores SIGTERM (the stop waits out
-// the grace period), starts it again, and checks that the request ends
-// Succeeded with the container restarted exactly once.
-func TestDaemonKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
-	// Not parallel: it runs its own manager and daemon for the node, and a
-	// second daemon must not act beside the shared one.
-	c := ctrlClient(t)
-	installCRD(t, c)
-	startHealer(t, c)
-	daemonArgs := func(probe int) []string {
-		return []string{
-			"--kubeconfig=" + cluster.Kubeconfig(),
-			"--node-name=" + cluster.NodeName(),
-			"--host-run-dir=" + cluster.Config.Dir,
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
-			"--metrics-bind-address=0",
-		}
-	}
-	probe := freePort(t)
-	first, err := launch("daemon", daemonArgs(probe), t.TempDir(), fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(first.Kill)
-
+// stubbornRequest starts a request on a container that ignores SIGTERM with
+// a 4 s grace period, so that the daemon's stop takes 4 s, and returns it
+// with the container's status before, once the node's daemon has logged
+// that it is stopping the container (and not yet that it stopped it), and
+// that daemon pod.
+func stubbornRequest(t *testing.T, name string) (*v1beta1.ContainerRecreateRequest, *corev1.Pod, corev1.ContainerStatus, *corev1.Pod) {
+	t.Helper()
+	s := rejuvStack(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	spec := testappPod("stubborn")
+	spec := testappPod(name)
 	spec.Spec.Containers[0].Args = []string{"--ignore-sigterm"}
 	pod := createPod(t, ns, spec)
 	before := containerStatus(pod, "app")
-
-	crr := newRequest(ns, "crash", pod.Name, "app")
-	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(int64(4))}
-	if err := c.Create(ctx, crr); err != nil {
-		t.Fatal(err)
-	}
-	// The daemon sends SIGTERM at once and SIGKILL after 4 s; kill it in
-	// between, before it can record the stop.
-	time.Sleep(2 * time.Second)
-	first.Kill()
-
-	probe = freePort(t)
-	startBinary(t, "daemon", daemonArgs(probe), fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-	got, _ := waitCompleted(t, c, crr, 90*time.Second)
-	if got.Status.Result != v1beta1.ResultSucceeded {
-		t.Fatalf("result %q: %+v", got.Status.Result, got.Status.ContainerRecreateStates)
-	}
-	after, err := kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	daemon, err := s.DaemonPod(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	crr := newRequest(ns, name, pod.Name, "app")
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(int64(4))}
+	if err := s.Client.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	key := ns + "/" + name
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lines := requestLog(podLog(t, daemon.Name, false), key)
+		stopping, stopped := strings.Contains(lines, `"msg":"stopping container"`), strings.Contains(lines, `"msg":"stopped container"`)
+		if stopping && !stopped {
+			break
+		}
+		if stopped || time.Now().After(deadline) {
+			t.Fatalf("the daemon did not log the stop of %s as under way (stopped already: %t):\n%s", key, stopped, lines)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return crr, pod, before, daemon
+}
+
+// requestLog keeps the log lines about one request.
+func requestLog(log, key string) string {
+	var out []string
+	for line := range strings.SplitSeq(log, "\n") {
+		if strings.Contains(line, `"ContainerRecreateRequest":"`+key+`"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// recreatedOnce checks that the request succeeded and the container was
+// restarted exactly once.
+func recreatedOnce(t *testing.T, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, before corev1.ContainerStatus) {
+	t.Helper()
+	got, _ := waitCompleted(t, rejuvStack(t).Client, crr, 90*time.Second)
+	if got.Status.Result != v1beta1.ResultSucceeded {
+		t.Fatalf("result %q: %s %+v", got.Status.Result, got.Status.Message, got.Status.ContainerRecreateStates)
+	}
+	after := waitPod(t, pod.Namespace, pod.Name, "Ready with a new container", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").ContainerID != before.ContainerID
+	})
 	now := containerStatus(after, "app")
-	if now.RestartCount != before.RestartCount+1 || now.ContainerID == before.ContainerID {
-		t.Errorf("restartCount %d -> %d, ID %s -> %s: want exactly one restart", before.RestartCount, now.RestartCount, before.ContainerID, now.ContainerID)
+	if now.RestartCount != before.RestartCount+1 {
+		t.Errorf("restartCount %d -> %d: want exactly one restart", before.RestartCount, now.RestartCount)
 	}
-	// The kill must have come between the stop and its record.
-	log := first.Tail(100)
-	if !strings.Contains(log, `"msg":"stopping container"`) || strings.Contains(log, `"msg":"stopped container"`) {
-		t.Errorf("the first daemon was not killed during the stop; its log:\n%s", first.Tail(5))
+}
+
+// TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice deletes the
+// daemon's pod at once while it stops a container that ignores SIGTERM:
+// the DaemonSet's next pod resumes the request from its status, which ends
+// Succeeded with the container restarted exactly once. Not parallel: the
+// other tests' requests need the daemon.
+func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
+	s := rejuvStack(t)
+	ctx := context.Background()
+	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon")
+	if err := s.Kill(ctx, daemon.Name); err != nil {
+		t.Fatal(err)
 	}
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.DaemonPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.UID == daemon.UID {
+		t.Fatalf("the daemon pod %s was not replaced", daemon.Name)
+	}
+	recreatedOnce(t, crr, pod, before)
+}
+
+// TestDaemonRollingUpdateDuringAStop changes the DaemonSet's pod template
+// while its daemon stops a container that ignores SIGTERM: the rolling
+// update replaces the daemon mid-request, and the request still ends
+// Succeeded with the container restarted exactly once. Not parallel, as
+// above.
+func TestDaemonRollingUpdateDuringAStop(t *testing.T) {
+	s := rejuvStack(t)
+	ctx := context.Background()
+	crr, pod, before, daemon := stubbornRequest(t, "rolled-daemon")
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{"rejuv.dev/e2e-rollout": time.Now().Format(time.RFC3339Nano)},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Kube.AppsV1().DaemonSets(deploy.Namespace).Patch(ctx, deploy.DaemonSet, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur := &v1beta1.ContainerRecreateRequest{}
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}, cur); err != nil {
+		t.Fatal(err)
+	}
+	if cur.Status.Phase == v1beta1.PhaseCompleted {
+		t.Fatalf("the request completed before the rolling update began: %+v", cur.Status)
+	}
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.DaemonPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.UID == daemon.UID || next.Annotations["rejuv.dev/e2e-rollout"] == "" {
+		t.Fatalf("the rolling update did not replace the daemon pod %s", daemon.Name)
+	}
+	recreatedOnce(t, crr, pod, before)
 }

@@ -3,22 +3,24 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// TestDaemonFindsTheNodesRuntime reads the shared daemon's metrics: it was
-// started with the cluster's instance directory as the host run directory,
-// where containerd's socket sits as it would under /run.
+// TestDaemonFindsTheNodesRuntime reads the installed daemon's metrics: it
+// found containerd's socket in the directory the DaemonSet mounts from the
+// host.
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
-	body := get(t, rejuvStack(t).MetricsURL)
+	body := daemonMetrics(t)
 	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="1.6.`) {
 		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd:\n%s", grepLines(body, "rejuv_daemon"))
 	}
@@ -27,54 +29,73 @@ func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	}
 }
 
-// TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy points a second daemon at a
-// socket that does not exist (and at a node with no pods, so that it leaves
-// the shared daemon's work alone).
+// TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy runs a second daemon from
+// the installed image and service account, pointed at a socket that does
+// not exist and at a node with no pods (so that it leaves the installed
+// daemon's work alone): it says why it cannot work and stays not ready,
+// but alive.
 func TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy(t *testing.T) {
 	t.Parallel()
-	rejuvStack(t)
-	probe := freePort(t)
-	missing := t.TempDir() + "/cri.sock"
-	_, logPath := startBinary(t, "daemon", []string{
-		"--kubeconfig=" + cluster.Kubeconfig(),
-		"--node-name=no-such-node",
-		"--cri-socket=" + missing,
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
-		"--metrics-bind-address=0",
-	}, "")
-	want := "no container runtime answered the CRI Version call; tried " + missing + ": no such file; check --cri-socket"
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		b, _ := os.ReadFile(logPath)
-		return strings.Contains(string(b), want), nil
-	})
+	s := rejuvStack(t)
+	ctx := context.Background()
+	ds, err := s.Kube.AppsV1().DaemonSets(deploy.Namespace).Get(ctx, deploy.DaemonSet, metav1.GetOptions{})
 	if err != nil {
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("log lacks %q:\n%s", want, tailLines(string(b), 20))
+		t.Fatal(err)
 	}
-	if code := httpStatus(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)); code != http.StatusInternalServerError {
+	installed := ds.Spec.Template.Spec.Containers[0]
+	const missing = "/no-runtime/cri.sock"
+	probe := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(8082)}}, PeriodSeconds: 1}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: deploy.Namespace, Name: "rejuv-e2e-daemon-without-runtime"},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: ds.Spec.Template.Spec.ServiceAccountName,
+			Containers: []corev1.Container{{
+				Name: "daemon", Image: installed.Image, ImagePullPolicy: corev1.PullNever,
+				Args:            []string{"--node-name=no-such-node", "--cri-socket=" + missing, "--health-probe-bind-address=:8082", "--metrics-bind-address=0"},
+				ReadinessProbe:  probe("/readyz"),
+				LivenessProbe:   probe("/healthz"),
+				SecurityContext: installed.SecurityContext,
+			}},
+		},
+	}
+	if _, err := s.Kube.CoreV1().Pods(deploy.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Kill(context.Background(), pod.Name) })
+	running := waitPod(t, deploy.Namespace, pod.Name, "running", func(p *corev1.Pod) bool { return p.Status.PodIP != "" && p.Status.Phase == corev1.PodRunning })
+	waitLog(t, running, "no container runtime answered the CRI Version call; tried "+missing+": no such file; check --cri-socket", 30*time.Second)
+	base := fmt.Sprintf("http://%s:8082", running.Status.PodIP)
+	if code := httpStatus(ctx, base+"/readyz"); code != http.StatusInternalServerError {
 		t.Errorf("/readyz = %d without a runtime, want 500", code)
 	}
-	if code := httpStatus(context.Background(), fmt.Sprintf("http://127.0.0.1:%d/healthz", probe)); code != http.StatusOK {
+	if code := httpStatus(ctx, base+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200: a missing runtime is not a reason to restart the daemon", code)
+	}
+	// Five seconds of probes later: still not ready, never restarted.
+	time.Sleep(5 * time.Second)
+	cur, err := s.Kube.CoreV1().Pods(deploy.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := containerStatus(cur, "daemon"); st.Ready || st.RestartCount != 0 {
+		t.Errorf("daemon without a runtime: ready %t, restarts %d; want not ready and never restarted", st.Ready, st.RestartCount)
 	}
 }
 
-func get(t *testing.T, url string) string {
-	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+// httpStatus GETs url and returns the status code, or 0 when nothing answers.
+func httpStatus(ctx context.Context, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		t.Fatal(err)
+		return 0
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		return 0
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func grepLines(s, sub string) string {

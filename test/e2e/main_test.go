@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
@@ -47,7 +48,21 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
+	start := time.Now()
+	if stack, err = deploy.Install(ctx, c, deploy.Options{}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: install Rejuv: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: Rejuv installed in %s\n", time.Since(start).Round(100*time.Millisecond))
 	code := m.Run()
-	stopStack(code != 0)
+	if code != 0 {
+		fmt.Fprint(os.Stderr, stack.Describe(ctx))
+	}
+	start = time.Now()
+	if err := stack.Uninstall(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: Rejuv uninstalled in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return code
 }

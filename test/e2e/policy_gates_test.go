@@ -149,7 +149,7 @@ func TestPolicyDryRun(t *testing.T) {
 	if !found {
 		t.Errorf("no DryRun event on the policy among %d events", len(events.Items))
 	}
-	metrics := get(t, stack.HealerMetricsURL)
+	metrics := leaderMetrics(t)
 	want := fmt.Sprintf(`rejuv_policy_decisions_total{namespace="%s",outcome="DryRun",policy="dry",trigger="rule"}`, ns)
 	if !strings.Contains(metrics, want) {
 		t.Errorf("the manager's metrics lack %s:\n%s", want, grepLines(metrics, "rejuv_policy_decisions_total"))
@@ -286,33 +286,45 @@ func findCondition(conds []metav1.Condition, kind string) *metav1.Condition {
 	return nil
 }
 
-// TestPolicyOnlyLeaderActs: with a second manager running, the first keeps
-// the lease and acts; the second serves webhooks but runs no controller.
+// TestPolicyOnlyLeaderActs: of the manager's two installed replicas, the
+// one holding the lease acts; the other serves webhooks and waits for the
+// lease, running no controller.
 func TestPolicyOnlyLeaderActs(t *testing.T) {
 	t.Parallel()
-	stack := rejuvStack(t)
-	second, err := stack.SecondHealer()
-	if err != nil {
-		t.Fatalf("start a second manager: %v", err)
-	}
-	defer second.Stop()
-	c := stack.Client
+	s := rejuvStack(t)
+	ctx := context.Background()
+	c := s.Client
 	ns := newNamespace(t)
 	pods := labelledPods(t, ns, "leader", 1)
-	if err := c.Create(context.Background(), annotationPolicy(ns, "leader", "leader", nil)); err != nil {
+	if err := c.Create(ctx, annotationPolicy(ns, "leader", "leader", nil)); err != nil {
 		t.Fatal(err)
 	}
 	annotatePod(t, c, pods[0])
 	waitPod(t, ns, pods[0].Name, "recreated by the leader", func(p *corev1.Pod) bool {
 		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
 	})
-	log := second.Tail(400)
-	lower := strings.ToLower(log)
-	if !strings.Contains(lower, "attempting to acquire leader lease") {
-		t.Errorf("the second manager does not wait for the lease:\n%s", deploy.TailLines(log, 20))
+	leader, err := s.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(lower, "starting workers") || strings.Contains(lower, "successfully acquired lease") {
-		t.Errorf("the second manager runs controllers beside the leader:\n%s", deploy.TailLines(log, 20))
+	replicas, err := s.Pods(ctx, deploy.HealerSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replicas) != 2 {
+		t.Fatalf("%d manager replicas, want the 2 installed", len(replicas))
+	}
+	for _, p := range replicas {
+		if p.Name == leader.Name {
+			continue
+		}
+		lower := strings.ToLower(podLog(t, p.Name, false))
+		if !strings.Contains(lower, "attempting to acquire leader lease") {
+			t.Errorf("the replica %s does not wait for the lease:\n%s", p.Name, deploy.TailLines(lower, 20))
+		}
+		if strings.Contains(lower, "starting workers") || strings.Contains(lower, "successfully acquired lease") {
+			t.Errorf("the replica %s runs controllers beside the leader %s:\n%s", p.Name, leader.Name, deploy.TailLines(lower, 20))
+		}
 	}
 	if n := len(policyRequests(t, c, ns, "leader")); n != 1 {
 		t.Errorf("%d requests, want 1", n)

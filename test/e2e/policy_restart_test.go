@@ -12,13 +12,14 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
-// TestPolicyRunSurvivesManagerCrash: the manager is killed in the middle of
-// a rolling run and started again. The run finishes, no container is
-// recreated twice, the budget is never exceeded. Not parallel: it kills
-// the shared manager, which the parallel tests need.
-func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
-	stack := rejuvStack(t)
-	c := stack.Client
+// TestPolicyRunSurvivesLeaderKilled: the manager replica that holds the
+// lease is deleted at once in the middle of a rolling run. The other
+// replica takes over; the run finishes, no container is recreated twice,
+// the budget is never exceeded. Not parallel: it kills the manager the
+// parallel tests need.
+func TestPolicyRunSurvivesLeaderKilled(t *testing.T) {
+	s := rejuvStack(t)
+	c := s.Client
 	ctx := context.Background()
 	ns := newNamespace(t)
 	before := testappDeployment(t, c, ns, "api", 4)
@@ -49,15 +50,24 @@ func TestPolicyRunSurvivesManagerCrash(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	stack.Healer.Kill()
-	time.Sleep(2 * time.Second)
-	if err := stack.RestartHealer(); err != nil {
-		t.Fatalf("start the manager again: %v", err)
+	leader, err := s.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Kill(ctx, leader.Name); err != nil {
+		t.Fatal(err)
 	}
 
 	run := finishRun(t, c, ns, "crash")
 	if run.State != v1alpha1.RunCompleted || run.Recreated != 4 {
 		t.Fatalf("run %+v, want Completed with 4 pods recreated", run)
+	}
+	next, err := s.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Name == leader.Name {
+		t.Errorf("the killed replica %s still holds the lease", leader.Name)
 	}
 	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -53,18 +52,11 @@ func TestDaemonRecoversFromContainerdRestart(t *testing.T) {
 	}
 	// The daemon checks the runtime every 5 s: the second line may come
 	// a check after the request completed.
+	daemon, err := stack.DaemonPod(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"container runtime not answering", "container runtime answers again"} {
-		var log string
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			if log = stack.Daemon.Tail(2000); strings.Contains(log, want) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("the daemon's log does not say %q:\n%s", want, grepLines(log, "runtime"))
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		waitLog(t, daemon, want, 15*time.Second)
 	}
 }

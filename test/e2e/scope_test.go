@@ -93,4 +93,16 @@ func TestRequestForAnotherNodesPodIsLeftAlone(t *testing.T) {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(crr), cur)
 		t.Errorf("a daemon touched another node's request: %+v", cur.Status)
 	}
+	// No daemon runs there: the manager says so once the pickup timeout
+	// (5s in the test install) has passed.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), cur); err != nil {
+			return false, err
+		}
+		return strings.HasPrefix(cur.Status.Message, "no daemon has picked up this request within 5s"), nil
+	})
+	if err != nil {
+		t.Errorf("the manager did not report the missing daemon: %v", err)
+	}
 }

@@ -2,40 +2,84 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync"
+	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// Tests that need Rejuv running share one stack (see package deploy) and run
-// in parallel, each on its own pod.
-var (
-	sharedOnce  sync.Once
-	shared      *deploy.Stack
-	sharedError error
-)
+// stack is Rejuv as installed on the cluster (see package deploy): TestMain
+// installs it before the tests and removes it after them. Tests run in
+// parallel, each on its own pods, unless they disturb the stack itself.
+var stack *deploy.Stack
 
-// rejuvStack starts the shared stack on first use.
+// rejuvStack returns the installed stack.
 func rejuvStack(t *testing.T) *deploy.Stack {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedError = deploy.Start(context.Background(), cluster) })
-	if sharedError != nil {
-		t.Fatalf("start Rejuv on the cluster: %v", sharedError)
+	if stack == nil {
+		t.Fatal("Rejuv is not installed")
 	}
-	return shared
+	return stack
 }
 
-// stopStack stops the shared stack; TestMain calls it after the tests and
-// shows the end of the logs when tests failed.
-func stopStack(failed bool) {
-	if shared == nil {
-		return
+// daemonMetrics scrapes the node's daemon as a scraper bound to the
+// shipped metrics reader role.
+func daemonMetrics(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := rejuvStack(t).DaemonPod(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	logs := shared.Stop(context.Background())
-	if failed {
-		fmt.Fprint(os.Stderr, logs)
+	body, err := stack.Metrics(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// leaderMetrics scrapes the manager replica that holds the lease, the one
+// that runs the controllers.
+func leaderMetrics(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := rejuvStack(t).Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := stack.Metrics(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// podLog reads a pod of the stack's log, failing the test when it cannot.
+func podLog(t *testing.T, pod string, previous bool) string {
+	t.Helper()
+	log, err := rejuvStack(t).Logs(context.Background(), pod, previous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+// waitLog waits up to limit for a pod's log to contain want and returns
+// the log.
+func waitLog(t *testing.T, pod *corev1.Pod, want string, limit time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		log := podLog(t, pod.Name, false)
+		if strings.Contains(log, want) {
+			return log
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log of %s does not say %q within %s:\n%s", pod.Name, want, limit, deploy.TailLines(log, 20))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

@@ -17,114 +17,130 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // epoch is every timestamp in the image, so that an unchanged binary gives
 // the same digest.
 var epoch = time.Unix(0, 0).UTC()
 
-// Build compiles img's program for linux on the host's architecture, makes a
-// single-layer image of it and writes that as a docker-save tarball named
-// NAME.tar in outDir, which it creates if need be. It returns the tarball's
-// path. It must run from inside the Rejuv module, which it builds in.
-func Build(ctx context.Context, img Image, outDir string) (string, error) {
-	path, err := build(ctx, img, outDir)
-	if err != nil {
-		return "", fmt.Errorf("build image %s: %w", img.Ref(), err)
-	}
-	return path, nil
+// HostPlatform is linux on the architecture the caller runs on.
+func HostPlatform() v1.Platform {
+	return v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 }
 
-func build(ctx context.Context, img Image, outDir string) (string, error) {
-	tag, err := name.NewTag(img.Ref(), name.StrictValidation)
+// Build builds img for linux on the host's architecture into NAME.tar in
+// outDir (see BuildFor) and returns the archive's path. It must run from
+// inside the Rejuv module, which it builds in.
+func Build(ctx context.Context, img Image, outDir string) (string, error) {
+	a, err := BuildFor(ctx, img, []v1.Platform{HostPlatform()}, outDir)
 	if err != nil {
 		return "", err
+	}
+	return a.Path, nil
+}
+
+// BuildFor compiles img's program for each platform, makes a single-layer
+// image of each, and writes them as one archive, NAME.tar in outDir (created
+// if need be), that holds an index of the platforms under img.Ref() (see
+// writeArchive). It must run from inside the Rejuv module.
+func BuildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir string) (*Archive, error) {
+	a, err := buildFor(ctx, img, platforms, outDir)
+	if err != nil {
+		return nil, fmt.Errorf("build image %s: %w", img.Ref(), err)
+	}
+	return a, nil
+}
+
+func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir string) (*Archive, error) {
+	if len(platforms) == 0 {
+		return nil, errors.New("no platform to build for")
+	}
+	tag, err := name.NewTag(img.Ref(), name.WeakValidation)
+	if err != nil {
+		return nil, err
 	}
 	var busybox string
 	if img.Busybox {
 		// Before compiling: a missing busybox should not cost a build to learn.
 		if busybox, err = findBusybox(); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	tmp, err := os.MkdirTemp("", "rejuv-image-"+img.Name+"-")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 
-	binary := filepath.Join(tmp, img.Name)
-	if err := compile(ctx, img.Package, binary); err != nil {
-		return "", fmt.Errorf("compile %s: %w", img.Package, err)
-	}
-	layerPath := filepath.Join(tmp, "layer.tar")
-	if err := writeLayer(layerPath, rootfs(img.Name, binary, busybox)); err != nil {
-		return "", fmt.Errorf("write layer: %w", err)
-	}
-	image, err := assemble(img, layerPath)
-	if err != nil {
-		return "", fmt.Errorf("assemble: %w", err)
+	index := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range platforms {
+		dir := filepath.Join(tmp, p.OS+"-"+p.Architecture)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		binary := filepath.Join(dir, img.Name)
+		if err := compile(ctx, img.Package, p, img.LDFlags, binary); err != nil {
+			return nil, fmt.Errorf("compile %s for %s: %w", img.Package, p, err)
+		}
+		if busybox != "" && p.Architecture != runtime.GOARCH {
+			return nil, fmt.Errorf("busybox is the host's (%s); cannot add it to an image for %s", runtime.GOARCH, p)
+		}
+		layerPath := filepath.Join(dir, "layer.tar")
+		if err := writeLayer(layerPath, rootfs(img.Name, binary, busybox)); err != nil {
+			return nil, fmt.Errorf("write layer: %w", err)
+		}
+		image, err := assemble(img, p, layerPath)
+		if err != nil {
+			return nil, fmt.Errorf("assemble for %s: %w", p, err)
+		}
+		index = mutate.AppendManifests(index, mutate.IndexAddendum{Add: image, Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", fmt.Errorf("create output directory: %w", err)
+		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	out := filepath.Join(outDir, img.Name+".tar")
-	if err := writeTarball(out, tag, image); err != nil {
-		return "", fmt.Errorf("write %s: %w", out, err)
+	sizes, err := writeArchive(out, tag, index)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", out, err)
 	}
-	return out, nil
+	return &Archive{Path: out, Ref: img.Ref(), Platforms: sizes}, nil
 }
 
-// assemble makes the image of the single layer at layerPath.
-func assemble(img Image, layerPath string) (v1.Image, error) {
-	layer, err := tarball.LayerFromFile(layerPath, tarball.WithCompressedCaching)
+// assemble makes the image of the single layer at layerPath for platform p.
+func assemble(img Image, p v1.Platform, layerPath string) (v1.Image, error) {
+	layer, err := tarball.LayerFromFile(layerPath, tarball.WithCompressedCaching, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, err
 	}
 	created := v1.Time{Time: epoch}
-	base, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
-		Architecture: runtime.GOARCH,
-		OS:           "linux",
+	base := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	base = mutate.ConfigMediaType(base, types.OCIConfigJSON)
+	base, err = mutate.ConfigFile(base, &v1.ConfigFile{
+		Architecture: p.Architecture,
+		OS:           p.OS,
 		Created:      created,
 		RootFS:       v1.RootFS{Type: "layers"},
 		Config: v1.Config{
 			Entrypoint: []string{"/" + img.Name},
 			Env:        []string{"PATH=/bin"},
+			User:       img.User,
+			Labels:     img.Labels,
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	return mutate.Append(base, mutate.Addendum{
-		Layer:   layer,
-		History: v1.History{Created: created, CreatedBy: "rejuv test/images: " + img.Package},
+		Layer:     layer,
+		History:   v1.History{Created: created, CreatedBy: "rejuv test/images: " + img.Package},
+		MediaType: types.OCILayer,
 	})
 }
 
-// writeTarball writes through a temporary file so that a failed build never
-// leaves a truncated tarball for `ctr images import` to choke on.
-func writeTarball(path string, tag name.Tag, image v1.Image) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	// CreateTemp makes the file private; the tarball is for whoever imports it.
-	if err := f.Chmod(0o644); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := tarball.Write(tag, image, f); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// compile builds pkg as a static, stripped linux binary at out, from the root
-// of the module the caller's working directory is in.
-func compile(ctx context.Context, pkg, out string) error {
+// compile builds pkg as a static, stripped binary for platform p at out,
+// from the root of the module the caller's working directory is in.
+func compile(ctx context.Context, pkg string, p v1.Platform, ldflags, out string) error {
 	gotool := goTool()
 	root, err := moduleRoot(ctx, gotool)
 	if err != nil {
@@ -132,9 +148,9 @@ func compile(ctx context.Context, pkg, out string) error {
 	}
 	// -buildvcs=false: VCS stamps would change the binary, hence the digest,
 	// with every commit, and fail where git distrusts the checkout's owner.
-	cmd := exec.CommandContext(ctx, gotool, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, gotool, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w "+ldflags, "-o", out, pkg)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -8,7 +8,8 @@ const Registry = "rejuv.local"
 // that use these images set imagePullPolicy: IfNotPresent or Never.
 const tag = "dev"
 
-// Image is a test image built from one Go program.
+// Image is an image built from one Go program: the program at /NAME, an
+// empty /tmp and, when asked, a static busybox.
 type Image struct {
 	// Name is the image name and the path of the program inside it, e.g. "testapp".
 	Name string
@@ -17,6 +18,16 @@ type Image struct {
 	// Busybox adds a static busybox as /bin/sh and the usual applets, so that
 	// `kubectl exec POD -- sh -c ...` works in the container.
 	Busybox bool
+	// Repository and Tag name the image; empty, they are the test images'
+	// rejuv.local/NAME and dev.
+	Repository, Tag string
+	// User is the numeric user (and group) the program runs as, e.g.
+	// "65532:65532"; empty is root.
+	User string
+	// LDFlags are passed to the linker beside -s -w (version stamps).
+	LDFlags string
+	// Labels are the image config's labels (org.opencontainers.image.*).
+	Labels map[string]string
 }
 
 // Pause is the pod sandbox image, containerd's sandbox_image.
@@ -27,5 +38,12 @@ var TestApp = Image{Name: "testapp", Package: "github.com/rejuv-dev/rejuv/test/i
 
 // Ref is the image reference, e.g. "rejuv.local/testapp:dev".
 func (i Image) Ref() string {
-	return Registry + "/" + i.Name + ":" + tag
+	repo, t := i.Repository, i.Tag
+	if repo == "" {
+		repo = Registry + "/" + i.Name
+	}
+	if t == "" {
+		t = tag
+	}
+	return repo + ":" + t
 }

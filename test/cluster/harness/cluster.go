@@ -149,7 +149,30 @@ func preflight(ctx context.Context, cfg *Config) error {
 	if _, err := images.Build(ctx, images.Pause, cfg.path("images")); err != nil {
 		return err
 	}
+	if err := checkRuntimeSocket(ctx, *cfg); err != nil {
+		return err
+	}
 	return checkPorts(*cfg)
+}
+
+// checkRuntimeSocket refuses a CRI socket that another runtime serves, and
+// removes one that nothing serves any more (left by a crashed run). It runs
+// after a stale instance of this cluster was cleaned up, so whatever answers
+// there is not this cluster's.
+func checkRuntimeSocket(ctx context.Context, cfg Config) error {
+	socket := cfg.CRISocket()
+	if _, err := os.Stat(socket); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if criReady(socket)(ctx) == nil {
+		return fmt.Errorf("check the runtime socket: a container runtime that is not this cluster's already serves %s; stop it, or set %s to another path", socket, envRuntimeSocket)
+	}
+	if err := os.Remove(socket); err != nil {
+		return fmt.Errorf("remove the stale runtime socket %s: %w", socket, err)
+	}
+	return nil
 }
 
 // newState records the host as it is before anything changes, and clears
@@ -228,7 +251,7 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 	if err != nil {
 		return err
 	}
-	return c.phase("kubelet", func() error {
+	if err := c.phase("kubelet", func() error {
 		sp, err := kubeletSpec(cfg)
 		if err != nil {
 			return err
@@ -243,6 +266,18 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 			return err
 		}
 		return st.process("kube-controller-manager").waitReady(ctx, startTimeout, defaultServiceAccount(cs))
+	}); err != nil {
+		return err
+	}
+	// Services: the API server reaches webhooks through theirs, pods reach
+	// the API server through the kubernetes Service.
+	return c.phase("kube-proxy", func() error {
+		sp, err := kubeProxySpec(cfg)
+		if err != nil {
+			return err
+		}
+		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeProxyHealthz), "")
+		return c.startStep(ctx, st, step{spec: sp, ready: healthz}, startTimeout)
 	})
 }
 
@@ -280,6 +315,7 @@ func writeCredentials(cfg Config) error {
 		cfg.componentKubeconfig("controller-manager"): "controller-manager",
 		cfg.componentKubeconfig("scheduler"):          "scheduler",
 		cfg.componentKubeconfig("kubelet"):            "kubelet-client",
+		cfg.componentKubeconfig("kube-proxy"):         "kube-proxy",
 	}
 	for path, cert := range kubeconfigs {
 		if err := writeKubeconfig(path, server, cfg.pkiDir(), cert); err != nil {

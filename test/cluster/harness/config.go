@@ -21,6 +21,8 @@ type Ports struct {
 	Scheduler         int
 	Kubelet           int
 	KubeletHealthz    int
+	KubeProxyHealthz  int
+	KubeProxyMetrics  int
 }
 
 // Config describes one cluster instance. The zero value is not usable; start
@@ -44,10 +46,15 @@ type Config struct {
 	PodSubnet netip.Prefix
 	// ServiceSubnet is the apiserver's service cluster IP range.
 	ServiceSubnet netip.Prefix
+	// RuntimeSocket is containerd's CRI socket; empty puts it in Dir. The
+	// shared cluster uses containerd's well-known path, where Rejuv's
+	// daemon, installed as users install it, finds the runtime of a real
+	// node.
+	RuntimeSocket string
 	Ports         Ports
 	// ExtraArgs adds command-line arguments per component name (etcd,
 	// kube-apiserver, kube-controller-manager, kube-scheduler, containerd,
-	// kubelet).
+	// kubelet, kube-proxy).
 	ExtraArgs map[string][]string
 	// Tools names the host programs the harness runs; see DefaultTools.
 	Tools Tools
@@ -68,6 +75,8 @@ var (
 		Scheduler:         20259,
 		Kubelet:           10250,
 		KubeletHealthz:    20248,
+		KubeProxyHealthz:  20256,
+		KubeProxyMetrics:  20249,
 	}
 )
 
@@ -80,11 +89,17 @@ const (
 	envClusterDir = "REJUV_CLUSTER_DIR"
 	// envCacheDir overrides where built Kubernetes binaries are kept.
 	envCacheDir = "REJUV_CACHE_DIR"
+	// envRuntimeSocket overrides where the shared cluster's containerd
+	// listens.
+	envRuntimeSocket = "REJUV_CRI_SOCKET"
+	// DefaultRuntimeSocket is containerd's well-known CRI socket.
+	DefaultRuntimeSocket = "/run/containerd/containerd.sock"
 )
 
 // DefaultConfig returns the configuration of the project's shared local
-// cluster: state in <repo>/.cache/cluster, binaries in <repo>/.cache, both
-// overridable with REJUV_CLUSTER_DIR and REJUV_CACHE_DIR.
+// cluster: state in <repo>/.cache/cluster, binaries in <repo>/.cache,
+// containerd's socket at its well-known path, overridable with
+// REJUV_CLUSTER_DIR, REJUV_CACHE_DIR and REJUV_CRI_SOCKET.
 func DefaultConfig() (Config, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -104,6 +119,7 @@ func DefaultConfig() (Config, error) {
 		Bridge:            DefaultBridge,
 		PodSubnet:         DefaultPodSubnet,
 		ServiceSubnet:     DefaultServiceSubnet,
+		RuntimeSocket:     envOr(envRuntimeSocket, DefaultRuntimeSocket),
 		Ports:             DefaultPorts,
 		Tools:             DefaultTools(),
 	}
@@ -166,6 +182,8 @@ func (c Config) portList() []namedPort {
 		{"Scheduler", "kube-scheduler", p.Scheduler},
 		{"Kubelet", "kubelet", p.Kubelet},
 		{"KubeletHealthz", "kubelet", p.KubeletHealthz},
+		{"KubeProxyHealthz", "kube-proxy", p.KubeProxyHealthz},
+		{"KubeProxyMetrics", "kube-proxy", p.KubeProxyMetrics},
 	}
 }
 

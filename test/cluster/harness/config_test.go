@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +90,24 @@ func TestVersionLDFlagsStampsComponentBase(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("versionLDFlags() = %q, lacks %q", got, want)
+		}
+	}
+}
+
+func TestRuleFieldsKeepsQuotedComments(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want []string
+	}{
+		{`-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`,
+			[]string{"-A", "OUTPUT", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"}},
+		{`-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block \"incoming\" localnet" -j DROP`,
+			[]string{"-A", "KUBE-FIREWALL", "!", "-s", "127.0.0.0/8", "-d", "127.0.0.0/8", "-m", "comment", "--comment", `block "incoming" localnet`, "-j", "DROP"}},
+		{`-N KUBE-SERVICES`, []string{"-N", "KUBE-SERVICES"}},
+		{``, nil},
+	} {
+		if got := ruleFields(tt.line); !slices.Equal(got, tt.want) {
+			t.Errorf("ruleFields(%q) = %q, want %q", tt.line, got, tt.want)
 		}
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// KubeBinaries are the Kubernetes programs the cluster runs.
-var KubeBinaries = []string{"kube-apiserver", "kubelet", "kube-controller-manager", "kube-scheduler"}
+// KubeBinaries are the Kubernetes programs the cluster runs, and kubectl,
+// of the same version, for the install paths users take (make deploy).
+var KubeBinaries = []string{"kube-apiserver", "kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"}
 
 // KubeBinDir is where the binaries of cfg's Kubernetes version are: the
 // prebuilt directory from Tools.KubeBinDir, or the version's cache folder.

@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// hostSysctls are the kernel settings the kubelet and the bridge plugin
-// change; Down puts back what was there before Up.
+// hostSysctls are the kernel settings the kubelet, kube-proxy and the
+// bridge plugin change; Down puts back what was there before Up.
 var hostSysctls = []string{
 	"vm.overcommit_memory",
 	"vm.panic_on_oom",
@@ -21,6 +21,8 @@ var hostSysctls = []string{
 	"kernel.keys.root_maxkeys",
 	"kernel.keys.root_maxbytes",
 	"net.ipv4.ip_forward",
+	// kube-proxy lets node ports answer on loopback.
+	"net.ipv4.conf.all.route_localnet",
 }
 
 func sysctlPath(key string) string {
@@ -98,7 +100,7 @@ func removeNewChains(ctx context.Context, iptables string, before []string) erro
 			return fmt.Errorf("remove iptables chains: %w", err)
 		}
 		for line := range strings.SplitSeq(rules, "\n") {
-			f := strings.Fields(line)
+			f := ruleFields(line)
 			if len(f) < 2 || f[0] != "-A" {
 				continue
 			}
@@ -128,6 +130,38 @@ func removeNewChains(ctx context.Context, iptables string, before []string) erro
 		return fmt.Errorf("remove iptables chains %s: %s", strings.Join(added, ", "), strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// ruleFields splits a rule as iptables -S prints it into arguments:
+// fields separated by spaces, where a double-quoted field (a comment) may
+// hold spaces and escaped quotes.
+func ruleFields(line string) []string {
+	var out []string
+	var cur strings.Builder
+	inField, quoted := false, false
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case quoted && ch == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+		case ch == '"':
+			quoted, inField = !quoted, true
+		case ch == ' ' && !quoted:
+			if inField {
+				out = append(out, cur.String())
+				cur.Reset()
+				inField = false
+			}
+		default:
+			cur.WriteByte(ch)
+			inField = true
+		}
+	}
+	if inField {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 // createBridge creates the pods' bridge with the node's address on it.
@@ -161,8 +195,9 @@ func deleteBridge(ctx context.Context, cfg Config) error {
 }
 
 // writeCNIConfig writes the bridge network: host-local addresses in the pod
-// subnet, no default route and no masquerading, so pod traffic never leaves
-// the machine.
+// subnet, a route to Services' cluster IPs through the node (where
+// kube-proxy translates them), but no default route and no masquerading, so
+// pod traffic never leaves the machine.
 func writeCNIConfig(cfg Config, confDir, ipamDir string) error {
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
@@ -180,6 +215,7 @@ func writeCNIConfig(cfg Config, confDir, ipamDir string) error {
 					"subnet":  cfg.PodSubnet.String(),
 					"gateway": cfg.NodeIP().String(),
 				}}},
+				"routes": []map[string]string{{"dst": cfg.ServiceSubnet.String()}},
 			},
 		}},
 	}

@@ -18,8 +18,14 @@ func (c Config) componentKubeconfig(name string) string {
 	return c.path("kubeconfigs", name+".kubeconfig")
 }
 
-// CRISocket is the containerd socket the kubelet (and Rejuv's daemon) use.
-func (c Config) CRISocket() string { return c.path("containerd", "containerd.sock") }
+// CRISocket is the containerd socket the kubelet (and Rejuv's daemon) use:
+// RuntimeSocket, or one in the instance directory.
+func (c Config) CRISocket() string {
+	if c.RuntimeSocket != "" {
+		return c.RuntimeSocket
+	}
+	return c.path("containerd", "containerd.sock")
+}
 
 func (c Config) containerdDir() string  { return c.path("containerd") }
 func (c Config) cniConfDir() string     { return c.path("cni", "net.d") }

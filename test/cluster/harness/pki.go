@@ -173,6 +173,7 @@ func writePKI(cfg Config, dir string) error {
 		{file: "admin", cn: "rejuv-harness-admin", orgs: []string{"system:masters"}, client: true},
 		{file: "controller-manager", cn: "system:kube-controller-manager", client: true},
 		{file: "scheduler", cn: "system:kube-scheduler", client: true},
+		{file: "kube-proxy", cn: "system:kube-proxy", client: true},
 		{file: "kubelet-client", cn: "system:node:" + cfg.NodeName, orgs: []string{"system:nodes"}, client: true},
 		{file: "kubelet", cn: cfg.NodeName, server: true, ips: []net.IP{nodeIP}, dns: []string{cfg.NodeName}},
 	}

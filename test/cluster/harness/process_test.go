@@ -69,7 +69,7 @@ func TestCheckPortsNamesComponentAndHolder(t *testing.T) {
 	defer l.Close()
 	c := validConfig(t)
 	c.Ports = Ports{Etcd: 31001, EtcdPeer: 31002, APIServer: l.Addr().(*net.TCPAddr).Port,
-		ControllerManager: 31004, Scheduler: 31005, Kubelet: 31006, KubeletHealthz: 31007}
+		ControllerManager: 31004, Scheduler: 31005, Kubelet: 31006, KubeletHealthz: 31007, KubeProxyHealthz: 31008, KubeProxyMetrics: 31009}
 	err = checkPorts(c)
 	if err == nil {
 		t.Fatal("checkPorts() = nil with the apiserver port taken")

@@ -1,0 +1,53 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// DaemonPID is the host PID of the daemon's process, from the node's
+// container runtime, for measuring its memory and CPU.
+func (s *Stack) DaemonPID(ctx context.Context) (int, error) {
+	pod, err := s.DaemonPod(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return ContainerPID(ctx, s.cluster, pod.Namespace, pod.Name, "daemon")
+}
+
+// ContainerPID is the host PID of a pod's running container.
+func ContainerPID(ctx context.Context, cluster *harness.Cluster, namespace, pod, container string) (int, error) {
+	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	list, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+		LabelSelector: map[string]string{
+			"io.kubernetes.pod.namespace":  namespace,
+			"io.kubernetes.pod.name":       pod,
+			"io.kubernetes.container.name": container,
+		},
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("list the containers of %s/%s: %w", namespace, pod, err)
+	}
+	if len(list.Containers) != 1 {
+		return 0, fmt.Errorf("%d running %s containers in %s/%s, want 1", len(list.Containers), container, namespace, pod)
+	}
+	st, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: list.Containers[0].Id, Verbose: true})
+	if err != nil {
+		return 0, fmt.Errorf("status of %s in %s/%s: %w", container, namespace, pod, err)
+	}
+	var info struct{ Pid int }
+	if err := json.Unmarshal([]byte(st.Info["info"]), &info); err != nil || info.Pid == 0 {
+		return 0, fmt.Errorf("no PID in the runtime's status of %s in %s/%s (%v)", container, namespace, pod, err)
+	}
+	return info.Pid, nil
+}

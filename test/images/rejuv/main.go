@@ -1,0 +1,61 @@
+// Command rejuv builds Rejuv's images (rejuv-healer and rejuv-daemon) as
+// archives for `ctr images import`, `docker load` and `kind load
+// image-archive`, one index of every platform asked for each, and prints
+// their sizes. make images runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/rejuv-dev/rejuv/config"
+	"github.com/rejuv-dev/rejuv/test/images"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "images: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	version, err := config.Version()
+	if err != nil {
+		return err
+	}
+	out := flag.String("out", "bin/images", "directory the archives are written to")
+	commit := flag.String("commit", "unknown", "the commit stamped into the binaries")
+	platformList := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list each index holds")
+	flag.Parse()
+	var platforms []v1.Platform
+	for p := range strings.SplitSeq(*platformList, ",") {
+		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok || goos == "" || arch == "" {
+			return fmt.Errorf("-platforms: %q is not os/arch", p)
+		}
+		platforms = append(platforms, v1.Platform{OS: goos, Architecture: arch})
+	}
+	if len(platforms) == 0 {
+		return errors.New("-platforms: empty")
+	}
+	ctx := context.Background()
+	for _, img := range []images.Image{images.Healer(version, *commit), images.Daemon(version, *commit)} {
+		a, err := images.BuildFor(ctx, img, platforms, *out)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s -> %s\n", a.Ref, a.Path)
+		for _, p := range a.Platforms {
+			fmt.Printf("  %-12s %s  %5.1f MiB compressed, %5.1f MiB unpacked\n", p.Platform.String(), p.Digest.Hex[:12],
+				float64(p.Compressed)/(1<<20), float64(p.Unpacked)/(1<<20))
+		}
+	}
+	return nil
+}
