@@ -5,6 +5,9 @@
 # test/cluster/kubebuild/go.mod (a Go module pins it, with checksums).
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
+# Helm, for the chart in config/helm/rejuv; test/cluster/harness/helm.go
+# reads this line to build the same version for the chart's tests.
+HELM_VERSION           ?= v4.3.1
 
 GO      ?= go
 # Rejuv's version has one home, the Helm chart's appVersion: the images' tag
@@ -17,6 +20,8 @@ LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSIO
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 CLUSTER        := $(GO) run ./test/cluster
+# Built once from the Go module proxy, where the harness builds it too.
+HELM           := $(or $(REJUV_CACHE_DIR),.cache)/tools/helm-$(HELM_VERSION)/helm
 KUBECTL        ?= kubectl
 
 # Every package but the end-to-end tests. Under -short (make test-unit) their
@@ -57,15 +62,17 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up" $(CLUSTER) up; \
 	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
-	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/...
+	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
+	phase "install paths" $(GO) test -count=1 -timeout 30m ./test/e2e/install/
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
 	$(GO) test -short -count=1 $(UNIT_PKGS)
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests only (starts the cluster if needed).
-	$(GO) test -count=1 -timeout 30m -v ./test/e2e/...
+test-e2e: ## End-to-end tests only (starts the cluster if needed), then the install paths.
+	$(GO) test -count=1 -timeout 30m -v ./test/e2e/
+	$(GO) test -count=1 -timeout 30m -v ./test/e2e/install/
 
 .PHONY: demo
 demo: ## Start the local cluster and Rejuv, apply config/samples and show live what the policies do (DEMO_DURATION, default 4m).
@@ -86,6 +93,14 @@ bench-cluster: ## The recreation latency benchmark on the local cluster (starts 
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: helm
+helm: $(HELM) ## Build Helm (HELM_VERSION) from the Go module proxy into .cache/tools, once.
+
+$(HELM):
+	GOBIN=$(abspath $(dir $@)) CGO_ENABLED=0 $(GO) install -trimpath \
+		-ldflags '-s -w -X helm.sh/helm/$(firstword $(subst ., ,$(HELM_VERSION)))/internal/version.version=$(HELM_VERSION)' \
+		helm.sh/helm/$(firstword $(subst ., ,$(HELM_VERSION)))/cmd/helm@$(HELM_VERSION)
 
 .PHONY: generate
 generate: ## Generate deepcopy code (controller-gen).

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,14 +36,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestDetectFindsContainerdUnderTheRunDirectory points the host run
-// directory at the harness's instance directory, whose containerd socket
-// sits where containerd's sits under /run.
+// TestDetectFindsContainerdUnderTheRunDirectory: the harness's containerd
+// listens at its well-known socket, so the run directory holding it is
+// found as a node's /run is.
 func TestDetectFindsContainerdUnderTheRunDirectory(t *testing.T) {
 	if cluster == nil {
 		t.Skip("needs the real cluster; run without -short (make test)")
 	}
-	c, err := Detect(context.Background(), "", cluster.Config.Dir)
+	c, err := Detect(context.Background(), "", filepath.Dir(filepath.Dir(cluster.CRISocket())))
 	if err != nil {
 		t.Fatal(err)
 	}

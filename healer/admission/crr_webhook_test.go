@@ -19,6 +19,7 @@ func TestCreateRejectsBadRequests(t *testing.T) {
 	createPod(t, ns, "web", nil)
 	createPod(t, ns, "unscheduled", func(p *corev1.Pod) { p.Spec.NodeName = "" })
 	createPod(t, ns, "done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+	createPod(t, ns, "job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
 
 	tests := []struct {
 		name   string
@@ -42,6 +43,8 @@ func TestCreateRejectsBadRequests(t *testing.T) {
 			[]string{`spec.podName: Invalid value: "ghost": no such pod in namespace ` + ns}},
 		{"unscheduled pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "unscheduled" },
 			[]string{`spec.podName: Invalid value: "unscheduled": the pod is not scheduled to a node yet`}},
+		{"pod whose containers are not restarted", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "job" },
+			[]string{`spec.containers[0].name: Invalid value: "app": pod job has restartPolicy OnFailure: the kubelet would not start the container again once stopped`}},
 		{"finished pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "done" },
 			[]string{`spec.podName: Invalid value: "done": the pod has finished (phase Succeeded)`}},
 		{"user statusContext", func(c *v1beta1.ContainerRecreateRequest) {

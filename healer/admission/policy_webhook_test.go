@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -147,11 +148,25 @@ func TestPolicyDefaultsAreStored(t *testing.T) {
 		`"schedule":{"cron":"0 3 * * *","startingDeadlineSeconds":300,"timeZone":"UTC"}`,
 		`"recreate":{"activeDeadlineSeconds":600,"ttlSecondsAfterFinished":3600}`,
 		`"rollout":{"maxUnavailable":"25%","onFailure":"Halt","respectPodDisruptionBudgets":true}`,
-		`"limits":{"cooldown":"30m","maxMatchingPercent":50}`,
+		`"limits":{"cooldown":"30m0s","maxMatchingPercent":50}`,
 	} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("stored spec lacks %s:\n%s", want, raw)
 		}
+	}
+	// A client that reads the policy into Rejuv's types and writes it back
+	// sends the stored spec unchanged: changing a spec needs delete on pods
+	// (the policy-authorization admission policy), a round trip must not.
+	typed := &v1alpha1.RecreatePolicy{}
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "defaults"}, typed); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(typed.Spec)
+	var stored, written map[string]any
+	_ = json.Unmarshal(raw, &stored)
+	_ = json.Unmarshal(again, &written)
+	if !reflect.DeepEqual(stored, written) {
+		t.Errorf("the spec changes on a round trip through the Go types:\nstored  %s\nwritten %s", raw, again)
 	}
 }
 

@@ -53,3 +53,10 @@ func findStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 func podFinished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
+
+// restartsContainers says whether the kubelet starts the pod's regular
+// containers again whenever they stop (restartPolicy Always, the
+// default): only then is stopping one a recreation.
+func restartsContainers(pod *corev1.Pod) bool {
+	return pod.Spec.RestartPolicy == "" || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
+}

@@ -89,6 +89,7 @@ func TestURLRegistrationForRunsOutsideTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mutating.Name, validating.Name = "rejuv-mutating-webhook-configuration", "rejuv-validating-webhook-configuration"
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	m := newManager(t, Targets{Mutating: mutating, Validating: validating, CRDs: []string{crdName}, URL: "https://127.0.0.1:19443", ConvertPath: "/convert"}, clk, "127.0.0.1")
 	if err := m.Ensure(ctx); err != nil {

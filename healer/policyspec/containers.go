@@ -28,7 +28,10 @@ func (c Containers) Match(name string) bool {
 }
 
 // Candidates returns the names of the pod's containers and sidecars the
-// patterns match, sidecars first as the pod starts them.
+// patterns match, sidecars first as the pod starts them. A pod's regular
+// containers are candidates only when the kubelet restarts them whenever
+// they stop (restartPolicy Always, the default); a native sidecar always
+// is.
 func (c Containers) Candidates(pod *corev1.Pod) []string {
 	var names []string
 	for i := range pod.Spec.InitContainers {
@@ -36,6 +39,9 @@ func (c Containers) Candidates(pod *corev1.Pod) []string {
 		if ic.RestartPolicy != nil && *ic.RestartPolicy == corev1.ContainerRestartPolicyAlways && c.Match(ic.Name) {
 			names = append(names, ic.Name)
 		}
+	}
+	if pod.Spec.RestartPolicy != "" && pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		return names
 	}
 	for i := range pod.Spec.Containers {
 		if name := pod.Spec.Containers[i].Name; c.Match(name) {

@@ -1,10 +1,12 @@
 package policyspec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -188,5 +190,28 @@ func TestScheduleFollowsDaylightSaving(t *testing.T) {
 	// a second time and is skipped).
 	if got, want := hourly.Next(time.Date(2027, 10, 31, 0, 15, 0, 0, time.UTC)), time.Date(2027, 10, 31, 2, 15, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("hourly through the repeated hour: %s, want %s", got.UTC(), want)
+	}
+}
+
+func TestCandidatesOnlyContainersTheKubeletRestarts(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	spec := corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "app"}, {Name: "worker"}},
+	}
+	for _, tt := range []struct {
+		policy corev1.RestartPolicy
+		want   []string
+	}{
+		{"", []string{"proxy", "app", "worker"}},
+		{corev1.RestartPolicyAlways, []string{"proxy", "app", "worker"}},
+		{corev1.RestartPolicyOnFailure, []string{"proxy"}},
+		{corev1.RestartPolicyNever, []string{"proxy"}},
+	} {
+		pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+		pod.Spec.RestartPolicy = tt.policy
+		if got := (Containers{}).Candidates(pod); !slices.Equal(got, tt.want) {
+			t.Errorf("restartPolicy %q: candidates %v, want %v", tt.policy, got, tt.want)
+		}
 	}
 }

@@ -127,6 +127,20 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 	return s, nil
 }
 
+// Attach returns the Stack of a Rejuv installed by other means (the
+// single install file, Helm) with config/default's names.
+func Attach(cluster *harness.Cluster) (*Stack, error) {
+	c, err := Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := cluster.Clientset()
+	if err != nil {
+		return nil, err
+	}
+	return &Stack{Client: c, Kube: kube, cluster: cluster}, nil
+}
+
 // WaitReady waits until every replica of the manager and the daemon is
 // updated and ready, and the manager's webhooks answer.
 func (s *Stack) WaitReady(ctx context.Context) error {

@@ -177,13 +177,13 @@ func TestBuildCompile(t *testing.T) {
 			name:    "outside any module",
 			img:     Pause,
 			dir:     t.TempDir(),
-			wantErr: "build image rejuv.local/pause:dev: compile github.com/rejuv-dev/rejuv/test/images/pause: find module root",
+			wantErr: "build image rejuv.local/pause:dev: compile github.com/rejuv-dev/rejuv/test/images/pause for linux/" + runtime.GOARCH + ": find module root",
 		},
 		{
 			name:    "no such package",
 			img:     Image{Name: "missing", Package: "github.com/rejuv-dev/rejuv/test/images/missing"},
 			dir:     ".",
-			wantErr: "build image rejuv.local/missing:dev: compile github.com/rejuv-dev/rejuv/test/images/missing: go build: exit status 1: ",
+			wantErr: "build image rejuv.local/missing:dev: compile github.com/rejuv-dev/rejuv/test/images/missing for linux/" + runtime.GOARCH + ": go build: exit status 1: ",
 		},
 	}
 	for _, tt := range tests {

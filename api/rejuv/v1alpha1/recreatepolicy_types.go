@@ -205,7 +205,7 @@ type Limits struct {
 	// Cooldown is the least time between two recreations of one container
 	// by this policy's rules (a scheduled run is not held back by it).
 	// +optional
-	// +kubebuilder:default="30m"
+	// +kubebuilder:default="30m0s"
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 
 	// MaxPerHour is the most recreation requests the policy creates in any

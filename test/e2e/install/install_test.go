@@ -1,0 +1,180 @@
+package install
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+	"github.com/rejuv-dev/rejuv/test/images"
+)
+
+// path is one way to install and uninstall Rejuv, as the README writes it.
+type path struct {
+	install, uninstall [][]string
+}
+
+// kubectlPath is the directory of the cluster's kubectl, put first on PATH
+// so that the README's commands (make deploy, kubectl ...) use it.
+func kubectlPath() string {
+	return filepath.Dir(cluster.Config.KubeBinary("kubectl"))
+}
+
+// runSteps runs each command from the repository's root with the cluster's
+// kubeconfig and kubectl, as a user following the README would.
+func runSteps(t *testing.T, steps [][]string) {
+	t.Helper()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range steps {
+		start := time.Now()
+		cmd := exec.Command(step[0], step[1:]...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "PATH="+kubectlPath()+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)
+		}
+		t.Logf("%s: %s", strings.Join(step, " "), time.Since(start).Round(100*time.Millisecond))
+	}
+}
+
+// installUseUninstall snapshots the cluster's objects, installs Rejuv by
+// p, checks that the installed stack recreates a container, uninstalls it
+// and checks that the cluster holds exactly the objects it held before.
+func installUseUninstall(t *testing.T, p path) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := cluster.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := snapshot(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runSteps(t, p.install)
+	stack, err := deploy.Attach(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stack.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("installed and ready in %s", time.Since(start).Round(100*time.Millisecond))
+	recreateOnce(t, stack.Client)
+
+	start = time.Now()
+	runSteps(t, p.uninstall)
+	t.Logf("uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
+	var left, added []string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		after, err := snapshot(ctx, cfg)
+		if err != nil {
+			return false, err
+		}
+		left, added = difference(after, before), difference(before, after)
+		return len(left) == 0 && len(added) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(added, ", "))
+	}
+}
+
+// recreateOnce recreates a testapp container through the installed stack
+// and waits for the request to succeed; its namespace is gone afterwards.
+func recreateOnce(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "install-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = c.Delete(context.Background(), ns)
+		_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}) != nil, nil
+		})
+	}()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s has no default ServiceAccount: %v", ns.Name, err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "web"},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: new(int64(2)),
+			Containers: []corev1.Container{{
+				Name: "app", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever,
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
+			}},
+		},
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return false, err
+		}
+		return len(pod.Status.ContainerStatuses) == 1 && pod.Status.ContainerStatuses[0].Ready, nil
+	})
+	if err != nil {
+		t.Fatalf("pod %s/web not ready: %v", ns.Name, err)
+	}
+	before := pod.Status.ContainerStatuses[0]
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "once"},
+		Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+	}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
+			return false, err
+		}
+		return crr.Status.Phase == v1beta1.PhaseCompleted, nil
+	})
+	if err != nil || crr.Status.Result != v1beta1.ResultSucceeded {
+		t.Fatalf("request %s/once: %v, status %+v", ns.Name, err, crr.Status)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if now := pod.Status.ContainerStatuses[0]; now.RestartCount != before.RestartCount+1 || now.ContainerID == before.ContainerID {
+		t.Errorf("restartCount %d -> %d, ID %s -> %s: want one recreation", before.RestartCount, now.RestartCount, before.ContainerID, now.ContainerID)
+	}
+}
+
+// TestInstallWithKustomize: make deploy, make undeploy.
+func TestInstallWithKustomize(t *testing.T) {
+	installUseUninstall(t, path{
+		install:   [][]string{{"make", "--no-print-directory", "deploy"}},
+		uninstall: [][]string{{"make", "--no-print-directory", "undeploy"}},
+	})
+}
+
+// TestInstallWithTheSingleFile: kubectl apply of config/install.yaml.
+func TestInstallWithTheSingleFile(t *testing.T) {
+	installUseUninstall(t, path{
+		install:   [][]string{{"kubectl", "apply", "--server-side", "-f", "config/install.yaml"}},
+		uninstall: [][]string{{"kubectl", "delete", "-f", "config/install.yaml", "--ignore-not-found", "--wait"}},
+	})
+}
