@@ -105,8 +105,8 @@ func TestShortNameIsDiscoverable(t *testing.T) {
 		for _, r := range list.APIResources {
 			if r.Name == "containerrecreaterequests" {
 				found = true
-				if strings.Join(r.ShortNames, ",") != "crr" || !r.Namespaced {
-					t.Errorf("%s containerrecreaterequests: shortNames %v namespaced %v, want [crr] and namespaced", gv, r.ShortNames, r.Namespaced)
+				if strings.Join(r.ShortNames, ",") != "crr" || !r.Namespaced || strings.Join(r.Categories, ",") != "rejuv" {
+					t.Errorf("%s containerrecreaterequests: shortNames %v namespaced %v categories %v, want [crr], namespaced and only in category rejuv (kubectl get rejuv), not all", gv, r.ShortNames, r.Namespaced, r.Categories)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -234,6 +235,11 @@ func TestPolicyTableAndShortName(t *testing.T) {
 	}
 	if cells[1] != "True" || cells[2] != float64(6) || cells[3] != float64(2) || cells[4] != "Unavailable" || cells[5] != "web-2" {
 		t.Errorf("row = %v, want Ready True, 6 selected, 2 active, last Unavailable on web-2", cells)
+	}
+	// The next run is in the future: shown as the time, not as a time
+	// since (which kubectl prints as <invalid>).
+	if want := next.UTC().Format(time.RFC3339); cells[8] != want {
+		t.Errorf("Next-Run = %v, want %s", cells[8], want)
 	}
 
 	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)

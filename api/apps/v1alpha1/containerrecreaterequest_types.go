@@ -193,7 +193,7 @@ type ContainerRecreateRequestSyncContainerStatus struct {
 // while the pod, its IP, its volumes and its other containers stay.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=crr,categories=all
+// +kubebuilder:resource:shortName=crr,categories=rejuv
 // +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.phase",description="Phase of the request."
 // +kubebuilder:printcolumn:name="POD",type="string",JSONPath=".spec.podName",description="Pod whose containers are recreated."
 // +kubebuilder:printcolumn:name="NODE",type="string",JSONPath=".metadata.labels.crr\\.apps\\.kruise\\.io/node-name",description="Node of the pod."

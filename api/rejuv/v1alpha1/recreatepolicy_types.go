@@ -406,7 +406,7 @@ const (
 // +kubebuilder:printcolumn:name="Last-Pod",type=string,JSONPath=`.status.recentDecisions[0].pod`,priority=1
 // +kubebuilder:printcolumn:name="Last-Reason",type=string,JSONPath=`.status.recentDecisions[0].reason`,priority=1
 // +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.status.run.state`,priority=1
-// +kubebuilder:printcolumn:name="Next-Run",type=date,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Next-Run",type=string,JSONPath=`.status.nextScheduleTime`,description="When the schedule fires next (a date column would show the time since, which is negative for a future run)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RecreatePolicy struct {
 	metav1.TypeMeta   `json:",inline"`
