@@ -237,3 +237,23 @@ func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesAreTaggedWithTheVersion: config/default names the images make
+// images builds, tagged with the chart's appVersion.
+func TestImagesAreTaggedWithTheVersion(t *testing.T) {
+	version, err := Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rejuv-healer:" + version, "rejuv-daemon:" + version}
+	var got []string
+	for _, o := range build(t, "default") {
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			got = append(got, c.(map[string]any)["image"].(string))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("config/default runs images %v, want %v", got, want)
+	}
+}
