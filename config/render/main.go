@@ -1,16 +1,18 @@
 // Command render writes the install files made from config/: install.yaml
 // (config/default built by kustomize, as `kubectl apply -k` would apply
-// it) and what the Helm chart takes over from the generated manifests.
-// make manifests runs it; make verify fails when its output is stale.
+// it) and, in helm/rejuv/files, the manifests the Helm chart's templates
+// read. make manifests runs it; make verify fails when its output is stale.
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 func main() {
@@ -29,7 +31,134 @@ func run(configDir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(configDir, "install.yaml"), append([]byte(installHeader), out...), 0o644)
+	if err := os.WriteFile(filepath.Join(configDir, "install.yaml"), append([]byte(installHeader), out...), 0o644); err != nil {
+		return err
+	}
+	return writeChartFiles(configDir)
+}
+
+// chartFiles is where the Helm chart finds config's manifests, a folder for
+// each of config/default's (files/rbac holds config/rbac's).
+const chartFiles = "helm/rejuv/files"
+
+// writeChartFiles fills chartFiles afresh, so that a manifest removed from
+// config/ leaves the chart too. A folder whose kustomization only lists
+// files has them copied as they are, comments and all; one that also
+// patches them (config/crd: the CRR's conversion webhook) is built, a
+// file per object.
+func writeChartFiles(configDir string) error {
+	defaultDir := filepath.Join(configDir, "default")
+	folders, err := kustomization(defaultDir)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(configDir, chartFiles)
+	if err := os.RemoveAll(out); err != nil {
+		return fmt.Errorf("clear %s: %w", out, err)
+	}
+	for _, folder := range folders.Resources {
+		src := filepath.Join(defaultDir, folder)
+		dst := filepath.Join(out, filepath.Base(src))
+		k, err := kustomization(src)
+		if err != nil {
+			return err
+		}
+		if k.onlyLists {
+			err = copyResources(configDir, src, dst, k.Resources)
+		} else {
+			err = writeBuilt(configDir, src, dst)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kustomizationFile is what writeChartFiles reads of a kustomization.yaml:
+// its resources, and whether it does more than list them.
+type kustomizationFile struct {
+	Resources []string
+	onlyLists bool
+}
+
+func kustomization(dir string) (kustomizationFile, error) {
+	path := filepath.Join(dir, "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return kustomizationFile{}, err
+	}
+	var fields map[string]json.RawMessage
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		return kustomizationFile{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	k := kustomizationFile{onlyLists: true}
+	for field, value := range fields {
+		switch field {
+		case "apiVersion", "kind":
+		case "resources":
+			if err := json.Unmarshal(value, &k.Resources); err != nil {
+				return kustomizationFile{}, fmt.Errorf("read %s: resources: %w", path, err)
+			}
+		default:
+			k.onlyLists = false
+		}
+	}
+	return k, nil
+}
+
+func copyResources(configDir, src, dst string, files []string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return fmt.Errorf("copy %s for the Helm chart: %w", f, err)
+		}
+		header := fmt.Sprintf("# Copied from config/%s by make manifests; do not edit.\n", relative(configDir, filepath.Join(src, f)))
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f)), append([]byte(header), data...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeBuilt writes the objects kustomize makes of src, each to a file
+// named after it.
+func writeBuilt(configDir, src, dst string) error {
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), src)
+	if err != nil {
+		return fmt.Errorf("kustomize build %s: %w", src, err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	header := fmt.Sprintf("# config/%s as kustomize builds it, written by make manifests; do not edit.\n", relative(configDir, src))
+	written := map[string]bool{}
+	for _, r := range resources.Resources() {
+		name := r.GetName() + ".yaml"
+		if written[name] {
+			return fmt.Errorf("kustomize build %s: two objects named %s", src, r.GetName())
+		}
+		written[name] = true
+		data, err := r.AsYAML()
+		if err != nil {
+			return fmt.Errorf("kustomize build %s: %w", src, err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), append([]byte(header), data...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func relative(base, path string) string {
+	rel, err := filepath.Rel(base, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // build runs kustomize on dir as kubectl apply -k does.
