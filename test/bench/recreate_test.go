@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
 // samples per measurement; every sample recreates a container of its own.
@@ -38,7 +40,8 @@ func BenchmarkRecreate(b *testing.B) {
 	burstTargets := createPods(b, ns, "burst", samples, 1)
 	rt, closeCRI := dialCRI(b)
 	defer closeCRI()
-	idle := settle(b)
+	daemonPID, managerPID := pids(b)
+	idle, managerIdle := settle(b, daemonPID), settle(b, managerPID)
 
 	b.ResetTimer()
 	for range b.N {
@@ -54,7 +57,7 @@ func BenchmarkRecreate(b *testing.B) {
 			randomGap()
 			kubelet = append(kubelet, kubeletRestart(b, rt, t))
 		}
-		burst, peak := burstOf(b, burstTargets)
+		burst, peak, managerPeak := burstOf(b, burstTargets, daemonPID, managerPID)
 
 		ratio := float64(percentile(total, 50)) / float64(percentile(kubelet, 50))
 		// The measured ratio swings with the kubelet's one-second relist;
@@ -78,13 +81,16 @@ Recreation latency on the local cluster (%d samples each, random gaps)
   20 pods, one request each at once     %9s (all Completed)
   daemon RSS idle / peak under load     %9s  %9s
   daemon CPU idle / under load          %8.1f%% %8.1f%%
+  manager (leader) RSS idle / peak      %9s  %9s
+  manager (leader) CPU idle / under load%8.1f%% %8.1f%%
 `, samples, ms(percentile(total, 50)), ms(percentile(total, 95)), ms(percentile(kubelet, 50)), ms(percentile(kubelet, 95)),
 			ratio, expected, ms(percentile(toStop, 50)), ms(percentile(toStop, 95)), ms(percentile(admitted, 50)), ms(percentile(admitted, 95)),
 			ms(percentile(plain, 50)), ms(percentile(plain, 95)),
 			ms(percentile(between(admitted, toStop), 50)), ms(percentile(between(admitted, toStop), 95)),
 			ms(percentile(between(toStop, toExit), 50)), ms(percentile(between(toStop, toExit), 95)),
 			ms(percentile(toExit, 50)), ms(percentile(toExit, 95)), ms(percentile(afterRunning, 50)), ms(percentile(afterRunning, 95)),
-			burst.Round(time.Millisecond), mib(idle.rss), mib(peak.rss), idle.cpuPercent, peak.cpuPercent)
+			burst.Round(time.Millisecond), mib(idle.rss), mib(peak.rss), idle.cpuPercent, peak.cpuPercent,
+			mib(managerIdle.rss), mib(managerPeak.rss), managerIdle.cpuPercent, managerPeak.cpuPercent)
 		b.ReportMetric(float64(percentile(total, 50).Milliseconds()), "rejuv-p50-ms")
 		b.ReportMetric(float64(percentile(kubelet, 50).Milliseconds()), "kubelet-p50-ms")
 		b.ReportMetric(ratio, "ratio-p50")
@@ -132,8 +138,13 @@ func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, na
 		b.Fatal(err)
 	}
 	admitted := time.Since(start)
-	var runningSeen, completed time.Time
+	var runningSeen, completed, exited time.Time
 	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		// Read the old container's exit while it is there: the kubelet
+		// may remove it soon after.
+		if exited.IsZero() {
+			exited = criFinishedAt(ctx, rt, old.ContainerID)
+		}
 		if runningSeen.IsZero() {
 			if st, seen := peekRunning(ctx, t, old.ContainerID); st {
 				runningSeen = seen
@@ -158,8 +169,9 @@ func recreateOnce(b *testing.B, rt runtimeapi.RuntimeServiceClient, t target, na
 	if runningSeen.IsZero() || runningSeen.After(completed) {
 		runningSeen = completed
 	}
-	// The exit first: the kubelet may remove the old container soon.
-	exited := criFinishedAt(b, rt, old.ContainerID)
+	if exited.IsZero() {
+		b.Fatalf("request %s: the old container's exit was never seen in the runtime", name)
+	}
 	return sample{total: completed.Sub(start), admitted: admitted, toStop: stoppingEventAt(b, crr).Sub(start),
 		toExit: exited.Sub(start), afterRunning: completed.Sub(runningSeen)}
 }
@@ -234,13 +246,29 @@ type usage struct {
 	cpuPercent float64
 }
 
-// settle measures the daemon idle over two seconds.
-func settle(b *testing.B) usage {
+// pids are the host PIDs of the installed daemon and of the manager
+// replica that leads (the one running the controllers).
+func pids(b *testing.B) (daemon, manager int) {
 	b.Helper()
-	pid, err := stack.DaemonPID(context.Background())
+	ctx := context.Background()
+	daemon, err := stack.DaemonPID(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
+	leader, err := stack.Leader(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	manager, err = deploy.ContainerPID(ctx, cluster, leader.Namespace, leader.Name, "manager")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return daemon, manager
+}
+
+// settle measures a process idle over two seconds.
+func settle(b *testing.B, pid int) usage {
+	b.Helper()
 	before, err := sampleProc(pid)
 	if err != nil {
 		b.Fatal(err)
@@ -255,32 +283,11 @@ func settle(b *testing.B) usage {
 
 // burstOf creates one request per target at once (the targets are in
 // several pods) and returns the time until all completed, with the
-// daemon's peak memory and its CPU share meanwhile.
-func burstOf(b *testing.B, targets []target) (time.Duration, usage) {
+// daemon's and the manager's peak memory and CPU share meanwhile.
+func burstOf(b *testing.B, targets []target, daemonPID, managerPID int) (time.Duration, usage, usage) {
 	b.Helper()
 	ctx := context.Background()
-	pid, err := stack.DaemonPID(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	before, err := sampleProc(pid)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var peak int64
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-				if s, err := sampleProc(pid); err == nil && s.rssBytes > peak {
-					peak = s.rssBytes
-				}
-			}
-		}
-	}()
+	daemon, manager := watchProc(b, daemonPID), watchProc(b, managerPID)
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(targets))
@@ -300,7 +307,7 @@ func burstOf(b *testing.B, targets []target) (time.Duration, usage) {
 			b.Fatal(err)
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &v1beta1.ContainerRecreateRequestList{}
 		if err := stack.Client.List(ctx, list, client.InNamespace(targets[0].ns)); err != nil {
 			return false, nil
@@ -314,13 +321,50 @@ func burstOf(b *testing.B, targets []target) (time.Duration, usage) {
 		return n == len(targets), nil
 	})
 	took := time.Since(start)
-	close(done)
 	if err != nil {
 		b.Fatalf("burst not completed: %v", err)
 	}
-	after, err := sampleProc(pid)
+	return took, daemon.stop(b, took), manager.stop(b, took)
+}
+
+// procWatch samples a process's resident memory every 50 ms until stopped.
+type procWatch struct {
+	pid    int
+	before procSample
+	peak   atomic.Int64
+	done   chan struct{}
+}
+
+func watchProc(b *testing.B, pid int) *procWatch {
+	b.Helper()
+	before, err := sampleProc(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return took, usage{rss: max(peak, after.rssBytes), cpuPercent: 100 * float64(after.cpu-before.cpu) / float64(took)}
+	w := &procWatch{pid: pid, before: before, done: make(chan struct{})}
+	go func() {
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-time.After(50 * time.Millisecond):
+				if s, err := sampleProc(pid); err == nil && s.rssBytes > w.peak.Load() {
+					w.peak.Store(s.rssBytes)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// stop ends the sampling and returns the peak memory and the CPU share
+// over took.
+func (w *procWatch) stop(b *testing.B, took time.Duration) usage {
+	b.Helper()
+	close(w.done)
+	after, err := sampleProc(w.pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return usage{rss: max(w.peak.Load(), after.rssBytes), cpuPercent: 100 * float64(after.cpu-w.before.cpu) / float64(took)}
 }

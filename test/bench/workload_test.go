@@ -94,13 +94,13 @@ func waitRunning(b *testing.B, t target, notID string) (corev1.ContainerStatus, 
 	return st, seen
 }
 
-// criFinishedAt asks the runtime when a container exited.
-func criFinishedAt(b *testing.B, rt runtimeapi.RuntimeServiceClient, containerID string) time.Time {
-	b.Helper()
+// criFinishedAt asks the runtime when a container exited: zero while it
+// runs, or once the kubelet has removed it.
+func criFinishedAt(ctx context.Context, rt runtimeapi.RuntimeServiceClient, containerID string) time.Time {
 	_, id, _ := strings.Cut(containerID, "://")
-	st, err := rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id})
-	if err != nil {
-		b.Fatalf("CRI ContainerStatus %s: %v", id, err)
+	st, err := rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+	if err != nil || st.Status.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+		return time.Time{}
 	}
 	return time.Unix(0, st.Status.FinishedAt)
 }

@@ -25,10 +25,11 @@ type path struct {
 	install, uninstall [][]string
 }
 
-// kubectlPath is the directory of the cluster's kubectl, put first on PATH
-// so that the README's commands (make deploy, kubectl ...) use it.
-func kubectlPath() string {
-	return filepath.Dir(cluster.Config.KubeBinary("kubectl"))
+// toolPath is the directories of the cluster's kubectl and of helm, put
+// first on PATH so that the README's commands (make deploy, kubectl, helm)
+// use them.
+func toolPath() string {
+	return filepath.Dir(cluster.Config.KubeBinary("kubectl")) + string(os.PathListSeparator) + filepath.Dir(helm)
 }
 
 // runSteps runs each command from the repository's root with the cluster's
@@ -43,7 +44,7 @@ func runSteps(t *testing.T, steps [][]string) {
 		start := time.Now()
 		cmd := exec.Command(step[0], step[1:]...)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "PATH="+kubectlPath()+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "PATH="+toolPath()+string(os.PathListSeparator)+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)
@@ -176,5 +177,18 @@ func TestInstallWithTheSingleFile(t *testing.T) {
 	installUseUninstall(t, path{
 		install:   [][]string{{"kubectl", "apply", "--server-side", "-f", "config/install.yaml"}},
 		uninstall: [][]string{{"kubectl", "delete", "-f", "config/install.yaml", "--ignore-not-found", "--wait"}},
+	})
+}
+
+// TestInstallWithHelm: the chart with a helm built from its Go module,
+// into a namespace helm creates, which the uninstall removes after the
+// release.
+func TestInstallWithHelm(t *testing.T) {
+	installUseUninstall(t, path{
+		install: [][]string{{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--create-namespace", "--wait"}},
+		uninstall: [][]string{
+			{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
+			{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
+		},
 	})
 }

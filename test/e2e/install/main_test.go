@@ -15,7 +15,11 @@ import (
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
-var cluster *harness.Cluster
+var (
+	cluster *harness.Cluster
+	// helm is the helm binary, built from its Go module.
+	helm string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -34,6 +38,10 @@ func run(m *testing.M) int {
 	defer release()
 	cluster = c
 	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+		fmt.Fprintf(os.Stderr, "install: %v\n", err)
+		return 1
+	}
+	if helm, err = harness.EnsureHelm(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
