@@ -83,11 +83,7 @@ type Options struct {
 // manager's replicas and the daemon are ready and the webhooks answer
 // through their Service.
 func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, error) {
-	c, err := Client(cluster)
-	if err != nil {
-		return nil, err
-	}
-	kube, err := cluster.Clientset()
+	s, err := Attach(cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +94,11 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 	if o.Kustomization == "" {
 		o.Kustomization = filepath.Join("test", "deploy", "overlay")
 	}
-	s := &Stack{Client: c, Kube: kube, cluster: cluster, kustomization: filepath.Join(root, o.Kustomization)}
+	s.kustomization = filepath.Join(root, o.Kustomization)
 	if err := LoadImages(ctx, cluster); err != nil {
 		return nil, err
 	}
-	_, err = kube.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+	_, err = s.Kube.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
 	installed := err == nil
 	if installed && !o.Keep {
 		if err := s.Uninstall(ctx); err != nil {
@@ -127,8 +123,9 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 	return s, nil
 }
 
-// Attach returns the Stack of a Rejuv installed by other means (the
-// single install file, Helm) with config/default's names.
+// Attach returns the Stack of a Rejuv installed already, by Install or by
+// other means (the single install file, Helm), with config/default's
+// names; only Install's Stack can Uninstall.
 func Attach(cluster *harness.Cluster) (*Stack, error) {
 	c, err := Client(cluster)
 	if err != nil {

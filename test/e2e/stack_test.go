@@ -29,28 +29,24 @@ func rejuvStack(t *testing.T) *deploy.Stack {
 // shipped metrics reader role.
 func daemonMetrics(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
-	pod, err := rejuvStack(t).DaemonPod(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := stack.Metrics(ctx, pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return body
+	return metricsOf(t, rejuvStack(t).DaemonPod)
 }
 
 // leaderMetrics scrapes the manager replica that holds the lease, the one
 // that runs the controllers.
 func leaderMetrics(t *testing.T) string {
 	t.Helper()
+	return metricsOf(t, rejuvStack(t).Leader)
+}
+
+func metricsOf(t *testing.T, pod func(context.Context) (*corev1.Pod, error)) string {
+	t.Helper()
 	ctx := context.Background()
-	pod, err := rejuvStack(t).Leader(ctx)
+	p, err := pod(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := stack.Metrics(ctx, pod)
+	body, err := stack.Metrics(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
