@@ -25,13 +25,6 @@ type path struct {
 	install, uninstall [][]string
 }
 
-// toolPath is the directories of the cluster's kubectl and of helm, put
-// first on PATH so that the README's commands (make deploy, kubectl, helm)
-// use them.
-func toolPath() string {
-	return filepath.Dir(cluster.Config.KubeBinary("kubectl")) + string(os.PathListSeparator) + filepath.Dir(helm)
-}
-
 // runSteps runs each command from the repository's root with the cluster's
 // kubeconfig and kubectl, as a user following the README would.
 func runSteps(t *testing.T, steps [][]string) {
@@ -44,7 +37,7 @@ func runSteps(t *testing.T, steps [][]string) {
 		start := time.Now()
 		cmd := exec.Command(step[0], step[1:]...)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "PATH="+toolPath()+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig())
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)

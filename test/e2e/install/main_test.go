@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +17,7 @@ import (
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
-var (
-	cluster *harness.Cluster
-	// helm is the helm binary, built from its Go module.
-	helm string
-)
+var cluster *harness.Cluster
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -41,7 +39,15 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
-	if helm, err = harness.EnsureHelm(ctx); err != nil {
+	helm, err := harness.EnsureHelm(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "install: %v\n", err)
+		return 1
+	}
+	// The README's commands (make deploy, kubectl, helm) find the
+	// cluster's kubectl and the built helm first.
+	tools := []string{filepath.Dir(c.Config.KubeBinary("kubectl")), filepath.Dir(helm), os.Getenv("PATH")}
+	if err := os.Setenv("PATH", strings.Join(tools, string(os.PathListSeparator))); err != nil {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
