@@ -46,8 +46,11 @@ func ContainerPID(ctx context.Context, cluster *harness.Cluster, namespace, pod,
 		return 0, fmt.Errorf("status of %s in %s/%s: %w", container, namespace, pod, err)
 	}
 	var info struct{ Pid int }
-	if err := json.Unmarshal([]byte(st.Info["info"]), &info); err != nil || info.Pid == 0 {
-		return 0, fmt.Errorf("no PID in the runtime's status of %s in %s/%s (%v)", container, namespace, pod, err)
+	if err := json.Unmarshal([]byte(st.Info["info"]), &info); err != nil {
+		return 0, fmt.Errorf("read the runtime's status of %s in %s/%s: %w", container, namespace, pod, err)
+	}
+	if info.Pid == 0 {
+		return 0, fmt.Errorf("no PID in the runtime's status of %s in %s/%s", container, namespace, pod)
 	}
 	return info.Pid, nil
 }

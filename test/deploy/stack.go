@@ -153,7 +153,7 @@ func (s *Stack) WaitReady(ctx context.Context) error {
 		return deploymentReady(d) && daemonSetReady(ds), nil
 	})
 	if err != nil {
-		return fmt.Errorf("Rejuv's pods not ready: %w\n%s", err, s.Describe(context.WithoutCancel(ctx)))
+		return fmt.Errorf("wait for Rejuv's pods to be ready: %w\n%s", err, s.Describe(context.WithoutCancel(ctx)))
 	}
 	// Ready pods serve; the API server reaches them once kube-proxy has
 	// the Service's endpoints. A policy created as a dry run goes through
@@ -164,7 +164,7 @@ func (s *Stack) WaitReady(ctx context.Context) error {
 		return last == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("Rejuv's webhooks do not answer: %w (last: %v)", err, last)
+		return fmt.Errorf("wait for Rejuv's webhooks to answer: %w (last: %w)", err, last)
 	}
 	return nil
 }

@@ -231,7 +231,7 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		return err
 	}
 	for _, s := range steps {
-		if err := c.phase(s.spec.name, func() error { return c.startStep(ctx, st, s, startTimeout) }); err != nil {
+		if err := c.phase(s.spec.name, func() error { return c.startStep(ctx, st, s) }); err != nil {
 			return err
 		}
 	}
@@ -240,7 +240,7 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		if err != nil {
 			return err
 		}
-		if err := c.startStep(ctx, st, step{spec: sp, ready: criReady(cfg.CRISocket())}, startTimeout); err != nil {
+		if err := c.startStep(ctx, st, step{spec: sp, ready: criReady(cfg.CRISocket())}); err != nil {
 			return err
 		}
 		return importImage(ctx, cfg, filepath.Join(cfg.path("images"), images.Pause.Name+".tar"))
@@ -258,7 +258,7 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		}
 		st.Host.KubeletStarted = true
 		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeletHealthz), "ok")
-		if err := c.startStep(ctx, st, step{spec: sp, ready: healthz}, startTimeout); err != nil {
+		if err := c.startStep(ctx, st, step{spec: sp, ready: healthz}); err != nil {
 			return err
 		}
 		kubelet := st.process("kubelet")
@@ -277,11 +277,11 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 			return err
 		}
 		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeProxyHealthz), "")
-		return c.startStep(ctx, st, step{spec: sp, ready: healthz}, startTimeout)
+		return c.startStep(ctx, st, step{spec: sp, ready: healthz})
 	})
 }
 
-func (c *Cluster) startStep(ctx context.Context, st *state, s step, timeout time.Duration) error {
+func (c *Cluster) startStep(ctx context.Context, st *state, s step) error {
 	p, err := startProcess(c.Config.logDir(), s.spec)
 	if err != nil {
 		return err
@@ -290,7 +290,7 @@ func (c *Cluster) startStep(ctx context.Context, st *state, s step, timeout time
 	if err := st.save(c.Config.Dir); err != nil {
 		return err
 	}
-	return p.waitReady(ctx, timeout, s.ready)
+	return p.waitReady(ctx, startTimeout, s.ready)
 }
 
 func (c *Cluster) phase(name string, fn func() error) error {
