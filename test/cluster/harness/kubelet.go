@@ -62,8 +62,7 @@ func kubeletSpec(c Config) (spec, error) {
 		return spec{}, fmt.Errorf("kubelet config: %w", err)
 	}
 	// The kubelet runs iptables, mount and friends through PATH.
-	path := strings.Join([]string{filepath.Dir(c.Tools.IPTables), "/usr/sbin", "/sbin", os.Getenv("PATH")}, string(os.PathListSeparator))
-	return spec{name: "kubelet", path: c.KubeBinary("kubelet"), env: []string{"PATH=" + path}, args: c.withExtra("kubelet", []string{
+	return spec{name: "kubelet", path: c.KubeBinary("kubelet"), env: []string{"PATH=" + c.systemPATH()}, args: c.withExtra("kubelet", []string{
 		"--config=" + conf,
 		"--kubeconfig=" + c.componentKubeconfig("kubelet"),
 		"--hostname-override=" + c.NodeName,
@@ -72,6 +71,12 @@ func kubeletSpec(c Config) (spec, error) {
 		"--cert-dir=" + c.path("kubelet-pki"),
 		"--v=1",
 	})}, nil
+}
+
+// systemPATH is the PATH of the node components that run host programs
+// (iptables, iptables-restore, mount): the iptables in use first.
+func (c Config) systemPATH() string {
+	return strings.Join([]string{filepath.Dir(c.Tools.IPTables), "/usr/sbin", "/sbin", os.Getenv("PATH")}, string(os.PathListSeparator))
 }
 
 // nodeReady checks that the node is registered and Ready.

@@ -3,8 +3,6 @@ package harness
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 )
 
 // kubeProxyConfig is the KubeProxyConfiguration for this machine: iptables
@@ -40,8 +38,7 @@ func kubeProxySpec(c Config) (spec, error) {
 		return spec{}, fmt.Errorf("kube-proxy config: %w", err)
 	}
 	// kube-proxy runs iptables-restore and iptables-save through PATH.
-	path := strings.Join([]string{filepath.Dir(c.Tools.IPTables), "/usr/sbin", "/sbin", os.Getenv("PATH")}, string(os.PathListSeparator))
-	return spec{name: "kube-proxy", path: c.KubeBinary("kube-proxy"), env: []string{"PATH=" + path}, args: c.withExtra("kube-proxy", []string{
+	return spec{name: "kube-proxy", path: c.KubeBinary("kube-proxy"), env: []string{"PATH=" + c.systemPATH()}, args: c.withExtra("kube-proxy", []string{
 		"--config=" + conf,
 		"--v=1",
 	})}, nil
