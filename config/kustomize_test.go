@@ -257,3 +257,50 @@ func TestImagesAreTaggedWithTheVersion(t *testing.T) {
 		t.Errorf("config/default runs images %v, want %v", got, want)
 	}
 }
+
+// TestCertManagerVariant: config/cert-manager serves cert-manager's
+// certificate for the webhook Service and has cert-manager inject its CA
+// wherever the manager would.
+func TestCertManagerVariant(t *testing.T) {
+	objs := build(t, "cert-manager")
+	cert := find(objs, "Certificate", "rejuv-serving-cert")
+	if cert == nil {
+		t.Fatal("no Certificate rejuv-serving-cert")
+	}
+	dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+	if want := []string{"rejuv-webhook-service.rejuv-system.svc", "rejuv-webhook-service.rejuv-system.svc.cluster.local"}; !slices.Equal(dnsNames, want) {
+		t.Errorf("the Certificate names %v, want %v", dnsNames, want)
+	}
+	secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+	issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
+	if find(objs, "Issuer", issuer) == nil {
+		t.Errorf("the Certificate's Issuer %s is not installed", issuer)
+	}
+	manager := find(objs, "Deployment", "rejuv-healer")
+	containers, _, _ := unstructured.NestedSlice(manager.Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	if !slices.Contains(args, "--cert-management=external") {
+		t.Errorf("manager args %v lack --cert-management=external", args)
+	}
+	volumes, _, _ := unstructured.NestedSlice(manager.Object, "spec", "template", "spec", "volumes")
+	certs := volumes[0].(map[string]any)
+	if got, _, _ := unstructured.NestedString(certs, "secret", "secretName"); certs["name"] != "certs" || got != secret || certs["emptyDir"] != nil {
+		t.Errorf("manager volume %v, want certs from Secret %s", certs, secret)
+	}
+	want := cert.GetNamespace() + "/" + cert.GetName()
+	for _, o := range []*unstructured.Unstructured{
+		find(objs, "MutatingWebhookConfiguration", "rejuv-mutating-webhook-configuration"),
+		find(objs, "ValidatingWebhookConfiguration", "rejuv-validating-webhook-configuration"),
+		find(objs, "CustomResourceDefinition", "containerrecreaterequests.apps.kruise.io"),
+	} {
+		if got := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != want {
+			t.Errorf("%s %s: inject-ca-from %q, want %q", o.GetKind(), o.GetName(), got, want)
+		}
+		if len(o.GetAnnotations()) < 1 {
+			t.Errorf("%s %s lost its annotations", o.GetKind(), o.GetName())
+		}
+	}
+	if crd := find(objs, "CustomResourceDefinition", "containerrecreaterequests.apps.kruise.io"); crd.GetAnnotations()["controller-gen.kubebuilder.io/version"] == "" {
+		t.Error("the CRD lost controller-gen's annotation")
+	}
+}
