@@ -21,7 +21,6 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CO
 GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 CLUSTER        := $(GO) run ./test/cluster
 # Built once from the Go module proxy, where the harness builds it too.
-HELM           := $(or $(REJUV_CACHE_DIR),.cache)/tools/helm-$(HELM_VERSION)/helm
 KUBECTL        ?= kubectl
 
 # Every package but the end-to-end tests. Under -short (make test-unit) their
@@ -61,6 +60,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up" $(CLUSTER) up; \
+	phase "helm" $(CLUSTER) helm; \
 	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
 	phase "install paths" $(GO) test -count=1 -timeout 30m ./test/e2e/install/
@@ -95,12 +95,8 @@ lint: ## golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: helm
-helm: $(HELM) ## Build Helm (HELM_VERSION) from the Go module proxy into .cache/tools, once.
-
-$(HELM):
-	GOBIN=$(abspath $(dir $@)) CGO_ENABLED=0 $(GO) install -trimpath \
-		-ldflags '-s -w -X helm.sh/helm/$(firstword $(subst ., ,$(HELM_VERSION)))/internal/version.version=$(HELM_VERSION)' \
-		helm.sh/helm/$(firstword $(subst ., ,$(HELM_VERSION)))/cmd/helm@$(HELM_VERSION)
+helm: ## Build helm (HELM_VERSION) from the Go module proxy into .cache/tools once, and print its path.
+	@$(CLUSTER) helm
 
 .PHONY: generate
 generate: ## Generate deepcopy code (controller-gen).

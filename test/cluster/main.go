@@ -1,7 +1,7 @@
 // Command cluster starts, stops and describes Rejuv's local single-node
 // Kubernetes cluster (the harness in package harness):
 //
-//	go run ./test/cluster up|down|status|env
+//	go run ./test/cluster up|down|status|env|helm
 package main
 
 import (
@@ -20,7 +20,9 @@ Commands:
   up      start the cluster (or reuse it when it is running and healthy)
   down    stop the cluster and undo its changes to the host
   status  show the cluster's processes and whether the node is Ready
-  env     print shell exports for the running cluster (eval "$(go run ./test/cluster env)")
+  env     print shell exports for the running cluster (eval "$(go run ./test/cluster env)"),
+          with its kubectl first on PATH
+  helm    build helm (the Makefile's HELM_VERSION) into the cache once, and print its path
 
 Environment:
   REJUV_CLUSTER_DIR   instance directory (default <repo>/.cache/cluster)
@@ -65,9 +67,15 @@ func runCommand(ctx context.Context, command string) error {
 		fmt.Print(s)
 		return err
 	case "env":
-		fmt.Printf("export KUBECONFIG=%q\nexport REJUV_NODE_NAME=%q\nexport REJUV_CRI_SOCKET=%q\n",
-			cfg.Kubeconfig(), cfg.NodeName, cfg.CRISocket())
+		fmt.Printf("export KUBECONFIG=%q\nexport REJUV_NODE_NAME=%q\nexport REJUV_CRI_SOCKET=%q\nexport PATH=%q:\"$PATH\"\n",
+			cfg.Kubeconfig(), cfg.NodeName, cfg.CRISocket(), cfg.KubeBinDir())
 		return nil
+	case "helm":
+		path, err := harness.EnsureHelm(ctx)
+		if err == nil {
+			fmt.Println(path)
+		}
+		return err
 	default:
 		return fmt.Errorf("unknown command %q\n%s", command, usage)
 	}
