@@ -7,6 +7,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/go-containerregistry v0.22.1
 	github.com/open-policy-agent/opa v1.22.2
+	github.com/openkruise/kruise-api v1.8.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/robfig/cron/v3 v3.0.1
 	google.golang.org/grpc v1.84.0
