@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // minActiveDeadlineSeconds is the shortest deadline a request may have: less
@@ -90,7 +91,7 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has no container of that name", pod.Name)))
 		case kind == kindInit:
 			errs = append(errs, field.Invalid(p, c.Name, "is an init container, which runs to completion; only containers and native sidecars (init containers with restartPolicy: Always) can be recreated"))
-		case kind == kindRegular && !restartsContainers(pod):
+		case kind == kindRegular && !policyspec.RestartsContainers(pod):
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has restartPolicy %s: the kubelet would not start the container again once stopped", pod.Name, pod.Spec.RestartPolicy)))
 		case c.StatusContext == nil || c.StatusContext.ContainerID == "":
 			errs = append(errs, field.Invalid(p, c.Name, "has not been started yet (the pod's status has no containerID for it); retry once it runs"))

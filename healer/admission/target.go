@@ -2,6 +2,8 @@ package admission
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // containerKind says what a named container is in a pod.
@@ -28,7 +30,7 @@ func findContainer(pod *corev1.Pod, name string) (*corev1.Container, containerKi
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if c.Name == name {
-			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			if policyspec.IsSidecar(c) {
 				return c, kindSidecar
 			}
 			return c, kindInit
@@ -52,11 +54,4 @@ func findStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 // podFinished says whether the pod has terminated for good.
 func podFinished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-// restartsContainers says whether the kubelet starts the pod's regular
-// containers again whenever they stop (restartPolicy Always, the
-// default): only then is stopping one a recreation.
-func restartsContainers(pod *corev1.Pod) bool {
-	return pod.Spec.RestartPolicy == "" || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
 }
