@@ -5,19 +5,13 @@ import (
 	"fmt"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // whoAmI asks the API server which user the manager's credentials are
 // (SelfSubjectReview, which every authenticated user may ask): the webhook
 // judges the requests that user creates by their policy.
-func whoAmI(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (string, error) {
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return "", fmt.Errorf("create client: %w", err)
-	}
+func whoAmI(ctx context.Context, c client.Client) (string, error) {
 	review := &authenticationv1.SelfSubjectReview{}
 	if err := c.Create(ctx, review); err != nil {
 		return "", fmt.Errorf("ask the API server who the manager is (SelfSubjectReview): %w", err)

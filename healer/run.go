@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,9 +48,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		return fmt.Errorf("build scheme: %w", err)
 	}
 
+	// Read and written live, before the manager's caches run: the
+	// certificates, and who the manager is.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
 	var certManager *certs.Manager
 	if o.CertManagement == CertsSelf {
-		if certManager, err = newCertManager(cfg, scheme, o); err != nil {
+		if certManager, err = newCertManager(direct, o); err != nil {
 			return err
 		}
 		// The files must exist before the webhook server starts.
@@ -75,7 +80,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	self, err := whoAmI(ctx, cfg, scheme)
+	self, err := whoAmI(ctx, direct)
 	if err != nil {
 		return err
 	}
@@ -113,11 +118,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	return mgr.Start(ctx)
 }
 
-func newCertManager(cfg *rest.Config, scheme *runtime.Scheme, o Options) (*certs.Manager, error) {
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("create client for webhook certificates: %w", err)
-	}
+func newCertManager(direct client.Client, o Options) (*certs.Manager, error) {
 	mutating, validating, err := config.WebhookConfigurations()
 	if err != nil {
 		return nil, err
