@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 )
 
-// build runs kustomize on dir as kubectl apply -k does.
-func build(t *testing.T, dir string) []*unstructured.Unstructured {
+// build runs kustomize on dir as kubectl apply -k does; the objects are
+// checked with the same helpers as the Helm chart's rendering.
+func build(t *testing.T, dir string) rendering {
 	t.Helper()
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionUnspecified
@@ -23,19 +22,11 @@ func build(t *testing.T, dir string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
-	var out []*unstructured.Unstructured
-	for _, r := range res.Resources() {
-		raw, err := r.AsYAML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]any{}
-		if err := yaml.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
+	out, err := res.AsYaml()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
-	return out
+	return parse(t, "kustomize build "+dir, out)
 }
 
 // overlay writes a kustomization in a new directory that builds on the
@@ -61,105 +52,23 @@ func overlay(t *testing.T, body string, bases ...string) string {
 	return dir
 }
 
-func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
-			return o
-		}
-	}
-	return nil
-}
-
-func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
+// withoutNamespaces is the rendering less its Namespace objects, which a
+// Helm release does not have and checkNames does not expect.
+func withoutNamespaces(r rendering) rendering {
+	var out rendering
+	for _, o := range r {
+		if o["kind"] != "Namespace" {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// checkKustomizeReferences checks that every name the install refers to is an
-// object of the install: the webhooks' and the conversion's Service, the
-// manager's flags, its rights on its webhook configurations by name, the
-// service accounts of the workloads and bindings.
-func checkKustomizeReferences(t *testing.T, objs []*unstructured.Unstructured, prefix, namespace string) {
-	t.Helper()
-	exists := func(kind, ns, name string) bool {
-		o := find(objs, kind, name)
-		return o != nil && o.GetNamespace() == ns
-	}
-	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-		for _, c := range ofKind(objs, kind) {
-			hooks, _, _ := unstructured.NestedSlice(c.Object, "webhooks")
-			for _, h := range hooks {
-				svc, _, _ := unstructured.NestedStringMap(h.(map[string]any), "clientConfig", "service")
-				if svc["name"] != prefix+"webhook-service" || svc["namespace"] != namespace || !exists("Service", namespace, svc["name"]) {
-					t.Errorf("%s %s calls Service %s/%s, which the install does not create", kind, c.GetName(), svc["namespace"], svc["name"])
-				}
-			}
-		}
-	}
-	crd := find(objs, "CustomResourceDefinition", "containerrecreaterequests.apps.kruise.io")
-	conv, _, _ := unstructured.NestedStringMap(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service")
-	if !exists("Service", conv["namespace"], conv["name"]) || conv["namespace"] != namespace {
-		t.Errorf("the CRD's conversion calls Service %s/%s, which the install does not create", conv["namespace"], conv["name"])
-	}
-	manager := find(objs, "Deployment", prefix+"healer")
-	if manager == nil || manager.GetNamespace() != namespace {
-		t.Fatalf("no Deployment %shealer in %s", prefix, namespace)
-	}
-	containers, _, _ := unstructured.NestedSlice(manager.Object, "spec", "template", "spec", "containers")
-	env := map[string]string{}
-	for _, e := range containers[0].(map[string]any)["env"].([]any) {
-		m := e.(map[string]any)
-		if v, ok := m["value"].(string); ok {
-			env[m["name"].(string)] = v
-		}
-	}
-	for name, kind := range map[string]string{"WEBHOOK_SERVICE": "Service", "MUTATING_WEBHOOK_CONFIGURATION": "MutatingWebhookConfiguration", "VALIDATING_WEBHOOK_CONFIGURATION": "ValidatingWebhookConfiguration"} {
-		if o := find(objs, kind, env[name]); o == nil {
-			t.Errorf("the manager's %s=%q names no %s of the install", name, env[name], kind)
-		}
-	}
-	role := find(objs, "ClusterRole", prefix+"healer")
-	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-	for _, r := range rules {
-		rule := r.(map[string]any)
-		names, _, _ := unstructured.NestedStringSlice(rule, "resourceNames")
-		resources, _, _ := unstructured.NestedStringSlice(rule, "resources")
-		for _, res := range resources {
-			kind := map[string]string{"mutatingwebhookconfigurations": "MutatingWebhookConfiguration", "validatingwebhookconfigurations": "ValidatingWebhookConfiguration", "customresourcedefinitions": "CustomResourceDefinition"}[res]
-			for _, n := range names {
-				if kind != "" && find(objs, kind, n) == nil {
-					t.Errorf("the manager's ClusterRole names %s %s, which the install does not create", kind, n)
-				}
-			}
-		}
-	}
-	for _, w := range append(ofKind(objs, "Deployment"), ofKind(objs, "DaemonSet")...) {
-		sa, _, _ := unstructured.NestedString(w.Object, "spec", "template", "spec", "serviceAccountName")
-		if !exists("ServiceAccount", w.GetNamespace(), sa) {
-			t.Errorf("%s %s runs as ServiceAccount %s, which the install does not create", w.GetKind(), w.GetName(), sa)
-		}
-	}
-	for _, b := range append(ofKind(objs, "ClusterRoleBinding"), ofKind(objs, "RoleBinding")...) {
-		subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
-		for _, s := range subjects {
-			m := s.(map[string]any)
-			if m["kind"] == "ServiceAccount" && !exists("ServiceAccount", m["namespace"].(string), m["name"].(string)) {
-				t.Errorf("%s %s binds ServiceAccount %s/%s, which the install does not create", b.GetKind(), b.GetName(), m["namespace"], m["name"])
-			}
-		}
-	}
-}
-
 func TestDefaultInstallIsComplete(t *testing.T) {
-	objs := build(t, "default")
+	r := build(t, "default")
 	kinds := map[string]int{}
-	for _, o := range objs {
-		kinds[o.GetKind()]++
+	for _, o := range r {
+		kinds[str(o, "kind")]++
 	}
 	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "Deployment": 1, "DaemonSet": 1, "PodDisruptionBudget": 1,
 		"Service": 3, "ServiceAccount": 2, "ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
@@ -168,33 +77,19 @@ func TestDefaultInstallIsComplete(t *testing.T) {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
 		}
 	}
-	checkKustomizeReferences(t, objs, "rejuv-", "rejuv-system")
-	for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterRole", "CustomResourceDefinition"} {
-		for _, o := range ofKind(objs, kind) {
-			if o.GetNamespace() != "" {
-				t.Errorf("cluster-scoped %s %s has namespace %q", kind, o.GetName(), o.GetNamespace())
-			}
-		}
+	if r.find("Namespace", "", "rejuv-system") == nil {
+		t.Error("config/default does not create its namespace rejuv-system")
 	}
+	checkFields(t, r)
+	checkNames(t, withoutNamespaces(r), "rejuv-", "rejuv-system")
+	checkReferences(t, r)
 	// The install file is config/default as kubectl apply -k applies it.
-	raw, err := os.ReadFile("install.yaml")
-	if err != nil {
-		t.Fatal(err)
+	var names, want []string
+	for _, o := range parse(t, "install.yaml", readFile(t, "install.yaml")) {
+		names = append(names, str(o, "kind")+"/"+str(o, "metadata", "name"))
 	}
-	var names []string
-	for doc := range strings.SplitSeq(string(raw), "\n---\n") {
-		var o struct {
-			Kind     string
-			Metadata struct{ Name string }
-		}
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, o.Kind+"/"+o.Metadata.Name)
-	}
-	var want []string
-	for _, o := range objs {
-		want = append(want, o.GetKind()+"/"+o.GetName())
+	for _, o := range r {
+		want = append(want, str(o, "kind")+"/"+str(o, "metadata", "name"))
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("install.yaml holds %v,\nconfig/default builds %v (run make manifests)", names, want)
@@ -205,35 +100,34 @@ func TestDefaultInstallIsComplete(t *testing.T) {
 // config/default that renames everything (a second namePrefix, another
 // namespace) leaves no reference pointing at the old names.
 func TestAnotherPrefixAndNamespaceKeepEveryReference(t *testing.T) {
-	dir := overlay(t, "namespace: ops\nnamePrefix: acme-\nresources:\n- %s\n", "default")
-	checkKustomizeReferences(t, build(t, dir), "acme-rejuv-", "ops")
+	r := build(t, overlay(t, "namespace: ops\nnamePrefix: acme-\nresources:\n- %s\n", "default"))
+	checkNames(t, withoutNamespaces(r), "acme-rejuv-", "ops")
+	checkReferences(t, r)
 }
 
 func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
-	objs := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/monitoring"))
-	monitors := ofKind(objs, "ServiceMonitor")
+	r := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/monitoring"))
+	monitors := r.all("ServiceMonitor")
 	if len(monitors) != 2 {
 		t.Fatalf("%d ServiceMonitors, want the manager's and the daemons'", len(monitors))
 	}
 	for _, m := range monitors {
-		sel, _, _ := unstructured.NestedStringMap(m.Object, "spec", "selector", "matchLabels")
+		_, ns, name := id(m)
 		var matched []string
-		for _, s := range ofKind(objs, "Service") {
-			labels := s.GetLabels()
-			all := s.GetNamespace() == m.GetNamespace()
-			for k, v := range sel {
-				all = all && labels[k] == v
+		for _, s := range r.all("Service") {
+			all := str(s, "metadata", "namespace") == ns
+			for k, v := range mapAt(m, "spec", "selector", "matchLabels") {
+				all = all && str(s, "metadata", "labels", k) == v
 			}
 			if all {
-				matched = append(matched, s.GetName())
+				matched = append(matched, str(s, "metadata", "name"))
 			}
 		}
 		if len(matched) != 1 || !strings.HasSuffix(matched[0], "-metrics") {
-			t.Errorf("ServiceMonitor %s selects Services %v, want its metrics Service", m.GetName(), matched)
+			t.Errorf("ServiceMonitor %s selects Services %v, want its metrics Service", name, matched)
 		}
-		endpoints, _, _ := unstructured.NestedSlice(m.Object, "spec", "endpoints")
-		if ep := endpoints[0].(map[string]any); ep["port"] != "metrics" || ep["scheme"] != "https" {
-			t.Errorf("ServiceMonitor %s endpoint %v, want port metrics over https", m.GetName(), ep)
+		if ep := list(m, "spec", "endpoints")[0]; str(ep, "port") != "metrics" || str(ep, "scheme") != "https" {
+			t.Errorf("ServiceMonitor %s endpoint %v, want port metrics over https", name, ep)
 		}
 	}
 }
@@ -248,9 +142,8 @@ func TestImagesAreTaggedWithTheVersion(t *testing.T) {
 	want := []string{"rejuv-healer:" + version, "rejuv-daemon:" + version}
 	var got []string
 	for _, o := range build(t, "default") {
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		for _, c := range containers {
-			got = append(got, c.(map[string]any)["image"].(string))
+		for _, c := range list(o, "spec", "template", "spec", "containers") {
+			got = append(got, str(c, "image"))
 		}
 	}
 	if !slices.Equal(got, want) {
@@ -262,45 +155,42 @@ func TestImagesAreTaggedWithTheVersion(t *testing.T) {
 // certificate for the webhook Service and has cert-manager inject its CA
 // wherever the manager would.
 func TestCertManagerVariant(t *testing.T) {
-	objs := build(t, "cert-manager")
-	cert := find(objs, "Certificate", "rejuv-serving-cert")
+	r := build(t, "cert-manager")
+	cert := r.find("Certificate", "rejuv-system", "rejuv-serving-cert")
 	if cert == nil {
-		t.Fatal("no Certificate rejuv-serving-cert")
+		t.Fatal("no Certificate rejuv-system/rejuv-serving-cert")
 	}
-	dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+	var dnsNames []string
+	for _, n := range list(cert, "spec", "dnsNames") {
+		dnsNames = append(dnsNames, n.(string))
+	}
 	if want := []string{"rejuv-webhook-service.rejuv-system.svc", "rejuv-webhook-service.rejuv-system.svc.cluster.local"}; !slices.Equal(dnsNames, want) {
 		t.Errorf("the Certificate names %v, want %v", dnsNames, want)
 	}
-	secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
-	issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
-	if find(objs, "Issuer", issuer) == nil {
+	secret := str(cert, "spec", "secretName")
+	if issuer := str(cert, "spec", "issuerRef", "name"); r.find("Issuer", "rejuv-system", issuer) == nil {
 		t.Errorf("the Certificate's Issuer %s is not installed", issuer)
 	}
-	manager := find(objs, "Deployment", "rejuv-healer")
-	containers, _, _ := unstructured.NestedSlice(manager.Object, "spec", "template", "spec", "containers")
-	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-	if !slices.Contains(args, "--cert-management=external") {
-		t.Errorf("manager args %v lack --cert-management=external", args)
+	if flags := managerFlags(r.container(t, "Deployment", "manager")); flags["--cert-management"] != "external" {
+		t.Errorf("manager flags %v lack --cert-management=external", flags)
 	}
-	volumes, _, _ := unstructured.NestedSlice(manager.Object, "spec", "template", "spec", "volumes")
-	certs := volumes[0].(map[string]any)
-	if got, _, _ := unstructured.NestedString(certs, "secret", "secretName"); certs["name"] != "certs" || got != secret || certs["emptyDir"] != nil {
+	certs := list(r.one(t, "Deployment"), "spec", "template", "spec", "volumes")[0]
+	if str(certs, "name") != "certs" || str(certs, "secret", "secretName") != secret || at(certs, "emptyDir") != nil {
 		t.Errorf("manager volume %v, want certs from Secret %s", certs, secret)
 	}
-	want := cert.GetNamespace() + "/" + cert.GetName()
-	for _, o := range []*unstructured.Unstructured{
-		find(objs, "MutatingWebhookConfiguration", "rejuv-mutating-webhook-configuration"),
-		find(objs, "ValidatingWebhookConfiguration", "rejuv-validating-webhook-configuration"),
-		find(objs, "CustomResourceDefinition", "containerrecreaterequests.apps.kruise.io"),
+	want := "rejuv-system/rejuv-serving-cert"
+	for _, o := range []object{
+		r.find("MutatingWebhookConfiguration", "", "rejuv-mutating-webhook-configuration"),
+		r.find("ValidatingWebhookConfiguration", "", "rejuv-validating-webhook-configuration"),
+		r.find("CustomResourceDefinition", "", "containerrecreaterequests.apps.kruise.io"),
 	} {
-		if got := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != want {
-			t.Errorf("%s %s: inject-ca-from %q, want %q", o.GetKind(), o.GetName(), got, want)
-		}
-		if len(o.GetAnnotations()) < 1 {
-			t.Errorf("%s %s lost its annotations", o.GetKind(), o.GetName())
+		kind, _, name := id(o)
+		if got := str(o, "metadata", "annotations", "cert-manager.io/inject-ca-from"); got != want {
+			t.Errorf("%s %s: inject-ca-from %q, want %q", kind, name, got, want)
 		}
 	}
-	if crd := find(objs, "CustomResourceDefinition", "containerrecreaterequests.apps.kruise.io"); crd.GetAnnotations()["controller-gen.kubebuilder.io/version"] == "" {
+	if crd := r.find("CustomResourceDefinition", "", "containerrecreaterequests.apps.kruise.io"); str(crd, "metadata", "annotations", "controller-gen.kubebuilder.io/version") == "" {
 		t.Error("the CRD lost controller-gen's annotation")
 	}
+	checkReferences(t, r)
 }
