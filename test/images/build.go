@@ -62,9 +62,15 @@ func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir st
 	}
 	var busybox string
 	if img.Busybox {
-		// Before compiling: a missing busybox should not cost a build to learn.
+		// Before compiling: a missing or unusable busybox should not cost a
+		// build to learn.
 		if busybox, err = findBusybox(); err != nil {
 			return nil, err
+		}
+		for _, p := range platforms {
+			if p.Architecture != runtime.GOARCH {
+				return nil, fmt.Errorf("busybox is the host's (%s); cannot add it to an image for %s", runtime.GOARCH, p)
+			}
 		}
 	}
 	tmp, err := os.MkdirTemp("", "rejuv-image-"+img.Name+"-")
@@ -82,9 +88,6 @@ func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir st
 		binary := filepath.Join(dir, img.Name)
 		if err := compile(ctx, img.Package, p, img.LDFlags, binary); err != nil {
 			return nil, fmt.Errorf("compile %s for %s: %w", img.Package, p, err)
-		}
-		if busybox != "" && p.Architecture != runtime.GOARCH {
-			return nil, fmt.Errorf("busybox is the host's (%s); cannot add it to an image for %s", runtime.GOARCH, p)
 		}
 		layerPath := filepath.Join(dir, "layer.tar")
 		if err := writeLayer(layerPath, rootfs(img.Name, binary, busybox)); err != nil {
