@@ -103,21 +103,26 @@ generate: ## Generate deepcopy code (controller-gen).
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen), and config/install.yaml.
+manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller-gen), config/install.yaml, and OpenKruise's CRR CRD for tests.
 	$(CONTROLLER_GEN) rbac:roleName=healer crd webhook paths=./api/... paths=./healer/... \
 		output:crd:artifacts:config=config/crd/bases \
 		output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=daemon paths=./daemon/... output:rbac:artifacts:config=config/daemon
+	$(CONTROLLER_GEN) rbac:roleName=healer paths=./healer paths=./healer/certs paths=./healer/recreatepolicy \
+		output:rbac:artifacts:config=config/openkruise
+	@crds=$$(mktemp -d) && trap 'rm -rf $$crds' EXIT && \
+	$(CONTROLLER_GEN) crd paths=github.com/openkruise/kruise-api/apps/v1alpha1 output:crd:dir=$$crds && \
+	cp $$crds/apps.kruise.io_containerrecreaterequests.yaml test/openkruise/crd/
 	$(GO) run ./config/render
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
-	@snapshot() { find api config -type f -print0 | sort -z | xargs -0 sha256sum; }; \
+	@snapshot() { find api config test/openkruise -type f -print0 | sort -z | xargs -0 sha256sum; }; \
 	before=$$(snapshot); \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; \
 	if [ "$$before" != "$$(snapshot)" ]; then \
-	  git status --short -- api config; \
+	  git status --short -- api config test/openkruise; \
 	  echo "verify: generated files were stale and have been regenerated: review and commit them"; exit 1; \
 	fi
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }

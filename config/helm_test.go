@@ -167,6 +167,11 @@ func checkReferences(t *testing.T, r rendering) {
 	for _, w := range r.webhooks() {
 		r.mustHaveService(t, "webhook "+str(w, "name"), mapAt(w, "clientConfig", "service"))
 	}
+	manager := r.container(t, "Deployment", "manager")
+	flags := managerFlags(manager)
+	// Beside OpenKruise, the request CRD, its conversion and the mutating
+	// webhooks are OpenKruise's.
+	executes := flags["--crr-executor"] != "openkruise"
 	conversions := 0
 	for _, crd := range r.all("CustomResourceDefinition") {
 		if svc := mapAt(crd, "spec", "conversion", "webhook", "clientConfig", "service"); svc != nil {
@@ -174,8 +179,11 @@ func checkReferences(t *testing.T, r rendering) {
 			r.mustHaveService(t, "CRD "+str(crd, "metadata", "name")+" conversion", svc)
 		}
 	}
-	if conversions != 1 {
+	if executes && conversions != 1 {
 		t.Errorf("%d CRDs convert through a webhook, want 1 (ContainerRecreateRequest)", conversions)
+	}
+	if !executes && conversions != 0 {
+		t.Errorf("%d CRDs convert through a webhook beside OpenKruise, want none", conversions)
 	}
 
 	configurations := map[any]string{"mutatingwebhookconfigurations": "MutatingWebhookConfiguration",
@@ -199,18 +207,18 @@ func checkReferences(t *testing.T, r rendering) {
 			}
 		}
 	}
-	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-		if named[kind] == 0 {
+	kept := map[string]string{"--webhook-service": "Service", "--validating-webhook-configuration": "ValidatingWebhookConfiguration"}
+	if executes {
+		kept["--mutating-webhook-configuration"] = "MutatingWebhookConfiguration"
+	}
+	for _, kind := range kept {
+		if kind != "Service" && named[kind] == 0 {
 			t.Errorf("no role names a %s", kind)
 		}
 	}
 
-	manager := r.container(t, "Deployment", "manager")
-	flags := managerFlags(manager)
 	managerNS := str(r.one(t, "Deployment"), "metadata", "namespace")
-	for flag, kind := range map[string]string{"--webhook-service": "Service",
-		"--mutating-webhook-configuration":   "MutatingWebhookConfiguration",
-		"--validating-webhook-configuration": "ValidatingWebhookConfiguration"} {
+	for flag, kind := range kept {
 		name, ok := flags[flag]
 		if !ok {
 			t.Errorf("the manager has no %s flag", flag)

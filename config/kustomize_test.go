@@ -194,3 +194,66 @@ func TestCertManagerVariant(t *testing.T) {
 	}
 	checkReferences(t, r)
 }
+
+// TestOpenKruiseVariant: config/openkruise is config/default less what an
+// installed OpenKruise has (the request CRD, the request and pod webhooks,
+// the daemon and its admission policy), with a manager that creates
+// v1alpha1 requests, and rights cut to that.
+func TestOpenKruiseVariant(t *testing.T) {
+	r := build(t, "openkruise")
+	def := build(t, "default")
+	removed := []string{
+		"CustomResourceDefinition//containerrecreaterequests.apps.kruise.io",
+		"MutatingWebhookConfiguration//rejuv-mutating-webhook-configuration",
+		"ValidatingAdmissionPolicy//rejuv-daemon-scope", "ValidatingAdmissionPolicyBinding//rejuv-daemon-scope",
+		"DaemonSet/rejuv-system/rejuv-daemon", "ServiceAccount/rejuv-system/rejuv-daemon", "Service/rejuv-system/rejuv-daemon-metrics",
+		"ClusterRole//rejuv-daemon", "ClusterRoleBinding//rejuv-daemon",
+	}
+	var got, want []string
+	for _, o := range r {
+		kind, ns, name := id(o)
+		got = append(got, kind+"/"+ns+"/"+name)
+	}
+	for _, o := range def {
+		kind, ns, name := id(o)
+		if key := kind + "/" + ns + "/" + name; !slices.Contains(removed, key) {
+			want = append(want, key)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("config/openkruise installs %v,\nwant config/default's objects less %v", got, removed)
+	}
+	var hooks []string
+	for _, w := range r.webhooks() {
+		hooks = append(hooks, str(w, "name"))
+	}
+	if !slices.Equal(hooks, []string{"vrp.rejuv.dev"}) {
+		t.Errorf("webhooks %v, want the RecreatePolicy validation alone", hooks)
+	}
+	if flags := managerFlags(r.container(t, "Deployment", "manager")); flags["--crr-executor"] != "openkruise" {
+		t.Errorf("manager flags %v lack --crr-executor=openkruise", flags)
+	}
+	if got := str(r.find("Namespace", "", "rejuv-system"), "metadata", "labels", "pod-security.kubernetes.io/enforce"); got != "restricted" {
+		t.Errorf("namespace rejuv-system enforces Pod Security %q, want restricted (no daemon mounts the host)", got)
+	}
+	// The manager's rights: on requests only what the policy controller
+	// does, and nothing of the executor's.
+	for _, role := range append(r.all("ClusterRole"), r.all("Role")...) {
+		name := str(role, "metadata", "name")
+		for _, rule := range list(role, "rules") {
+			for _, res := range list(rule, "resources") {
+				group := list(rule, "apiGroups")[0]
+				verbs := fmt.Sprint(list(rule, "verbs"))
+				switch {
+				case group == "apps.kruise.io" && (name != "rejuv-healer" || res != "containerrecreaterequests" || verbs != "[create get list watch]"):
+					t.Errorf("%s %s grants %s %s on %s", str(role, "kind"), name, verbs, res, group)
+				case slices.Contains([]any{"nodes", "pods/status", "customresourcedefinitions", "mutatingwebhookconfigurations"}, res):
+					t.Errorf("%s %s grants %s on %s, which only executing requests needs", str(role, "kind"), name, verbs, res)
+				}
+			}
+		}
+	}
+	checkFields(t, r)
+	checkNames(t, withoutNamespaces(r), "rejuv-", "rejuv-system")
+	checkReferences(t, r)
+}

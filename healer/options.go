@@ -23,6 +23,19 @@ const (
 	CertsExternal = "external"
 )
 
+// Who executes ContainerRecreateRequests.
+const (
+	// ExecutorRejuv: Rejuv does. The manager serves the request webhooks,
+	// the CRD conversion and the pod readiness gates and runs the request
+	// controller; Rejuv's daemon stops the containers.
+	ExecutorRejuv = "rejuv"
+	// ExecutorOpenKruise: an OpenKruise installed in the cluster does, from
+	// its own CRD, which serves v1alpha1 alone. The manager runs the
+	// policy controller, which creates v1alpha1 requests, and serves only
+	// the RecreatePolicy webhook.
+	ExecutorOpenKruise = "openkruise"
+)
+
 // Options are the manager's settings, one flag each.
 type Options struct {
 	Namespace      string
@@ -35,6 +48,9 @@ type Options struct {
 	CertDir        string
 	CertManagement string
 	CertSecret     string
+	// CRRExecutor is who executes the requests: ExecutorRejuv or
+	// ExecutorOpenKruise.
+	CRRExecutor    string
 	WebhookService string
 	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration are
 	// the installed configurations whose CA bundle the manager keeps.
@@ -67,7 +83,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CertManagement, "cert-management", CertsSelf, `"self": create, renew and inject certificates; "external": use those in --cert-dir (cert-manager)`)
 	fs.StringVar(&o.CertSecret, "cert-secret", "rejuv-webhook-certs", "Secret, in --namespace, that stores self-managed certificates")
 	fs.StringVar(&o.WebhookService, "webhook-service", "rejuv-webhook-service", "Service, in --namespace, through which the API server reaches the webhooks")
-	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "rejuv-mutating-webhook-configuration", "the MutatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
+	fs.StringVar(&o.CRRExecutor, "crr-executor", ExecutorRejuv, `who executes ContainerRecreateRequests: "rejuv" (Rejuv's request controller, webhooks and daemon) or "openkruise" (an OpenKruise installed beside Rejuv; the manager then only creates v1alpha1 requests for its policies)`)
+	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "rejuv-mutating-webhook-configuration", "the MutatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self and --crr-executor=rejuv)")
 	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "rejuv-validating-webhook-configuration", "the ValidatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
 	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
@@ -85,7 +102,15 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--cert-management: %q is not %q or %q", o.CertManagement, CertsSelf, CertsExternal))
 	}
+	switch o.CRRExecutor {
+	case ExecutorRejuv, ExecutorOpenKruise:
+	default:
+		errs = append(errs, fmt.Errorf("--crr-executor: %q is not %q or %q", o.CRRExecutor, ExecutorRejuv, ExecutorOpenKruise))
+	}
 	for flagName, v := range map[string]string{"--webhook-service": o.WebhookService, "--mutating-webhook-configuration": o.MutatingWebhookConfiguration, "--validating-webhook-configuration": o.ValidatingWebhookConfiguration, "--cert-secret": o.CertSecret} {
+		if flagName == "--mutating-webhook-configuration" && !o.ExecutesRequests() {
+			continue
+		}
 		if o.CertManagement == CertsSelf && v == "" {
 			errs = append(errs, fmt.Errorf("%s: must not be empty with --cert-management=self", flagName))
 		}
@@ -117,6 +142,9 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ExecutesRequests reports whether Rejuv executes the requests itself.
+func (o *Options) ExecutesRequests() bool { return o.CRRExecutor != ExecutorOpenKruise }
 
 // certHosts are the names the serving certificate must cover.
 func (o *Options) certHosts() []string {

@@ -28,6 +28,9 @@ func TestOptionsValidate(t *testing.T) {
 		{args: []string{"--cert-management=vault"}, want: []string{`--cert-management: "vault" is not "self" or "external"`}},
 		{args: []string{"--webhook-url=http://127.0.0.1:9443"}, want: []string{`--webhook-url: "http://127.0.0.1:9443" must be an https:// URL with a host`}},
 		{args: []string{"--webhook-url=https://h:1", "--cert-management=external"}, want: []string{"--webhook-url: needs --cert-management=self"}},
+		{args: []string{"--crr-executor=openkruise", "--mutating-webhook-configuration="}},
+		{args: []string{"--crr-executor=rejuv", "--mutating-webhook-configuration="}, want: []string{"--mutating-webhook-configuration: must not be empty with --cert-management=self"}},
+		{args: []string{"--crr-executor=kruise"}, want: []string{`--crr-executor: "kruise" is not "rejuv" or "openkruise"`}},
 		{args: []string{"--webhook-port=0", "--pickup-timeout=0s"}, want: []string{"--webhook-port: 0 is not a TCP port", "--pickup-timeout: 0s must be positive"}},
 	}
 	for _, tt := range tests {

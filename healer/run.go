@@ -3,7 +3,9 @@ package healer
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +36,11 @@ const leaderElectionID = "rejuv-healer.rejuv.dev"
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create,namespace=system
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,resourceNames=rejuv-healer.rejuv.dev,namespace=system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=system
+
+// Metrics are served only to scrapers that authenticate and may get
+// /metrics.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Run starts the manager (webhooks, controllers, certificates, metrics and
 // probes) and returns when ctx ends or something fails.
@@ -86,19 +92,19 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization, Self: self,
+		PolicyOnly: !o.ExecutesRequests(),
 	})
-	crr.RegisterMetrics()
-	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
-		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
-	if err := reconciler.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
-	}
-	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
+	requests := recreatepolicy.RequestsV1alpha1
+	if o.ExecutesRequests() {
+		requests = recreatepolicy.RequestsV1beta1
+		if err := setupRequestControllers(mgr, o); err != nil {
+			return err
+		}
 	}
 	recreatepolicy.RegisterMetrics()
 	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, Log: log.WithName("rego")})
-	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Recorder: mgr.GetEventRecorder("rejuv-healer")}
+	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
+		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests}
 	if err := policies.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
 	}
@@ -113,7 +119,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	log.Info("starting manager", "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
+	log.Info("starting manager", "crrExecutor", o.CRRExecutor, "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
 		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect, "user", self)
 	return mgr.Start(ctx)
 }
@@ -124,15 +130,39 @@ func newCertManager(direct client.Client, o Options) (*certs.Manager, error) {
 		return nil, err
 	}
 	mutating.Name, validating.Name = o.MutatingWebhookConfiguration, o.ValidatingWebhookConfiguration
+	targets := certs.Targets{
+		Mutating: mutating, Validating: validating, CRDs: []string{CRDName},
+		URL: o.WebhookURL, ConvertPath: admission.ConvertPath,
+	}
+	if !o.ExecutesRequests() {
+		// Beside OpenKruise the manager serves the policy webhook alone,
+		// and the CRD is OpenKruise's.
+		targets.Mutating, targets.CRDs = nil, nil
+		validating.Webhooks = slices.DeleteFunc(validating.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
+			return w.ClientConfig.Service == nil || w.ClientConfig.Service.Path == nil || *w.ClientConfig.Service.Path != admission.ValidatePolicyPath
+		})
+	}
 	return &certs.Manager{
-		Client:  direct,
-		Secret:  types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
-		Hosts:   o.certHosts(),
-		CertDir: o.CertDir,
-		Targets: certs.Targets{
-			Mutating: mutating, Validating: validating, CRDs: []string{CRDName},
-			URL: o.WebhookURL, ConvertPath: admission.ConvertPath,
-		},
+		Client:        direct,
+		Secret:        types.NamespacedName{Namespace: o.Namespace, Name: o.CertSecret},
+		Hosts:         o.certHosts(),
+		CertDir:       o.CertDir,
+		Targets:       targets,
 		CheckInterval: o.CertCheckInterval,
 	}, nil
+}
+
+// setupRequestControllers adds what executes requests on the manager's
+// side: the request controller and the pod readiness gates.
+func setupRequestControllers(mgr ctrl.Manager, o Options) error {
+	crr.RegisterMetrics()
+	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
+		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
+	}
+	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
+	}
+	return nil
 }

@@ -22,6 +22,12 @@ const (
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
+// The CA bundles of the webhooks that exist only when Rejuv executes
+// requests: the mutating configuration (requests, pod readiness gates)
+// and the CRD's conversion webhook.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;update,resourceNames=mutating-webhook-configuration
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=containerrecreaterequests.apps.kruise.io
+
 // Options configure the CRR webhooks.
 type Options struct {
 	// Reader reads pods from the API server.
@@ -34,13 +40,21 @@ type Options struct {
 	// Self is the manager's own user name, whose requests a RecreatePolicy
 	// must account for instead.
 	Self string
+	// PolicyOnly serves the RecreatePolicy validation alone, for an
+	// install beside OpenKruise, which admits and converts the requests
+	// itself.
+	PolicyOnly bool
 }
 
-// Register adds the CRR mutating and validating webhooks, the
-// RecreatePolicy validation, the pod readiness-gate injection and the CRD
-// conversion webhook to server.
+// Register adds the RecreatePolicy validation to server and, unless
+// o.PolicyOnly, the CRR mutating and validating webhooks, the pod
+// readiness-gate injection and the CRD conversion webhook.
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
+	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
+	if o.PolicyOnly {
+		return
+	}
 	var authz *DisruptionAuthorizer
 	if !o.SkipAuthorization {
 		authz = &DisruptionAuthorizer{Client: o.Client, Self: o.Self}
@@ -48,6 +62,5 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
-	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 }

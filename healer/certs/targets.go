@@ -32,10 +32,12 @@ type Targets struct {
 // In the cluster the manager reads and updates only its own webhook
 // configurations and CRD, by name (kustomize adds the install's prefix to
 // the configurations' names here too). Registering by URL, outside the
-// cluster, also creates the configurations, with the caller's rights.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;update,resourceNames=mutating-webhook-configuration
+// cluster, also creates the configurations, with the caller's rights. The
+// validating configuration is there in every install; the rights on the
+// mutating one and on the CRD are granted where the webhooks they call
+// are served (package admission), since an install beside OpenKruise has
+// neither.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;update,resourceNames=validating-webhook-configuration
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;update,resourceNames=containerrecreaterequests.apps.kruise.io
 
 func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) error {
 	if t.Mutating != nil {

@@ -36,7 +36,7 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 	if v.Outcome == v1alpha1.OutcomeCreated {
 		crr := planner.Request(d.p, c)
 		dec.Request = crr.Name
-		err := d.r.Client.Create(ctx, crr)
+		err := d.r.Requests.create(ctx, d.r.Client, crr)
 		switch {
 		case err == nil:
 			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",

@@ -133,8 +133,15 @@ func complete(t *testing.T, c *controller, crr *appsv1beta1.ContainerRecreateReq
 	if err := admin.Status().Update(context.Background(), crr); err != nil {
 		t.Fatal(err)
 	}
+	restarted(t, c, crr.Namespace, crr.Spec.PodName, ready)
+}
+
+// restarted plays the kubelet after a recreation: the pod's container
+// runs anew since the clock's time.
+func restarted(t *testing.T, c *controller, namespace, podName string, ready bool) {
+	t.Helper()
 	pod := &corev1.Pod{}
-	if err := admin.Get(context.Background(), types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+	if err := admin.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: podName}, pod); err != nil {
 		t.Fatal(err)
 	}
 	restarts := pod.Status.ContainerStatuses[0].RestartCount + 1

@@ -19,7 +19,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -35,6 +34,9 @@ type Reconciler struct {
 	Engine   *policy.Engine
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Requests is the version the requests are created and read in
+	// (default v1beta1).
+	Requests RequestVersion
 
 	mu        sync.Mutex
 	histories map[types.NamespacedName]*history
@@ -76,11 +78,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	crrs := &appsv1beta1.ContainerRecreateRequestList{}
-	if err := r.Client.List(ctx, crrs, client.InNamespace(p.Namespace)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("list the ContainerRecreateRequests of namespace %s: %w", p.Namespace, err)
+	crrs, err := r.Requests.list(ctx, r.Client, p.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	facts := gatherRequests(p.Name, crrs.Items, byName, now)
+	facts := gatherRequests(p.Name, crrs, byName, now)
 	situation, err := r.situation(ctx, p, spec, pods, facts, now)
 	if err != nil {
 		return ctrl.Result{}, err

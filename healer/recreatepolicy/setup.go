@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -25,10 +24,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	if r.Requests == "" {
+		r.Requests = RequestsV1beta1
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("recreatepolicy").
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&appsv1beta1.ContainerRecreateRequest{}).
+		Owns(r.Requests.object()).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOf)).
 		Complete(r)
 }

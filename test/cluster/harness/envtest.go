@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rejuv-dev/rejuv/test/openkruise"
 )
 
 // Envtest returns a controller-runtime envtest environment that runs the
@@ -44,6 +47,28 @@ func EnvtestWithCRDs(ctx context.Context) (*envtest.Environment, error) {
 		return nil, err
 	}
 	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+	env.ErrorIfCRDPathMissing = true
+	return env, nil
+}
+
+// EnvtestBesideOpenKruise is Envtest with the CRDs of a cluster that runs
+// OpenKruise and Rejuv beside it: OpenKruise's ContainerRecreateRequest
+// CRD (v1alpha1 alone) and Rejuv's RecreatePolicy CRD.
+func EnvtestBesideOpenKruise(ctx context.Context) (*envtest.Environment, error) {
+	env, err := Envtest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	crd, err := openkruise.CRD()
+	if err != nil {
+		return nil, err
+	}
+	env.CRDs = []*apiextensionsv1.CustomResourceDefinition{crd}
+	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases", "rejuv.dev_recreatepolicies.yaml")}
 	env.ErrorIfCRDPathMissing = true
 	return env, nil
 }
