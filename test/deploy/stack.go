@@ -141,16 +141,26 @@ func Attach(cluster *harness.Cluster) (*Stack, error) {
 // WaitReady waits until every replica of the manager and the daemon is
 // updated and ready, and the manager's webhooks answer.
 func (s *Stack) WaitReady(ctx context.Context) error {
+	return s.waitReady(ctx, true)
+}
+
+// WaitManagerReady is WaitReady for an install without Rejuv's daemon
+// (config/openkruise).
+func (s *Stack) WaitManagerReady(ctx context.Context) error {
+	return s.waitReady(ctx, false)
+}
+
+func (s *Stack) waitReady(ctx context.Context, daemon bool) error {
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d, err := s.Kube.AppsV1().Deployments(Namespace).Get(ctx, HealerDeployment, metav1.GetOptions{})
-		if err != nil {
+		if err != nil || !deploymentReady(d) {
 			return false, nil
+		}
+		if !daemon {
+			return true, nil
 		}
 		ds, err := s.Kube.AppsV1().DaemonSets(Namespace).Get(ctx, DaemonSet, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return deploymentReady(d) && daemonSetReady(ds), nil
+		return err == nil && daemonSetReady(ds), nil
 	})
 	if err != nil {
 		return fmt.Errorf("wait for Rejuv's pods to be ready: %w\n%s", err, s.Describe(context.WithoutCancel(ctx)))

@@ -23,6 +23,9 @@ import (
 // path is one way to install and uninstall Rejuv, as the README writes it.
 type path struct {
 	install, uninstall [][]string
+	// besideOpenKruise: the install has no daemon and executes no request
+	// (config/openkruise).
+	besideOpenKruise bool
 }
 
 // runSteps runs each command from the repository's root with the cluster's
@@ -66,11 +69,15 @@ func installUseUninstall(t *testing.T, p path) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.WaitReady(ctx); err != nil {
+	ready, use := stack.WaitReady, recreateOnce
+	if p.besideOpenKruise {
+		ready, use = stack.WaitManagerReady, requestForOpenKruise
+	}
+	if err := ready(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("installed and ready in %s", time.Since(start).Round(100*time.Millisecond))
-	recreateOnce(t, stack.Client)
+	use(t, stack.Client)
 
 	start = time.Now()
 	runSteps(t, p.uninstall)
@@ -94,24 +101,58 @@ func installUseUninstall(t *testing.T, p path) {
 func recreateOnce(t *testing.T, c client.Client) {
 	t.Helper()
 	ctx := context.Background()
+	pod, done := readyPod(t, c)
+	defer done()
+	ns := pod.Namespace
+	before := pod.Status.ContainerStatuses[0]
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "once"},
+		Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+	}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
+			return false, err
+		}
+		return crr.Status.Phase == v1beta1.PhaseCompleted, nil
+	})
+	if err != nil || crr.Status.Result != v1beta1.ResultSucceeded {
+		t.Fatalf("request %s/once: %v, status %+v", ns, err, crr.Status)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if now := pod.Status.ContainerStatuses[0]; now.RestartCount != before.RestartCount+1 || now.ContainerID == before.ContainerID {
+		t.Errorf("restartCount %d -> %d, ID %s -> %s: want one recreation", before.RestartCount, now.RestartCount, before.ContainerID, now.ContainerID)
+	}
+}
+
+// readyPod runs a ready testapp pod, web, labelled app=web, in a new
+// namespace; done deletes the namespace and waits until it is gone.
+func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
+	t.Helper()
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "install-"}}
 	if err := c.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	done = func() {
 		_ = c.Delete(context.Background(), ns)
 		_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			return c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}) != nil, nil
 		})
-	}()
+	}
+	t.Cleanup(done)
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		return c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("namespace %s has no default ServiceAccount: %v", ns.Name, err)
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "web"},
+	pod = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "web", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: new(int64(2)),
 			Containers: []corev1.Container{{
@@ -132,29 +173,7 @@ func recreateOnce(t *testing.T, c client.Client) {
 	if err != nil {
 		t.Fatalf("pod %s/web not ready: %v", ns.Name, err)
 	}
-	before := pod.Status.ContainerStatuses[0]
-	crr := &v1beta1.ContainerRecreateRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "once"},
-		Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
-	}
-	if err := c.Create(ctx, crr); err != nil {
-		t.Fatal(err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crr), crr); err != nil {
-			return false, err
-		}
-		return crr.Status.Phase == v1beta1.PhaseCompleted, nil
-	})
-	if err != nil || crr.Status.Result != v1beta1.ResultSucceeded {
-		t.Fatalf("request %s/once: %v, status %+v", ns.Name, err, crr.Status)
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-		t.Fatal(err)
-	}
-	if now := pod.Status.ContainerStatuses[0]; now.RestartCount != before.RestartCount+1 || now.ContainerID == before.ContainerID {
-		t.Errorf("restartCount %d -> %d, ID %s -> %s: want one recreation", before.RestartCount, now.RestartCount, before.ContainerID, now.ContainerID)
-	}
+	return pod, done
 }
 
 // TestInstallWithKustomize: make deploy, make undeploy.

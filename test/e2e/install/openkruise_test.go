@@ -1,0 +1,149 @@
+package install
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// kruiseCRD is OpenKruise's request CRD, generated from its API module; it
+// stands in for OpenKruise, whose controller and daemon the harness cannot
+// build (their modules are not on the module proxy).
+const kruiseCRD = "test/openkruise/crd/apps.kruise.io_containerrecreaterequests.yaml"
+
+// TestInstallBesideOpenKruise: with OpenKruise's request CRD installed,
+// config/openkruise installs a manager whose policy creates a v1alpha1
+// request with the shipped service account's rights, which nothing of
+// Rejuv's admits or executes, and follows it once OpenKruise completes it;
+// the uninstall leaves nothing behind.
+func TestInstallBesideOpenKruise(t *testing.T) {
+	installUseUninstall(t, path{
+		install: [][]string{
+			{"kubectl", "apply", "--server-side", "-f", kruiseCRD},
+			{"kubectl", "wait", "--for=condition=Established", "-f", kruiseCRD},
+			{"kubectl", "apply", "--server-side", "-k", "config/openkruise"},
+		},
+		uninstall: [][]string{
+			{"kubectl", "delete", "-k", "config/openkruise", "--ignore-not-found", "--wait"},
+			{"kubectl", "delete", "-f", kruiseCRD, "--ignore-not-found", "--wait"},
+		},
+		besideOpenKruise: true,
+	})
+}
+
+// requestForOpenKruise has a policy ask for a recreation and plays
+// OpenKruise's part.
+func requestForOpenKruise(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range []client.Object{
+		&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: metav1.ObjectMeta{Namespace: deploy.Namespace, Name: deploy.DaemonSet}},
+		&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"}, ObjectMeta: metav1.ObjectMeta{Name: "rejuv-mutating-webhook-configuration"}},
+	} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s is installed beside OpenKruise (%v)", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+		}
+	}
+
+	pod, done := readyPod(t, c)
+	defer done()
+	policy := &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "on-request"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			// One pod, matched: past the default blast-radius halt.
+			Limits: v1alpha1.Limits{MaxMatchingPercent: new(int32(100))},
+			Rules: []v1alpha1.Rule{{Name: "always", Rego: `package install
+import rego.v1
+
+recreate contains {"container": "app", "reason": "asked for by the install test"} if { true }
+`}},
+		},
+	}
+	if err := c.Create(ctx, policy); err != nil {
+		t.Fatalf("create RecreatePolicy %s/%s: %v", policy.Namespace, policy.Name, err)
+	}
+
+	// The manager creates the request in v1alpha1, the one version served.
+	var crr appsv1alpha1.ContainerRecreateRequest
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1alpha1.ContainerRecreateRequestList{}
+		if err := c.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{planner.PolicyLabel: policy.Name}); err != nil {
+			return false, err
+		}
+		if len(list.Items) > 0 {
+			crr = list.Items[0]
+		}
+		return len(list.Items) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("no request of policy %s: %v\n%+v", policy.Name, err, readPolicy(t, c, policy).Status)
+	}
+	if crr.Spec.PodName != pod.Name || len(crr.Spec.Containers) != 1 || crr.Spec.Containers[0].Name != "app" {
+		t.Errorf("request %s: spec %+v, want container app of pod %s", crr.Name, crr.Spec, pod.Name)
+	}
+
+	// Nothing of Rejuv's takes it up: no status, the container untouched.
+	time.Sleep(3 * time.Second)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(&crr), &crr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	if crr.Status.Phase != "" || pod.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("beside OpenKruise, Rejuv executed request %s: status %+v, restarts %d", crr.Name, crr.Status, pod.Status.ContainerStatuses[0].RestartCount)
+	}
+
+	// OpenKruise completes it: the policy sees the recreation done, with
+	// no second request while its cooldown lasts.
+	crr.Status = appsv1alpha1.ContainerRecreateRequestStatus{
+		Phase: appsv1alpha1.PhaseCompleted, CompletionTime: &metav1.Time{Time: time.Now()},
+		ContainerRecreateStates: []appsv1alpha1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: appsv1alpha1.PhaseSucceeded}},
+	}
+	if err := c.Status().Update(ctx, &crr); err != nil {
+		t.Fatalf("complete request %s as OpenKruise: %v", crr.Name, err)
+	}
+	var decision *v1alpha1.Decision
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p := readPolicy(t, c, policy)
+		for i := range p.Status.RecentDecisions {
+			if d := p.Status.RecentDecisions[i]; d.Pod == pod.Name && d.Outcome == v1alpha1.OutcomeCreated {
+				decision = &d
+			}
+		}
+		return decision != nil && p.Status.ActiveRecreations == 0, nil
+	})
+	if err != nil {
+		t.Errorf("policy %s after OpenKruise completed %s: %v\n%+v", policy.Name, crr.Name, err, readPolicy(t, c, policy).Status)
+	}
+	if decision != nil && decision.Request != crr.Name {
+		t.Errorf("the policy's decision names request %s, want %s", decision.Request, crr.Name)
+	}
+	list := &appsv1alpha1.ContainerRecreateRequestList{}
+	if err := c.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Errorf("%d requests, want the one the policy made (cooldown)", len(list.Items))
+	}
+}
+
+func readPolicy(t *testing.T, c client.Client, p *v1alpha1.RecreatePolicy) *v1alpha1.RecreatePolicy {
+	t.Helper()
+	out := &v1alpha1.RecreatePolicy{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
