@@ -115,7 +115,7 @@ recreate contains {"container": "app", "reason": "asked for by the install test"
 		t.Fatalf("complete request %s as OpenKruise: %v", crr.Name, err)
 	}
 	var decision *v1alpha1.Decision
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		p := readPolicy(t, c, policy)
 		for i := range p.Status.RecentDecisions {
 			if d := p.Status.RecentDecisions[i]; d.Pod == pod.Name && d.Outcome == v1alpha1.OutcomeCreated {
