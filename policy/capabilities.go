@@ -8,11 +8,12 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// deniedBuiltins are kept from rules: they reach the network or the process
-// (http.send, net.*, opa.runtime), or give a different answer for the same
-// input (rand.intn, uuid.rfc4122), which would make decisions impossible to
-// explain or test.
-var deniedBuiltins = []string{"http.send", "net.", "opa.runtime", "rand.intn", "uuid.rfc4122"}
+// deniedBuiltins are kept from rules: they reach the network, the file
+// system or the process (http.send, net.*, opa.runtime, and the JSON schema
+// checks, which load what a schema refers to), or give a different answer
+// for the same input (rand.intn, uuid.rfc4122), which would make decisions
+// impossible to explain or test.
+var deniedBuiltins = []string{"http.send", "net.", "opa.runtime", "json.match_schema", "json.verify_schema", "rand.intn", "uuid.rfc4122"}
 
 var capabilities = sync.OnceValue(func() *ast.Capabilities {
 	c := ast.CapabilitiesForThisVersion()

@@ -77,6 +77,9 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseSchemas(module); err != nil {
+		return nil, err
+	}
 	if !defines(module, varRecreate) {
 		return nil, fmt.Errorf("the module does not define the rule %q (a set of {\"container\": NAME, \"reason\": TEXT})", varRecreate)
 	}
@@ -284,4 +287,21 @@ func defines(module *ast.Module, name string) bool {
 		}
 	}
 	return false
+}
+
+// refuseSchemas refuses METADATA schemas: OPA resolves a schema's
+// references (file: URLs, other schemas) when it type-checks, which would
+// read the manager's files from inside the webhook and tell the refusal's
+// reader what they hold.
+func refuseSchemas(module *ast.Module) error {
+	var errs ast.Errors
+	for _, a := range module.Annotations {
+		if len(a.Schemas) > 0 {
+			errs = append(errs, ast.NewError(ast.CompileErr, a.Location, "METADATA schemas are not allowed in rules: a schema may refer to files and URLs"))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }

@@ -45,7 +45,9 @@ func compileModules(modules []*ast.Module) (*ast.Compiler, error) {
 	c := ast.NewCompiler().
 		WithCapabilities(Capabilities()).
 		WithEnablePrintStatements(true).
-		WithUseTypeCheckAnnotations(true).
+		// Schemas are refused (refuseSchemas); were one to get through, it
+		// is not loaded.
+		WithUseTypeCheckAnnotations(false).
 		WithDefaultRegoVersion(ast.RegoV1)
 	byName := make(map[string]*ast.Module, len(modules))
 	for i, m := range modules {

@@ -3,8 +3,13 @@ package policy
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 func TestSandboxRejectsAtCompileTime(t *testing.T) {
@@ -62,5 +67,50 @@ func TestCompileReportsEveryBrokenRule(t *testing.T) {
 func TestTwoInlineRulesMayShareAPackage(t *testing.T) {
 	if err := Check(context.Background(), []Rule{{Name: "a", Module: notReadyRule}, {Name: "b", Module: notReadyRule}}); err != nil {
 		t.Errorf("two rules with package custom: %v", err)
+	}
+}
+
+// TestSchemaAnnotationsReadNoFile: a rule's METADATA schemas (a $ref to a
+// file: or http: URL, or an inline schema that refers on) are refused
+// before anything is read, with the same message whether the file exists,
+// is missing or holds anything; json.match_schema and json.verify_schema,
+// which resolve references too, are not built-ins of the sandbox.
+func TestSchemaAnnotationsReadNoFile(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("root:$6$salt$hash\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	schema := filepath.Join(dir, "schema.json")
+	if err := os.WriteFile(schema, []byte(`{"type": "object", "properties": {"containers": {"type": "number"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refusal := func(annotation string) string {
+		module := "package evil\nimport rego.v1\n\n# METADATA\n# schemas:\n#   - input: " + annotation + "\nrecreate contains c.name if {\n\tsome c in input.containers\n}\n"
+		err := Check(context.Background(), []Rule{{Name: "evil", Module: module}})
+		var ce CompileErrors
+		if !errors.As(err, &ce) || len(ce) != 1 || ce[0].Rule != "evil" {
+			t.Fatalf("schema %s: got %v, want the rule refused", annotation, err)
+		}
+		return ce[0].Message
+	}
+	want := refusal(`{"$ref": "file://` + filepath.Join(dir, "missing") + `"}`)
+	if !strings.Contains(want, "schemas") {
+		t.Errorf("refusal %q does not name the schemas annotation", want)
+	}
+	for _, annotation := range []string{
+		`{"$ref": "file://` + secret + `"}`,
+		`{"$ref": "file://` + schema + `"}`,
+		`{"$ref": "http://127.0.0.1:1/schema.json"}`,
+		`{"type": "object", "properties": {"containers": {"$ref": "file://` + secret + `"}}}`,
+	} {
+		if got := refusal(annotation); got != want {
+			t.Errorf("schema %s refused with %q, want %q as for a missing file: the refusal tells what the file holds", annotation, got, want)
+		}
+	}
+	for _, builtin := range []string{"json.match_schema", "json.verify_schema"} {
+		if slices.ContainsFunc(Capabilities().Builtins, func(b *ast.Builtin) bool { return b.Name == builtin }) {
+			t.Errorf("%s is a built-in of the sandbox: it reads the files and URLs a schema refers to", builtin)
+		}
 	}
 }

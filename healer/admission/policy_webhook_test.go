@@ -77,6 +77,17 @@ rules:
     package rejuv
     import rego.v1
     recreate contains "app" if http.send({"method": "GET", "url": "http://x"}).status_code == 200`, "spec.rules[0].rego", "line 3: rego_type_error: undefined function http.send"},
+		"rego whose METADATA schema names a file": {`
+selector: {}
+rules:
+- name: peek
+  rego: |
+    package rejuv
+    import rego.v1
+    # METADATA
+    # schemas:
+    #   - input: {"$ref": "file:///etc/shadow"}
+    recreate contains "app" if input.pod`, "spec.rules[0].rego", "line 3: rego_compile_error: METADATA schemas are not allowed in rules: a schema may refer to files and URLs"},
 		"unknown builtin": {`
 selector: {}
 rules:
