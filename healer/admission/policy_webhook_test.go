@@ -77,7 +77,7 @@ rules:
     package rejuv
     import rego.v1
     recreate contains "app" if http.send({"method": "GET", "url": "http://x"}).status_code == 200`, "spec.rules[0].rego", "line 3: rego_type_error: undefined function http.send"},
-		"rego whose METADATA schema names a file": {`
+		"rego whose metadata schema names a file": {`
 selector: {}
 rules:
 - name: peek
