@@ -42,6 +42,9 @@ func (p *Program) Policy() Ref { return p.ref }
 type Match struct {
 	Container string
 	Reason    string
+	// Force stops the container even while it is starting (the request's
+	// forceRecreate): for a container hung in its start.
+	Force bool
 }
 
 // NoData is a container a rule could not judge because a signal it needs

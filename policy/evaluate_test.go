@@ -131,9 +131,11 @@ func TestResultValidation(t *testing.T) {
 		want    []Match
 		wantErr string
 	}{
-		"objects":           {`recreate contains {"container": "app", "reason": "r"} if true`, []Match{{"app", "r"}}, ""},
-		"bare name":         {`recreate contains "app" if true`, []Match{{"app", ""}}, ""},
-		"two reasons":       {"recreate contains {\"container\": \"app\", \"reason\": \"a\"} if true\nrecreate contains {\"container\": \"app\", \"reason\": \"b\"} if true", []Match{{"app", "a; b"}}, ""},
+		"objects":           {`recreate contains {"container": "app", "reason": "r"} if true`, []Match{{"app", "r", false}}, ""},
+		"bare name":         {`recreate contains "app" if true`, []Match{{"app", "", false}}, ""},
+		"two reasons":       {"recreate contains {\"container\": \"app\", \"reason\": \"a\"} if true\nrecreate contains {\"container\": \"app\", \"reason\": \"b\"} if true", []Match{{"app", "a; b", false}}, ""},
+		"forced once":       {"recreate contains {\"container\": \"app\", \"reason\": \"a\", \"force\": true} if true\nrecreate contains {\"container\": \"app\", \"reason\": \"b\"} if true", []Match{{"app", "a; b", true}}, ""},
+		"force not boolean": {`recreate contains {"container": "app", "force": "yes"} if true`, nil, `"force" must be a boolean`},
 		"nothing":           {`recreate contains "app" if false`, nil, ""},
 		"unknown container": {`recreate contains "db" if true`, nil, `container "db", which is not a candidate (candidates: app, proxy)`},
 		"number":            {`recreate contains 3 if true`, nil, "want a container name"},

@@ -11,11 +11,13 @@ import (
 var (
 	keyContainer = ast.StringTerm("container")
 	keyReason    = ast.StringTerm("reason")
+	keyForce     = ast.StringTerm("force")
 	keySignal    = ast.StringTerm("signal")
 )
 
 // readMatches validates what a rule's recreate yielded: a set of
-// {"container": NAME, "reason": TEXT} objects or bare names, each naming a
+// {"container": NAME, "reason": TEXT, "force": BOOL} objects (reason and
+// force optional) or bare names, each naming a
 // candidate container. Anything else is an error, never a recreation.
 func readMatches(bound *ast.Term, known candidateNames) ([]Match, error) {
 	items, err := collected(bound, varRecreate)
@@ -36,6 +38,7 @@ func readMatches(bound *ast.Term, known candidateNames) ([]Match, error) {
 			if m.Reason != "" && !strings.Contains(out[i].Reason, m.Reason) {
 				out[i].Reason += "; " + m.Reason
 			}
+			out[i].Force = out[i].Force || m.Force
 			continue
 		}
 		seen[m.Container] = len(out)
@@ -62,9 +65,16 @@ func readMatch(item *ast.Term) (Match, error) {
 				return Match{}, fmt.Errorf("recreate yielded %v: \"reason\" must be a string", v)
 			}
 		}
+		if f := v.Get(keyForce); f != nil {
+			b, ok := f.Value.(ast.Boolean)
+			if !ok {
+				return Match{}, fmt.Errorf("recreate yielded %v: \"force\" must be a boolean", v)
+			}
+			m.Force = bool(b)
+		}
 		for _, k := range v.Keys() {
-			if !k.Equal(keyContainer) && !k.Equal(keyReason) {
-				return Match{}, fmt.Errorf("recreate yielded %v: unknown key %v (allowed: container, reason)", v, k)
+			if !k.Equal(keyContainer) && !k.Equal(keyReason) && !k.Equal(keyForce) {
+				return Match{}, fmt.Errorf("recreate yielded %v: unknown key %v (allowed: container, reason, force)", v, k)
 			}
 		}
 		return m, nil

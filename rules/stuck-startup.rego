@@ -16,7 +16,9 @@
 #         before it is recreated.
 package rejuv.rules.stuck_startup
 
-recreate contains {"container": c.name, "reason": reason} if {
+# force: a container hung while starting never finishes starting, so it is
+# stopped at once rather than awaited (the request's forceRecreate).
+recreate contains {"container": c.name, "reason": reason, "force": true} if {
 	some c in input.containers
 	c.started == false
 	c.state == "running"

@@ -49,7 +49,7 @@ no_data(containers, params) := nd if {
 
 test_not_started_exactly_for_threshold_is_recreated if {
 	cs := [container("app", starting_since("2026-03-01T11:50:00Z"))]
-	recreate(cs, defaults) == {{"container": "app", "reason": "startup not finished 10m after the container started (threshold 10m)"}}
+	recreate(cs, defaults) == {{"container": "app", "reason": "startup not finished 10m after the container started (threshold 10m)", "force": true}}
 	no_data(cs, defaults) == set()
 }
 
@@ -61,7 +61,7 @@ test_not_started_just_below_threshold_is_not_recreated if {
 
 test_reason_has_measured_time if {
 	cs := [container("app", starting_since("2026-03-01T11:14:15Z"))]
-	recreate(cs, {"startupFor": 1800}) == {{"container": "app", "reason": "startup not finished 45m45s after the container started (threshold 30m)"}}
+	recreate(cs, {"startupFor": 1800}) == {{"container": "app", "reason": "startup not finished 45m45s after the container started (threshold 30m)", "force": true}}
 }
 
 test_started_container_is_not_recreated if {

@@ -40,4 +40,7 @@ type Candidate struct {
 	Trigger    Trigger
 	// Reason is why: the rule's reason, or the scheduled run.
 	Reason string
+	// Force stops the containers even while they are starting: a rule
+	// found one hung in its start, which would never finish.
+	Force bool
 }

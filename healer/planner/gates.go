@@ -31,11 +31,12 @@ type Situation struct {
 	MaxPerHour      *int32
 
 	// Selected is how many pods the policy selects, Matching how many of
-	// them its rules match in this evaluation; over MaxMatchingPercent the
-	// policy halts its rule-triggered work.
+	// them its rules match in this evaluation; over MaxMatchingPercent, and
+	// at least MinMatchingToHalt, the policy halts its rule-triggered work.
 	Selected           int
 	Matching           int
 	MaxMatchingPercent int32
+	MinMatchingToHalt  int32
 
 	// Unavailable counts the selected pods that are not Ready or have a
 	// request in flight; Budget is how many may be.
@@ -69,7 +70,12 @@ func (v Verdict) Admitted() bool {
 // Halted reports whether the rules match more of the selected pods than the
 // policy allows.
 func (s *Situation) Halted() bool {
-	return s.Selected > 0 && s.Matching*100 > int(s.MaxMatchingPercent)*s.Selected
+	return s.Selected > 0 && s.Matching >= int(s.MinMatchingToHalt) && s.Matching*100 > int(s.MaxMatchingPercent)*s.Selected
+}
+
+// HaltMessage says why the policy halts, when Halted.
+func (s *Situation) HaltMessage() string {
+	return fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", s.Matching, s.Selected, s.MaxMatchingPercent)
 }
 
 // Admit passes c through the gates, in the order of the design: suspended,
@@ -96,7 +102,7 @@ func (s *Situation) Admit(c *Candidate) Verdict {
 		return Verdict{v1alpha1.OutcomeRateLimited, fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)}
 	}
 	if rule && s.Halted() {
-		return Verdict{v1alpha1.OutcomeHalted, fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", s.Matching, s.Selected, s.MaxMatchingPercent)}
+		return Verdict{v1alpha1.OutcomeHalted, s.HaltMessage()}
 	}
 	// A pod that is unavailable already does not take another unit of
 	// the budget.

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
@@ -46,6 +47,7 @@ func situation() *Situation {
 		Selected:           10,
 		Matching:           5,
 		MaxMatchingPercent: 50,
+		MinMatchingToHalt:  2,
 		Unavailable:        1,
 		Budget:             2,
 	}
@@ -82,6 +84,10 @@ func TestGates(t *testing.T) {
 		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
 		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
+		{"blast radius: the one pod of a workload heals", func(s *Situation) { s.Selected, s.Matching, s.Unavailable, s.Budget = 1, 1, 0, 1 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: both pods of two", func(s *Situation) { s.Selected, s.Matching = 2, 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
+		{"blast radius: one of two is half", func(s *Situation) { s.Selected, s.Matching = 2, 1 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: fewer pods than the floor", func(s *Situation) { s.Selected, s.Matching, s.MinMatchingToHalt = 3, 3, 4 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius does not hold schedules", func(s *Situation) { s.Matching = 10 }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"budget spent", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
 		{"an unready pod spends no budget", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", false)) }, v1alpha1.OutcomeCreated},
@@ -170,6 +176,17 @@ func TestRequest(t *testing.T) {
 	}
 	if got := Request(policy, scheduleCandidate(pod("a", true))); got.Annotations[RunAnnotation] != "2026-11-23T03:00:00Z" || got.Labels[TriggerLabel] != "schedule" {
 		t.Errorf("scheduled request: labels %v annotations %v", got.Labels, got.Annotations)
+	}
+	if crr.Spec.Strategy != nil {
+		t.Errorf("a request no rule forces has strategy %+v", crr.Spec.Strategy)
+	}
+	// A container hung in its start is stopped at once, whatever else the
+	// policy's strategy says.
+	policy.Spec.Recreate.Strategy = &appsv1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 5}
+	forced := ruleCandidate(pod("a", true))
+	forced.Force = true
+	if got := Request(policy, forced); !got.Spec.Strategy.ForceRecreate || got.Spec.Strategy.MinStartedSeconds != 5 || policy.Spec.Recreate.Strategy.ForceRecreate {
+		t.Errorf("forced request: strategy %+v (policy's now %+v), want the policy's with forceRecreate", got.Spec.Strategy, policy.Spec.Recreate.Strategy)
 	}
 }
 

@@ -72,7 +72,8 @@ func RequestName(policy *v1alpha1.RecreatePolicy, c *Candidate) string {
 // Request builds the ContainerRecreateRequest that carries out an admitted
 // candidate: named by RequestName, labelled with the policy and trigger,
 // annotated with the reason, owned by the policy, with the policy's
-// strategy and deadlines.
+// strategy (forcing the recreation when the candidate must be) and
+// deadlines.
 func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.ContainerRecreateRequest {
 	tpl := policy.Spec.Recreate
 	crr := &appsv1beta1.ContainerRecreateRequest{
@@ -101,6 +102,12 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 	}
 	if tpl.Strategy != nil {
 		crr.Spec.Strategy = tpl.Strategy.DeepCopy()
+	}
+	if c.Force {
+		if crr.Spec.Strategy == nil {
+			crr.Spec.Strategy = &appsv1beta1.ContainerRecreateRequestStrategy{}
+		}
+		crr.Spec.Strategy.ForceRecreate = true
 	}
 	for _, name := range c.Containers {
 		crr.Spec.Containers = append(crr.Spec.Containers, appsv1beta1.ContainerRecreateRequestContainer{Name: name})

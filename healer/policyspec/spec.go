@@ -23,6 +23,7 @@ type Spec struct {
 	MaxUnavailable     Budget
 	Cooldown           time.Duration
 	MaxMatchingPercent int32
+	MinMatchingToHalt  int32
 }
 
 // Defaults used when the stored object lacks them (the CRD sets them; an
@@ -31,6 +32,7 @@ const (
 	DefaultEvaluationInterval = 30 * time.Second
 	DefaultCooldown           = 30 * time.Minute
 	DefaultMaxMatchingPercent = 50
+	DefaultMinMatchingToHalt  = 2
 	minEvaluationInterval     = time.Second
 )
 
@@ -40,7 +42,7 @@ const (
 func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 	root := field.NewPath("spec")
 	var errs field.ErrorList
-	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown, MaxMatchingPercent: DefaultMaxMatchingPercent}
+	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown, MaxMatchingPercent: DefaultMaxMatchingPercent, MinMatchingToHalt: DefaultMinMatchingToHalt}
 
 	selPath := root.Child("selector")
 	if e := metav1validation.ValidateLabelSelector(&spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath); len(e) > 0 {
@@ -88,6 +90,9 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 	}
 	if m := spec.Limits.MaxMatchingPercent; m != nil {
 		out.MaxMatchingPercent = *m
+	}
+	if m := spec.Limits.MinMatchingToHalt; m != nil {
+		out.MinMatchingToHalt = *m
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.reportEvaluation(p, v)
 		evalFailures = v.failureText()
 		if situation.Halted() {
-			r.halt(p, v1alpha1.ReasonBlastRadius, fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", situation.Matching, situation.Selected, situation.MaxMatchingPercent))
+			r.halt(p, v1alpha1.ReasonBlastRadius, situation.HaltMessage())
 		} else if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonBlastRadius {
 			r.unhalt(p)
 		}
@@ -226,7 +226,7 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
 		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,
-		Selected: len(pods), MaxMatchingPercent: spec.MaxMatchingPercent,
+		Selected: len(pods), MaxMatchingPercent: spec.MaxMatchingPercent, MinMatchingToHalt: spec.MinMatchingToHalt,
 		Budget: spec.MaxUnavailable.Of(len(pods)),
 	}
 	for _, pod := range pods {

@@ -78,6 +78,7 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 				if !slices.Contains(c.Containers, m.Container) {
 					c.Containers = append(c.Containers, m.Container)
 				}
+				c.Force = c.Force || m.Force
 				reason := m.Reason
 				if reason == "" {
 					reason = "matched"

@@ -215,14 +215,22 @@ type Limits struct {
 	MaxPerHour *int32 `json:"maxPerHour,omitempty"`
 
 	// MaxMatchingPercent halts the policy when its rules match more than
-	// this percentage of the selected pods at once: a rule that matches
-	// everything is more likely wrong than right. Scheduled runs are not
-	// counted.
+	// this percentage of the selected pods at once (and at least
+	// minMatchingToHalt pods): a rule that matches everything is more
+	// likely wrong than right. Scheduled runs are not counted.
 	// +optional
 	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	MaxMatchingPercent *int32 `json:"maxMatchingPercent,omitempty"`
+
+	// MinMatchingToHalt is the fewest matching pods that halt the policy
+	// for maxMatchingPercent: fewer never do, whatever their share, so
+	// that a workload of one pod is healed (one of one is 100%).
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	MinMatchingToHalt *int32 `json:"minMatchingToHalt,omitempty"`
 }
 
 // Window is a set of minutes in which rule-triggered recreations may run.

@@ -61,8 +61,6 @@ func requestForOpenKruise(t *testing.T, c client.Client) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "on-request"},
 		Spec: v1alpha1.RecreatePolicySpec{
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			// One pod, matched: past the default blast-radius halt.
-			Limits: v1alpha1.Limits{MaxMatchingPercent: new(int32(100))},
 			Rules: []v1alpha1.Rule{{Name: "always", Rego: `package install
 import rego.v1
 
