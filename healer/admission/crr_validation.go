@@ -12,10 +12,6 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
-// minActiveDeadlineSeconds is the shortest deadline a request may have: less
-// than this cannot cover even a container's stop and the kubelet's restart.
-const minActiveDeadlineSeconds = 3
-
 // validateSpec checks what a request says, without its pod.
 func validateSpec(spec *v1beta1.ContainerRecreateRequestSpec) field.ErrorList {
 	var errs field.ErrorList
@@ -37,33 +33,8 @@ func validateSpec(spec *v1beta1.ContainerRecreateRequestSpec) field.ErrorList {
 		}
 		seen.Insert(c.Name)
 	}
-	if s := spec.Strategy; s != nil {
-		sp := p.Child("strategy")
-		switch s.FailurePolicy {
-		case "", v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore:
-		default:
-			errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), s.FailurePolicy, []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore}))
-		}
-		errs = append(errs, notNegative(sp.Child("terminationGracePeriodSeconds"), s.TerminationGracePeriodSeconds)...)
-		errs = append(errs, notNegative(sp.Child("unreadyGracePeriodSeconds"), s.UnreadyGracePeriodSeconds)...)
-		if s.MinStartedSeconds < 0 {
-			errs = append(errs, field.Invalid(sp.Child("minStartedSeconds"), s.MinStartedSeconds, "must not be negative"))
-		}
-	}
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d < minActiveDeadlineSeconds {
-		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at least %d seconds", minActiveDeadlineSeconds)))
-	}
-	if ttl := spec.TTLSecondsAfterFinished; ttl != nil && *ttl < 0 {
-		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *ttl, "must not be negative"))
-	}
+	errs = append(errs, policyspec.ValidateRequestTerms(p, spec.Strategy, spec.ActiveDeadlineSeconds, spec.TTLSecondsAfterFinished)...)
 	return errs
-}
-
-func notNegative(p *field.Path, v *int64) field.ErrorList {
-	if v != nil && *v < 0 {
-		return field.ErrorList{field.Invalid(p, *v, "must not be negative")}
-	}
-	return nil
 }
 
 // validateAgainstPod checks that the pod can have these containers

@@ -103,6 +103,17 @@ rules:
 		"cron": {`
 selector: {}
 schedule: {cron: "61 * * * *"}`, "spec.schedule.cron", "not a cron expression"},
+		"cron that never fires": {`
+selector: {}
+schedule: {cron: "0 0 30 2 *"}`, "spec.schedule.cron", "never fires: no date matches the day-of-month and month fields"},
+		"request deadline shorter than a request may have": {`
+selector: {}
+schedule: {cron: "@daily"}
+recreate: {activeDeadlineSeconds: 2}`, "spec.recreate.activeDeadlineSeconds", "should be greater than or equal to 3"},
+		"request strategy a request refuses": {`
+selector: {}
+schedule: {cron: "@daily"}
+recreate: {strategy: {failurePolicy: Retry}}`, "spec.recreate.strategy.failurePolicy", "Unsupported value"},
 		"time zone": {`
 selector: {}
 schedule: {cron: "0 3 * * *", timeZone: Europe/Atlantis}`, "spec.schedule.timeZone", "unknown time zone"},

@@ -107,6 +107,11 @@ func parseCron(expr string, fld *field.Path) (cron.Schedule, *field.Error) {
 	if err != nil {
 		return nil, field.Invalid(fld, expr, fmt.Sprintf("not a cron expression: %v (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @every 1h...)", err))
 	}
+	// The parser looks five years ahead: a date that does not exist (30
+	// February) never comes.
+	if s.Next(time.Now()).IsZero() {
+		return nil, field.Invalid(fld, expr, "never fires: no date matches the day-of-month and month fields")
+	}
 	return s, nil
 }
 

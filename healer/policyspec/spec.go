@@ -88,6 +88,7 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 		}
 		out.Cooldown = d.Duration
 	}
+	errs = append(errs, ValidateRequestTerms(root.Child("recreate"), spec.Recreate.Strategy, spec.Recreate.ActiveDeadlineSeconds, spec.Recreate.TTLSecondsAfterFinished)...)
 	if m := spec.Limits.MaxMatchingPercent; m != nil {
 		out.MaxMatchingPercent = *m
 	}

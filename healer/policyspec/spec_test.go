@@ -51,15 +51,18 @@ func TestParseRejects(t *testing.T) {
 		field  string
 		detail string
 	}{
-		"cron":              {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 25 * * *" }, "spec.schedule.cron", "not a cron expression"},
-		"cron with seconds": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 0 3 * * *" }, "spec.schedule.cron", "five fields"},
-		"TZ in cron":        {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "TZ=UTC 0 3 * * *" }, "spec.schedule.cron", "timeZone"},
-		"time zone":         {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Mars/Olympus" }, "spec.schedule.timeZone", "unknown time zone"},
-		"local time zone":   {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Local" }, "spec.schedule.timeZone", "IANA"},
-		"starting deadline": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.StartingDeadlineSeconds = ptr.To[int64](0) }, "spec.schedule.startingDeadlineSeconds", "at least 1"},
-		"window cron":       {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].Cron = "every night" }, "spec.windows[0].cron", "not a cron expression"},
-		"window zone":       {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].TimeZone = "CET+1" }, "spec.windows[0].timeZone", "unknown time zone"},
-		"selector":          {func(s *v1alpha1.RecreatePolicySpec) { s.Selector.MatchLabels = map[string]string{"app": "-bad-"} }, "spec.selector.matchLabels", "a valid label"},
+		"cron":               {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 25 * * *" }, "spec.schedule.cron", "not a cron expression"},
+		"cron with seconds":  {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 0 3 * * *" }, "spec.schedule.cron", "five fields"},
+		"TZ in cron":         {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "TZ=UTC 0 3 * * *" }, "spec.schedule.cron", "timeZone"},
+		"time zone":          {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Mars/Olympus" }, "spec.schedule.timeZone", "unknown time zone"},
+		"local time zone":    {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.TimeZone = "Local" }, "spec.schedule.timeZone", "IANA"},
+		"starting deadline":  {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.StartingDeadlineSeconds = ptr.To[int64](0) }, "spec.schedule.startingDeadlineSeconds", "at least 1"},
+		"window cron":        {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].Cron = "every night" }, "spec.windows[0].cron", "not a cron expression"},
+		"cron never fires":   {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule.Cron = "0 0 30 2 *" }, "spec.schedule.cron", "never fires"},
+		"window never opens": {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].Cron = "* * 31 4 *" }, "spec.windows[0].cron", "never fires"},
+		"request deadline":   {func(s *v1alpha1.RecreatePolicySpec) { s.Recreate.ActiveDeadlineSeconds = ptr.To[int64](2) }, "spec.recreate.activeDeadlineSeconds", "at least 3 seconds"},
+		"window zone":        {func(s *v1alpha1.RecreatePolicySpec) { s.Windows[0].TimeZone = "CET+1" }, "spec.windows[0].timeZone", "unknown time zone"},
+		"selector":           {func(s *v1alpha1.RecreatePolicySpec) { s.Selector.MatchLabels = map[string]string{"app": "-bad-"} }, "spec.selector.matchLabels", "a valid label"},
 		"selector operator": {func(s *v1alpha1.RecreatePolicySpec) {
 			s.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}
 		}, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},

@@ -5,6 +5,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// MinActiveDeadlineSeconds is the shortest deadline a request may have:
+// less cannot cover even a container's stop and the kubelet's restart. The
+// CRDs' validation markers repeat the number.
+const MinActiveDeadlineSeconds = 3
+
 // ContainerRecreateRequestSpec says which containers of which pod to
 // recreate, and how.
 type ContainerRecreateRequestSpec struct {
@@ -26,7 +31,7 @@ type ContainerRecreateRequestSpec struct {
 	Strategy *ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 	// ActiveDeadlineSeconds is how long the request may run, counted from
 	// its creation; then it completes and every unfinished container is
-	// marked Failed.
+	// marked Failed. At least MinActiveDeadlineSeconds.
 	// +kubebuilder:validation:Minimum=3
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`

@@ -149,10 +149,10 @@ type RecreateTemplate struct {
 	Strategy *appsv1beta1.ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 
 	// ActiveDeadlineSeconds fails a request that has not completed this long
-	// after its creation.
+	// after its creation; at least 3, as for a request.
 	// +optional
 	// +kubebuilder:default=600
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=3
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// TTLSecondsAfterFinished deletes a finished request this long after it

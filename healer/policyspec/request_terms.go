@@ -1,0 +1,44 @@
+package policyspec
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// ValidateRequestTerms checks a request's strategy, deadline and TTL, under
+// p: a request's spec, or a policy's spec.recreate, whose terms its
+// requests take, so that a policy the API accepts makes requests it
+// accepts too.
+func ValidateRequestTerms(p *field.Path, s *v1beta1.ContainerRecreateRequestStrategy, activeDeadlineSeconds *int64, ttlSecondsAfterFinished *int32) field.ErrorList {
+	var errs field.ErrorList
+	if s != nil {
+		sp := p.Child("strategy")
+		switch s.FailurePolicy {
+		case "", v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore:
+		default:
+			errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), s.FailurePolicy, []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore}))
+		}
+		errs = append(errs, notNegative(sp.Child("terminationGracePeriodSeconds"), s.TerminationGracePeriodSeconds)...)
+		errs = append(errs, notNegative(sp.Child("unreadyGracePeriodSeconds"), s.UnreadyGracePeriodSeconds)...)
+		if s.MinStartedSeconds < 0 {
+			errs = append(errs, field.Invalid(sp.Child("minStartedSeconds"), s.MinStartedSeconds, "must not be negative"))
+		}
+	}
+	if d := activeDeadlineSeconds; d != nil && *d < v1beta1.MinActiveDeadlineSeconds {
+		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at least %d seconds", v1beta1.MinActiveDeadlineSeconds)))
+	}
+	if ttl := ttlSecondsAfterFinished; ttl != nil && *ttl < 0 {
+		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *ttl, "must not be negative"))
+	}
+	return errs
+}
+
+func notNegative(p *field.Path, v *int64) field.ErrorList {
+	if v != nil && *v < 0 {
+		return field.ErrorList{field.Invalid(p, *v, "must not be negative")}
+	}
+	return nil
+}
