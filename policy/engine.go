@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // DefaultDeadline bounds one rule's evaluation for one pod when Options
@@ -28,7 +29,10 @@ type Options struct {
 // Ref names a policy and the generation of its spec.
 type Ref struct {
 	Namespace, Name string
-	Generation      int64
+	// UID tells a policy from one deleted before it under the same name,
+	// which may have had the same generation.
+	UID        types.UID
+	Generation int64
 }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
@@ -47,6 +51,7 @@ type Engine struct {
 // once the compile ended, so concurrent callers wait for one compile
 // instead of each doing their own.
 type programEntry struct {
+	uid        types.UID
 	generation int64
 	ready      chan struct{}
 	program    *Program
@@ -74,8 +79,8 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 	key := ref.String()
 	e.mu.Lock()
 	entry := e.programs[key]
-	if entry == nil || entry.generation != ref.Generation {
-		entry = &programEntry{generation: ref.Generation, ready: make(chan struct{})}
+	if entry == nil || entry.uid != ref.UID || entry.generation != ref.Generation {
+		entry = &programEntry{uid: ref.UID, generation: ref.Generation, ready: make(chan struct{})}
 		e.programs[key] = entry
 		e.mu.Unlock()
 		// Compile outside the lock: other policies go on meanwhile.

@@ -127,3 +127,24 @@ func TestEvaluateUnknownCandidate(t *testing.T) {
 		t.Errorf("a completed init container as candidate: got %v, want an error naming it", err)
 	}
 }
+
+// TestProgramOfARecreatedPolicy: a policy deleted and created again under
+// its name, at the same generation, has its own rules compiled, even when
+// the engine never heard of the deletion.
+func TestProgramOfARecreatedPolicy(t *testing.T) {
+	ctx := context.Background()
+	e := NewEngine(Options{})
+	old := Ref{Namespace: "shop", Name: "web", UID: "uid-1", Generation: 1}
+	if _, err := e.Program(ctx, old, []Rule{{Name: "custom", Module: notReadyRule}}); err != nil {
+		t.Fatal(err)
+	}
+	renewed := old
+	renewed.UID = "uid-2"
+	p, err := e.Program(ctx, renewed, []Rule{{Name: "other", Module: notReadyRule}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Compiles() != 2 || len(p.rules) != 1 || p.rules[0].name != "other" {
+		t.Errorf("compiles %d, program's rules %v: want the new policy's rule, compiled anew", e.Compiles(), p.rules)
+	}
+}

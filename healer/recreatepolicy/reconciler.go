@@ -181,7 +181,7 @@ func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (*po
 	var program *policy.Program
 	if len(spec.Rules) > 0 {
 		var err error
-		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, Generation: p.Generation}, spec.Rules)
+		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
 		if err != nil {
 			r.setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
 			r.setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
