@@ -7,10 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,8 +33,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("recreatepolicy").
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(r.Requests.object()).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOf)).
+		Watches(&corev1.Pod{}, r.podEvents()).
 		Complete(r)
+}
+
+// podEvents enqueues the policies that select a pod; a deleted pod's
+// converted document also leaves the engine's cache.
+func (r *Reconciler) podEvents() handler.EventHandler {
+	enqueue := handler.EnqueueRequestsFromMapFunc(r.policiesOf)
+	return handler.Funcs{
+		CreateFunc:  enqueue.Create,
+		UpdateFunc:  enqueue.Update,
+		GenericFunc: enqueue.Generic,
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.Engine.Pods().Forget(e.Object.GetUID())
+			enqueue.Delete(ctx, e, q)
+		},
+	}
 }
 
 // policiesOf maps a pod to the policies of its namespace that select it.
