@@ -28,7 +28,11 @@ const (
 // Reconciler watches over ContainerRecreateRequests while the daemon
 // executes them, and tidies them up once they complete.
 type Reconciler struct {
-	Client   client.Client
+	Client client.Client
+	// Reader reads from the API server: a pod the cache misses, or holds
+	// in an older incarnation, is confirmed there before its requests are
+	// ended.
+	Reader   client.Reader
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// NodeLostGrace is how long the pod's node may be NotReady or missing
@@ -59,6 +63,22 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.setDefaults()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("containerrecreaterequest").
+		For(&v1beta1.ContainerRecreateRequest{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
+			return client.MatchingLabels{v1beta1.PodUIDLabel: string(o.GetUID())}
+		}, true))).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
+			return client.MatchingLabels{v1beta1.NodeNameLabel: o.GetName()}
+		}, false))).
+		Complete(r)
+}
+
+// setDefaults fills in the tunables left unset and the reconciler's
+// memory.
+func (r *Reconciler) setDefaults() {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -72,16 +92,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.nodeGoneSince = map[string]time.Time{}
 	r.announced = map[types.UID]bool{}
 	r.counted = map[types.UID]bool{}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("containerrecreaterequest").
-		For(&v1beta1.ContainerRecreateRequest{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
-			return client.MatchingLabels{v1beta1.PodUIDLabel: string(o.GetUID())}
-		}, true))).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
-			return client.MatchingLabels{v1beta1.NodeNameLabel: o.GetName()}
-		}, false))).
-		Complete(r)
 }
 
 // activeRequestsOf maps a pod or node event to the active requests it
@@ -129,16 +139,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // not ready for the unready grace, and warns about a missing daemon.
 func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (ctrl.Result, error) {
 	now := r.Clock.Now()
-	pod := &corev1.Pod{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	pod, err := r.requestPod(ctx, crr)
 	switch {
-	case apierrors.IsNotFound(err):
-		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was deleted before its containers were recreated", crr.Spec.PodName))
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("get pod %s/%s: %w", crr.Namespace, crr.Spec.PodName, err)
-	}
-	if uid := crr.Labels[v1beta1.PodUIDLabel]; uid != "" && uid != string(pod.UID) {
-		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was replaced (UID %s, the request was for %s)", pod.Name, pod.UID, uid))
+		return ctrl.Result{}, err
+	case pod == nil:
+		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was deleted before its containers were recreated", crr.Spec.PodName))
+	case replaced(crr, pod):
+		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was replaced (UID %s, the request was for %s)", pod.Name, pod.UID, crr.Labels[v1beta1.PodUIDLabel]))
 	}
 	var wake []time.Duration
 	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
@@ -170,6 +178,40 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 		wake = append(wake, wait)
 	}
 	return ctrl.Result{RequeueAfter: soonest(wake)}, nil
+}
+
+// requestPod reads the request's pod, nil when it is gone. The cache may be
+// behind: a pod it misses or holds in an older incarnation is read again
+// from the API server before the request is ended for it.
+func (r *Reconciler) requestPod(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (*corev1.Pod, error) {
+	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, key, pod)
+	switch {
+	case err == nil && !replaced(crr, pod):
+		return pod, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("get pod %s: %w", key, err)
+	case r.Reader == nil:
+		if err != nil {
+			return nil, nil
+		}
+		return pod, nil
+	}
+	live := &corev1.Pod{}
+	if err := r.Reader.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("confirm pod %s with the API server: %w", key, err)
+	}
+	return live, nil
+}
+
+// replaced reports whether pod is not the one the request was made for.
+func replaced(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	uid := crr.Labels[v1beta1.PodUIDLabel]
+	return uid != "" && uid != string(pod.UID)
 }
 
 // nodeLost says why the node counts as lost, or how long until it would.

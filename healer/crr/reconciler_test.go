@@ -12,8 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
@@ -251,5 +254,50 @@ func waitMetric(t *testing.T, get func() float64, want float64) {
 	})
 	if err != nil {
 		t.Fatalf("metric = %v, want %v", get(), want)
+	}
+}
+
+// TestPodMissingFromTheCacheEndsNothing: a controller whose cache has not
+// seen the pod yet (just created, or the cache behind) ends no request: it
+// confirms with the API server before failing a request for a deleted or
+// replaced pod.
+func TestPodMissingFromTheCacheEndsNothing(t *testing.T) {
+	needsAPIServer(t)
+	t.Parallel()
+	pod := createPod(t, newNamespace(t), readyNode(t), false)
+	crr := createCRR(t, pod, "behind", nil, recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending))
+	older := pod.DeepCopy()
+	older.UID = "00000000-0000-0000-0000-000000000002"
+	for name, cached := range map[string]*corev1.Pod{"missing": nil, "an older incarnation": older} {
+		behind, err := client.NewWithWatch(env.Config, client.Options{Scheme: admin.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Reconciler{
+			Client: interceptor.NewClient(behind, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				p, ok := obj.(*corev1.Pod)
+				switch {
+				case !ok:
+					return c.Get(ctx, key, obj, opts...)
+				case cached == nil:
+					return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+				default:
+					cached.DeepCopyInto(p)
+					return nil
+				}
+			}}),
+			Reader: admin, Recorder: events.NewFakeRecorder(100),
+		}
+		r.setDefaults()
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(crr)}); err != nil {
+			t.Fatalf("cache with the pod %s: %v", name, err)
+		}
+		got := &v1beta1.ContainerRecreateRequest{}
+		if err := admin.Get(context.Background(), client.ObjectKeyFromObject(crr), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1beta1.PhaseCompleted {
+			t.Errorf("cache with the pod %s: the request ended (%s) though the pod exists", name, got.Status.Message)
+		}
 	}
 }
