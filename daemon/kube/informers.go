@@ -18,8 +18,9 @@ import (
 // byPodUID indexes requests by the UID of their pod.
 const byPodUID = "podUID"
 
-// Informers are the daemon's caches of its own node's pods and requests,
-// so that its memory does not grow with the cluster.
+// Informers are the daemon's caches of its own node's pods and active
+// requests, so that its memory grows neither with the cluster nor with
+// the requests kept after they completed.
 type Informers struct {
 	Pods, Requests cache.SharedIndexInformer
 }
@@ -28,7 +29,9 @@ type Informers struct {
 // them.
 func NewInformers(c *Client, node string) (*Informers, error) {
 	onNode := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	ofNode := labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: node}).String()
+	// Requests leave the cache once the manager marks them completed: a
+	// completed request has nothing left for the daemon to do.
+	ofNode := labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: node, v1beta1.ActiveLabel: "true"}).String()
 	in := &Informers{
 		Pods:     newInformer(c.core, "pods", &corev1.Pod{}, func(o *metav1.ListOptions) { o.FieldSelector = onNode }),
 		Requests: newInformer(c.requests, "containerrecreaterequests", &v1beta1.ContainerRecreateRequest{}, func(o *metav1.ListOptions) { o.LabelSelector = ofNode }),
