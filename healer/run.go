@@ -161,7 +161,7 @@ func setupRequestControllers(mgr ctrl.Manager, o Options) error {
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
 	}
-	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
 	}
 	return nil

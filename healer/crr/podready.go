@@ -6,29 +6,62 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
-// PodReadinessReconciler gives pods that carry the KruisePodReady readiness
-// gate their condition (True) when they have none yet, so that the gate
-// holds a pod out of service only while a request asks for it.
+// PodReadinessReconciler keeps the KruisePodReady condition of pods that
+// carry the readiness gate: True when they have none yet, and True again
+// when a request took the pod out of service and no request that may hold
+// it is left (one deleted in flight, by hand or with its policy, or while
+// the manager was down). A pod is never left out of service by a request
+// that is gone.
 type PodReadinessReconciler struct {
 	Client client.Client
+	// Reader reads requests from the API server, so that a request just
+	// created, which the cache may not hold yet, keeps its pod held.
+	Reader client.Reader
 }
 
-// SetupWithManager registers the reconciler for pods with the gate.
+// SetupWithManager registers the reconciler for pods with the gate, and
+// for the pods of deleted requests.
 func (r *PodReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
-		return ok && hasReadinessGate(pod) && readyCondition(pod) == nil
+		return ok && hasReadinessGate(pod) && (readyCondition(pod) == nil || heldOut(pod))
 	})
+	podOf := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		crr, ok := o.(*v1beta1.ContainerRecreateRequest)
+		if !ok {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}}}
+	})
+	deleted := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod-readiness-gate").
 		For(&corev1.Pod{}, builder.WithPredicates(gated)).
+		Watches(&v1beta1.ContainerRecreateRequest{}, podOf, builder.WithPredicates(deleted)).
 		Complete(r)
+}
+
+// heldOut reports whether a request took the pod out of service.
+func heldOut(pod *corev1.Pod) bool {
+	c := readyCondition(pod)
+	return c != nil && c.Status == corev1.ConditionFalse && c.Reason == reasonRecreating
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -40,8 +73,40 @@ func (r *PodReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 		return ctrl.Result{}, fmt.Errorf("get pod %s: %w", req, err)
 	}
-	if !hasReadinessGate(pod) || readyCondition(pod) != nil {
+	switch {
+	case !hasReadinessGate(pod):
+		return ctrl.Result{}, nil
+	case readyCondition(pod) == nil:
+		return ctrl.Result{}, setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
+	case !heldOut(pod):
 		return ctrl.Result{}, nil
 	}
+	held, err := r.mayHold(ctx, pod)
+	if err != nil || held {
+		return ctrl.Result{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("putting the pod back in service: no request holds it any more", "pod", req)
 	return ctrl.Result{}, setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
+}
+
+// mayHold reports whether a request of the pod that has not completed may
+// hold it out of service: one with an unready grace, whether or not it has
+// taken the pod out yet (it records that after the pod's condition).
+func (r *PodReadinessReconciler) mayHold(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	list := &v1beta1.ContainerRecreateRequestList{}
+	if err := reader.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{v1beta1.PodUIDLabel: string(pod.UID)}); err != nil {
+		return false, fmt.Errorf("list the ContainerRecreateRequests of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	for i := range list.Items {
+		crr := &list.Items[i]
+		s := crr.Spec.Strategy
+		if crr.Status.Phase != v1beta1.PhaseCompleted && crr.DeletionTimestamp == nil && s != nil && s.UnreadyGracePeriodSeconds != nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }

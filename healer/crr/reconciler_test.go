@@ -301,3 +301,21 @@ func TestPodMissingFromTheCacheEndsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedRequestReleasesItsPod: a request deleted while it holds its
+// pod out of service (by hand, or with its policy) puts the pod back in
+// service; the pod is never left NotReady by a request that is gone.
+func TestDeletedRequestReleasesItsPod(t *testing.T) {
+	needsAPIServer(t)
+	t.Parallel()
+	pod := createPod(t, newNamespace(t), readyNode(t), true)
+	waitPodReady(t, pod, corev1.ConditionTrue)
+	crr := createCRR(t, pod, "dropped", func(s *v1beta1.ContainerRecreateRequestSpec) {
+		s.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](3)}
+	}, nil)
+	waitPodReady(t, pod, corev1.ConditionFalse)
+	if err := admin.Delete(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+	waitPodReady(t, pod, corev1.ConditionTrue)
+}

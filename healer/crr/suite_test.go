@@ -68,7 +68,7 @@ func runWithManager(m *testing.M) int {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fail(err)
 	}
-	if err := (&PodReadinessReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&PodReadinessReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return fail(err)
 	}
 	go func() {
