@@ -2,50 +2,83 @@ package recreatepolicy
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // disruptionCheck tells whether the PodDisruptionBudgets covering a pod
 // allow one more disruption. Recreating a container makes the pod unready
-// for a while, which is a disruption as budgets count them.
-func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, pods []*corev1.Pod) func(types.UID) (bool, string) {
-	byUID := make(map[types.UID]*corev1.Pod, len(pods))
-	for _, pod := range pods {
-		byUID[pod.UID] = pod
+// for a while, which is a disruption as budgets count them. A budget's
+// status lags: it counts a pod healthy until its container stops, so a
+// pod whose request is in flight is charged here from the moment the
+// request exists. namespacePods are all the pods of the policy's
+// namespace, which a budget may cover beyond the policy's selection.
+func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1.Pod, inFlight map[types.UID]bool) func(types.UID) (bool, string) {
+	byUID := make(map[types.UID]*corev1.Pod, len(namespacePods))
+	for i := range namespacePods {
+		byUID[namespacePods[i].UID] = &namespacePods[i]
 	}
 	// Budgets whose selector does not parse, or selects nothing, cover no
 	// pod.
 	selectors := make([]labels.Selector, len(pdbs))
+	allowed := make([]int32, len(pdbs))
 	for i := range pdbs {
-		if sel, err := metav1.LabelSelectorAsSelector(pdbs[i].Spec.Selector); err == nil && !sel.Empty() {
-			selectors[i] = sel
+		sel, err := metav1.LabelSelectorAsSelector(pdbs[i].Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
 		}
+		selectors[i] = sel
+		// What the budget allows by its own count, and by ours: the
+		// covered pods Ready and not being recreated, over those it
+		// wants healthy.
+		var healthy int32
+		for j := range namespacePods {
+			pod := &namespacePods[j]
+			if sel.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil && planner.PodReady(pod) && !inFlight[pod.UID] {
+				healthy++
+			}
+		}
+		allowed[i] = min(pdbs[i].Status.DisruptionsAllowed, healthy-pdbs[i].Status.DesiredHealthy)
 	}
-	// What this pass admitted already counts against each budget.
-	used := map[string]int32{}
 	return func(uid types.UID) (bool, string) {
 		pod := byUID[uid]
 		if pod == nil {
 			return true, ""
 		}
-		var covering []*policyv1.PodDisruptionBudget
+		var covering []int
 		for i := range pdbs {
-			pdb := &pdbs[i]
 			if selectors[i] == nil || !selectors[i].Matches(labels.Set(pod.Labels)) {
 				continue
 			}
-			if allowed := pdb.Status.DisruptionsAllowed - used[pdb.Name]; allowed < 1 {
-				return false, fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired)", pdb.Name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+			pdb := &pdbs[i]
+			// A pod unready already is not counted healthy: as with an
+			// eviction, it may go while the budget is met (or always,
+			// with unhealthyPodEvictionPolicy AlwaysAllow), and spends
+			// none of it.
+			need := int32(1)
+			if !planner.PodReady(pod) {
+				need = 0
+				if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == policyv1.AlwaysAllow {
+					need = math.MinInt32
+				}
 			}
-			covering = append(covering, pdb)
+			if allowed[i] < need {
+				return false, fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired, counting the pods being recreated as disrupted)",
+					pdb.Name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+			}
+			covering = append(covering, i)
 		}
-		for _, pdb := range covering {
-			used[pdb.Name]++
+		if planner.PodReady(pod) {
+			for _, i := range covering {
+				allowed[i]--
+			}
 		}
 		return true, ""
 	}

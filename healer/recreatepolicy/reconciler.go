@@ -239,7 +239,13 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		if err := r.Client.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
 			return nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
 		}
-		s.Disruption = disruptionCheck(pdbs.Items, pods)
+		namespacePods := &corev1.PodList{}
+		if len(pdbs.Items) > 0 {
+			if err := r.Client.List(ctx, namespacePods, client.InNamespace(p.Namespace)); err != nil {
+				return nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
+			}
+		}
+		s.Disruption = disruptionCheck(pdbs.Items, namespacePods.Items, facts.inFlight)
 	}
 	return s, nil
 }

@@ -196,7 +196,7 @@ func TestDisruptionBudgetHoldsBack(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	c := newController(t, 0)
-	pods := createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
+	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(2)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
@@ -285,5 +285,54 @@ func TestInvalidPolicyIsReported(t *testing.T) {
 	rules := meta.FindStatusCondition(getPolicy(t, p).Status.Conditions, v1alpha1.ConditionRulesCompiled)
 	if rules == nil || rules.Status != metav1.ConditionFalse || rules.Reason != v1alpha1.ReasonCompileError || !strings.Contains(rules.Message, `rule "bad": line 4`) {
 		t.Errorf("RulesCompiled %+v, want False naming rule bad at line 4", rules)
+	}
+}
+
+// setPDBStatus plays the disruption controller.
+func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, healthy, desired, expected int32) {
+	t.Helper()
+	pdb.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: max(healthy-desired, 0), CurrentHealthy: healthy, DesiredHealthy: desired, ExpectedPods: expected, ObservedGeneration: pdb.Generation}
+	if err := admin.Status().Update(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDisruptionBudgetChargesRequestsInFlight: a budget that allows one
+// disruption is charged for a pod whose request is in flight but which is
+// still Ready (the disruption controller counts it healthy until its
+// container stops), across passes: the next pass admits no second pod.
+// Seen on the harness cluster: two pods down under a budget of one.
+func TestDisruptionBudgetChargesRequestsInFlight(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	if err := admin.Create(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	setPDBStatus(t, pdb, 4, 3, 4)
+	spec := rulePolicy("web", annotated)
+	spec.Limits.MaxMatchingPercent = new(int32(100))
+	p := createPolicy(t, ns, "guarded", spec)
+	for _, pod := range pods {
+		annotate(t, pod)
+	}
+	for range 3 {
+		c.reconcile(t, p)
+		c.clock.Step(time.Second)
+	}
+	if n := len(requestsOf(t, p)); n != 1 {
+		t.Fatalf("%d requests under a budget of one disruption, want 1", n)
+	}
+	var held bool
+	for _, d := range getPolicy(t, p).Status.RecentDecisions {
+		held = held || d.Outcome == v1alpha1.OutcomeDisruptionBudget
+	}
+	if !held {
+		t.Errorf("no DisruptionBudget decision: %+v", getPolicy(t, p).Status.RecentDecisions)
 	}
 }
