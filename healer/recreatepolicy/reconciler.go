@@ -40,6 +40,7 @@ type Reconciler struct {
 
 	mu        sync.Mutex
 	histories map[types.NamespacedName]*history
+	expected  expectations
 }
 
 // +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
@@ -82,6 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	crrs = r.expected.merge(req.NamespacedName, crrs, now)
 	facts := gatherRequests(p.Name, crrs, byName, now)
 	situation, err := r.situation(ctx, p, spec, pods, facts, now)
 	if err != nil {
@@ -339,6 +341,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	delete(r.histories, key)
 	r.mu.Unlock()
 	r.Engine.Forget(key.Namespace, key.Name)
+	r.expected.forget(key)
 	forgetMetrics(key.Namespace, key.Name)
 }
 

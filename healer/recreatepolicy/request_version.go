@@ -59,7 +59,8 @@ func (v RequestVersion) list(ctx context.Context, c client.Reader, namespace str
 	return out, nil
 }
 
-// create writes a request in the version.
+// create writes a request in the version; crr becomes what the API
+// server stored.
 func (v RequestVersion) create(ctx context.Context, c client.Client, crr *appsv1beta1.ContainerRecreateRequest) error {
 	if v != RequestsV1alpha1 {
 		return c.Create(ctx, crr)
@@ -68,5 +69,8 @@ func (v RequestVersion) create(ctx context.Context, c client.Client, crr *appsv1
 	if err := old.ConvertFrom(crr); err != nil {
 		return err
 	}
-	return c.Create(ctx, old)
+	if err := c.Create(ctx, old); err != nil {
+		return err
+	}
+	return old.ConvertTo(crr)
 }

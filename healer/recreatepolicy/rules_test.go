@@ -35,6 +35,15 @@ func annotate(t *testing.T, pod *corev1.Pod) {
 	}
 }
 
+func unannotate(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Annotations = nil
+	if err := admin.Patch(context.Background(), pod, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func rulePolicy(selector string, rego string) v1alpha1.RecreatePolicySpec {
 	return v1alpha1.RecreatePolicySpec{
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": selector}},

@@ -1,0 +1,76 @@
+package recreatepolicy
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// expectationTTL is how long a created request is counted while the cache
+// does not show it; the cache catches up within seconds, and a request
+// deleted before it did stops counting then.
+const expectationTTL = time.Minute
+
+// expectations are the requests the controller created that its cache may
+// not hold yet, per policy, as the workload controllers keep theirs: the
+// next pass counts them as if listed, so that no limit (maxUnavailable,
+// maxPerHour, the budgets, in flight) is computed without them.
+type expectations struct {
+	mu       sync.Mutex
+	byPolicy map[types.NamespacedName]map[string]expected
+}
+
+type expected struct {
+	crr     appsv1beta1.ContainerRecreateRequest
+	created time.Time
+}
+
+// created records a request the policy just created.
+func (e *expectations) created(policy types.NamespacedName, crr *appsv1beta1.ContainerRecreateRequest, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byPolicy == nil {
+		e.byPolicy = map[types.NamespacedName]map[string]expected{}
+	}
+	if e.byPolicy[policy] == nil {
+		e.byPolicy[policy] = map[string]expected{}
+	}
+	e.byPolicy[policy][crr.Name] = expected{crr: *crr.DeepCopy(), created: now}
+}
+
+// merge adds to listed the policy's requests the cache does not show yet,
+// and forgets those it shows and those expected for too long.
+func (e *expectations) merge(policy types.NamespacedName, listed []appsv1beta1.ContainerRecreateRequest, now time.Time) []appsv1beta1.ContainerRecreateRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pending := e.byPolicy[policy]
+	if len(pending) == 0 {
+		return listed
+	}
+	seen := make(map[string]bool, len(listed))
+	for i := range listed {
+		seen[listed[i].Name] = true
+	}
+	for name, x := range pending {
+		switch {
+		case seen[name] || now.Sub(x.created) > expectationTTL:
+			delete(pending, name)
+		default:
+			listed = append(listed, *x.crr.DeepCopy())
+		}
+	}
+	if len(pending) == 0 {
+		delete(e.byPolicy, policy)
+	}
+	return listed
+}
+
+// forget drops a deleted policy's expectations.
+func (e *expectations) forget(policy types.NamespacedName) {
+	e.mu.Lock()
+	delete(e.byPolicy, policy)
+	e.mu.Unlock()
+}

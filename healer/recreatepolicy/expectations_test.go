@@ -1,0 +1,61 @@
+package recreatepolicy
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// TestLimitsCountRequestsTheCacheMisses: the limits count the requests the
+// controller created even while its cache does not show them yet: a pass
+// that reads a cache behind the previous pass's create admits no more
+// than maxPerHour allows.
+func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	var behind atomic.Bool
+	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Client = interceptor.NewClient(watching, interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if _, ok := list.(*appsv1beta1.ContainerRecreateRequestList); ok && behind.Load() {
+			return nil // the cache has not seen any request yet
+		}
+		return cl.List(ctx, list, opts...)
+	}})
+	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
+	spec := rulePolicy("web", annotated)
+	spec.Limits.MaxPerHour = new(int32(1))
+	p := createPolicy(t, ns, "hourly", spec)
+	annotate(t, pods[0])
+	c.reconcile(t, p)
+	if n := len(requestsOf(t, p)); n != 1 {
+		t.Fatalf("%d requests after the first pass, want 1", n)
+	}
+	// The first pod's rule no longer matches; the second's does; the
+	// cache is behind the first pass's create.
+	unannotate(t, pods[0])
+	annotate(t, pods[1])
+	behind.Store(true)
+	c.clock.Step(time.Second)
+	c.reconcile(t, p)
+	if n := len(requestsOf(t, p)); n != 1 {
+		t.Errorf("%d requests within the hour, limits.maxPerHour is 1", n)
+	}
+	var limited bool
+	for _, d := range getPolicy(t, p).Status.RecentDecisions {
+		limited = limited || d.Outcome == v1alpha1.OutcomeRateLimited
+	}
+	if !limited {
+		t.Errorf("no RateLimited decision: %+v", getPolicy(t, p).Status.RecentDecisions)
+	}
+}
