@@ -7,9 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -149,4 +151,56 @@ func TestPolicyCalmsRestartStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	healedInPlace(t, ns, "storm", pod, "restarted 2 times besides Rejuv's recreations")
+}
+
+// TestPolicyRunRespectsDisruptionBudget: a scheduled run with the default
+// rollout (maxUnavailable 25%, two of eight pods) over a Deployment whose
+// PodDisruptionBudget allows one disruption never has more than one pod
+// unready or being recreated, and recreates each pod once. Seen before:
+// two pods down at once, the budget's status counting a pod healthy until
+// its container stopped.
+func TestPolicyRunRespectsDisruptionBudget(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	before := testappDeployment(t, c, ns, "budget", 8)
+	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "budget"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: new(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the budget's status", func() bool {
+		pdb := &policyv1.PodDisruptionBudget{}
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget"}, pdb) == nil && pdb.Status.CurrentHealthy == 8 && pdb.Status.DisruptionsAllowed == 1
+	})
+	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}},
+			Schedule: &v1alpha1.Schedule{Cron: "* * * * *"},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "budget"})
+	defer stopWatch()
+	run := finishRun(t, c, ns, "rolling")
+	most := stopWatch()
+	if run.State != v1alpha1.RunCompleted || run.Pods != 8 || run.Recreated != 8 {
+		t.Fatalf("run %+v, want Completed with 8 of 8 pods", run)
+	}
+	if most != 1 {
+		t.Errorf("at most %d pods were unready or being recreated at once; the budget allows 1 (and the run must have taken one)", most)
+	}
+	perPod := requestsPerPod(t, c, ns, "rolling", run)
+	for name := range before {
+		if perPod[name] != 1 {
+			t.Errorf("pod %s: %d requests in the run, want 1", name, perPod[name])
+		}
+	}
 }
