@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -112,5 +113,38 @@ func TestSchemaAnnotationsReadNoFile(t *testing.T) {
 		if slices.ContainsFunc(Capabilities().Builtins, func(b *ast.Builtin) bool { return b.Name == builtin }) {
 			t.Errorf("%s is a built-in of the sandbox: it reads the files and URLs a schema refers to", builtin)
 		}
+	}
+}
+
+// TestBuiltinsThatAllocateByArgumentAreBounded: a built-in whose result
+// grows with a number it is given (numbers.range, numbers.range_step,
+// bits.lsh) refuses sizes past the sandbox's bound with an error of the
+// rule, rather than allocating whatever the rule asks, which could take
+// down the manager in one call that no deadline interrupts.
+func TestBuiltinsThatAllocateByArgumentAreBounded(t *testing.T) {
+	cases := map[string]string{
+		"numbers.range":      `numbers.range(1, 200000)`,
+		"numbers.range huge": `numbers.range(0, 10000000000)`,
+		"numbers.range_step": `numbers.range_step(0, 2000000, 2)`,
+		"bits.lsh":           `bits.lsh(1, 100000)`,
+	}
+	for name, call := range cases {
+		t.Run(name, func(t *testing.T) {
+			module := "package big\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tx := " + call + "\n\tx != 0\n}\n"
+			p := program(t, Options{}, Rule{Name: "big", Module: module})
+			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "over the sandbox's bound") {
+				t.Errorf("got %v (matches %v), want the rule stopped at the sandbox's bound", res[0].Err, res[0].Matches)
+			}
+		})
+	}
+	// Within the bound they work as OPA documents.
+	module := "package small\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(1, 1000)) == 1000\n\tbits.lsh(1, 10) == 1024\n}\n"
+	res, err := program(t, Options{}, Rule{Name: "small", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"))
+	if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {
+		t.Errorf("within the bound: %v %v %v", err, res[0].Err, res[0].Matches)
 	}
 }
