@@ -51,11 +51,7 @@ func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
 	if n := len(requestsOf(t, p)); n != 1 {
 		t.Errorf("%d requests within the hour, limits.maxPerHour is 1", n)
 	}
-	var limited bool
-	for _, d := range getPolicy(t, p).Status.RecentDecisions {
-		limited = limited || d.Outcome == v1alpha1.OutcomeRateLimited
-	}
-	if !limited {
+	if !decided(t, p, v1alpha1.OutcomeRateLimited) {
 		t.Errorf("no RateLimited decision: %+v", getPolicy(t, p).Status.RecentDecisions)
 	}
 }

@@ -157,3 +157,15 @@ func inFlight(crrs []appsv1beta1.ContainerRecreateRequest) int {
 	}
 	return n
 }
+
+// decided reports whether the policy's recent decisions hold one with the
+// outcome.
+func decided(t *testing.T, p *v1alpha1.RecreatePolicy, outcome v1alpha1.DecisionOutcome) bool {
+	t.Helper()
+	for _, d := range getPolicy(t, p).Status.RecentDecisions {
+		if d.Outcome == outcome {
+			return true
+		}
+	}
+	return false
+}

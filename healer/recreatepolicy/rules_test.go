@@ -337,11 +337,7 @@ func TestDisruptionBudgetChargesRequestsInFlight(t *testing.T) {
 	if n := len(requestsOf(t, p)); n != 1 {
 		t.Fatalf("%d requests under a budget of one disruption, want 1", n)
 	}
-	var held bool
-	for _, d := range getPolicy(t, p).Status.RecentDecisions {
-		held = held || d.Outcome == v1alpha1.OutcomeDisruptionBudget
-	}
-	if !held {
+	if !decided(t, p, v1alpha1.OutcomeDisruptionBudget) {
 		t.Errorf("no DisruptionBudget decision: %+v", getPolicy(t, p).Status.RecentDecisions)
 	}
 }

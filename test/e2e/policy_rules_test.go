@@ -34,6 +34,23 @@ func builtinPolicy(ns, name, app, builtin string, params map[string]string) *v1a
 	}
 }
 
+// labelledPod runs a Ready testapp pod named and labelled app=name in a new
+// namespace.
+func labelledPod(t *testing.T, name string) *corev1.Pod {
+	t.Helper()
+	p := testappPod(name)
+	p.Labels = map[string]string{"app": name}
+	return createPod(t, newNamespace(t), p)
+}
+
+// createPolicy creates p with the stack's client.
+func createPolicy(t *testing.T, p *v1alpha1.RecreatePolicy) {
+	t.Helper()
+	if err := rejuvStack(t).Client.Create(context.Background(), p); err != nil {
+		t.Fatalf("create RecreatePolicy %s/%s: %v", p.Namespace, p.Name, err)
+	}
+}
+
 // healedInPlace waits for the policy's one request for the pod, its
 // success and the pod's container recreated in place once; it checks that
 // the policy's status explains the recreation with reason, and that no
@@ -85,7 +102,6 @@ func healedInPlace(t *testing.T, ns, policy string, pod *corev1.Pod, reason stri
 // although it never finished starting (the request forces it).
 func TestPolicyHealsStuckStartup(t *testing.T) {
 	t.Parallel()
-	stack := rejuvStack(t)
 	ns := newNamespace(t)
 	p := testappPod("hung")
 	p.Labels = map[string]string{"app": "hung"}
@@ -101,9 +117,7 @@ func TestPolicyHealsStuckStartup(t *testing.T) {
 		cs := containerStatus(p, "app")
 		return cs.State.Running != nil && cs.Started != nil && !*cs.Started
 	})
-	if err := stack.Client.Create(context.Background(), builtinPolicy(ns, "heal", "hung", "stuck-startup", map[string]string{"startupFor": `"5s"`})); err != nil {
-		t.Fatal(err)
-	}
+	createPolicy(t, builtinPolicy(ns, "heal", "hung", "stuck-startup", map[string]string{"startupFor": `"5s"`}))
 	crr := healedInPlace(t, ns, "heal", pod, "startup not finished")
 	if crr.Spec.Strategy == nil || !crr.Spec.Strategy.ForceRecreate {
 		t.Errorf("request %s has strategy %+v, want forceRecreate", crr.Name, crr.Spec.Strategy)
@@ -117,15 +131,9 @@ func TestPolicyHealsStuckStartup(t *testing.T) {
 // pod's part of the jitter) is recreated, and not before.
 func TestPolicyRejuvenatesByMaxAge(t *testing.T) {
 	t.Parallel()
-	stack := rejuvStack(t)
-	ns := newNamespace(t)
-	p := testappPod("old")
-	p.Labels = map[string]string{"app": "old"}
-	pod := createPod(t, ns, p)
-	if err := stack.Client.Create(context.Background(), builtinPolicy(ns, "age", "old", "max-age", map[string]string{"maxAge": `"8s"`, "jitter": `"2s"`})); err != nil {
-		t.Fatal(err)
-	}
-	crr := healedInPlace(t, ns, "age", pod, "running for")
+	pod := labelledPod(t, "old")
+	createPolicy(t, builtinPolicy(pod.Namespace, "age", "old", "max-age", map[string]string{"maxAge": `"8s"`, "jitter": `"2s"`}))
+	crr := healedInPlace(t, pod.Namespace, "age", pod, "running for")
 	started := containerStatus(pod, "app").State.Running.StartedAt.Time
 	if age := crr.CreationTimestamp.Sub(started); age < 8*time.Second {
 		t.Errorf("recreated at age %s, before maxAge 8s", age)
@@ -136,20 +144,15 @@ func TestPolicyRejuvenatesByMaxAge(t *testing.T) {
 // not by Rejuv) is recreated by restart-storm with minRestarts 2, once.
 func TestPolicyCalmsRestartStorm(t *testing.T) {
 	t.Parallel()
-	stack := rejuvStack(t)
-	ns := newNamespace(t)
-	p := testappPod("stormy")
-	p.Labels = map[string]string{"app": "stormy"}
-	pod := createPod(t, ns, p)
+	pod := labelledPod(t, "stormy")
+	ns := pod.Namespace
 	for i := range int32(2) {
 		control(t, pod, "exit=3")
 		pod = waitPod(t, ns, "stormy", "back after a crash", func(p *corev1.Pod) bool {
 			return containerStatus(p, "app").RestartCount == i+1 && podReady(true)(p)
 		})
 	}
-	if err := stack.Client.Create(context.Background(), builtinPolicy(ns, "storm", "stormy", "restart-storm", map[string]string{"minRestarts": "2", "window": `"10m"`})); err != nil {
-		t.Fatal(err)
-	}
+	createPolicy(t, builtinPolicy(ns, "storm", "stormy", "restart-storm", map[string]string{"minRestarts": "2", "window": `"10m"`}))
 	healedInPlace(t, ns, "storm", pod, "restarted 2 times besides Rejuv's recreations")
 }
 

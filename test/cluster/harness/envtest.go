@@ -38,23 +38,23 @@ func Envtest(ctx context.Context) (*envtest.Environment, error) {
 // EnvtestWithCRDs is Envtest with Rejuv's generated CRDs (config/crd/bases)
 // installed when it starts.
 func EnvtestWithCRDs(ctx context.Context) (*envtest.Environment, error) {
-	env, err := Envtest(ctx)
-	if err != nil {
-		return nil, err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
-	env.ErrorIfCRDPathMissing = true
-	return env, nil
+	return envtestWith(ctx, nil, "")
 }
 
 // EnvtestBesideOpenKruise is Envtest with the CRDs of a cluster that runs
 // OpenKruise and Rejuv beside it: OpenKruise's ContainerRecreateRequest
 // CRD (v1alpha1 alone) and Rejuv's RecreatePolicy CRD.
 func EnvtestBesideOpenKruise(ctx context.Context) (*envtest.Environment, error) {
+	crd, err := openkruise.CRD()
+	if err != nil {
+		return nil, err
+	}
+	return envtestWith(ctx, []*apiextensionsv1.CustomResourceDefinition{crd}, "rejuv.dev_recreatepolicies.yaml")
+}
+
+// envtestWith is Envtest installing crds and, of config/crd/bases, the one
+// file named (every file when empty).
+func envtestWith(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition, file string) (*envtest.Environment, error) {
 	env, err := Envtest(ctx)
 	if err != nil {
 		return nil, err
@@ -63,12 +63,8 @@ func EnvtestBesideOpenKruise(ctx context.Context) (*envtest.Environment, error) 
 	if err != nil {
 		return nil, err
 	}
-	crd, err := openkruise.CRD()
-	if err != nil {
-		return nil, err
-	}
-	env.CRDs = []*apiextensionsv1.CustomResourceDefinition{crd}
-	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases", "rejuv.dev_recreatepolicies.yaml")}
+	env.CRDs = crds
+	env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases", file)}
 	env.ErrorIfCRDPathMissing = true
 	return env, nil
 }
