@@ -74,6 +74,12 @@ func (d *decider) note(kind planner.TriggerKind, outcome v1alpha1.DecisionOutcom
 	}
 }
 
+// skip records a decision to leave a pod alone.
+func (d *decider) skip(pod *corev1.Pod, msg string) {
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(planner.TriggerSchedule), string(v1alpha1.OutcomeSkipped)).Inc()
+	d.decisions = append(d.decisions, v1alpha1.Decision{Time: metav1.NewTime(d.now), Pod: pod.Name, Trigger: string(planner.TriggerSchedule), Outcome: v1alpha1.OutcomeSkipped, Message: msg})
+}
+
 // flush puts the new decisions at the head of the status list. A decision
 // that repeats the latest one for the same pod and trigger (a candidate
 // held back at every evaluation) replaces it rather than pushing older

@@ -263,6 +263,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 	p.Status.NextScheduleTime = &metav1.Time{Time: t.next}
 	nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(t.next.Unix()))
 	run := p.Status.Run
+	started := false
 	if !t.missed.IsZero() {
 		d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.missed.UTC().Format(time.RFC3339)))
 		p.Status.LastScheduleTime = &metav1.Time{Time: t.missed}
@@ -278,6 +279,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 		default:
 			startRun(&p.Status, t.due, len(pods))
 			run = p.Status.Run
+			started = true
 			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", len(pods), t.due.UTC().Format(time.RFC3339))
 			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonRunFailed {
 				r.unhalt(p)
@@ -287,7 +289,12 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 	if run != nil && run.State == v1alpha1.RunRunning {
 		at := run.ScheduledTime.Time
 		prog := progress(at, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)])
-		run.Recreated = int32(prog.done)
+		run.Recreated, run.Skipped = int32(prog.done), int32(len(prog.skipped))
+		if started {
+			for _, pod := range prog.skipped {
+				d.skip(pod, fmt.Sprintf("restartPolicy %s: the kubelet would not start the pod's containers again once stopped", pod.Spec.RestartPolicy))
+			}
+		}
 		switch {
 		case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
 			msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.failed.Name, prog.failed.Spec.PodName, prog.failed.Status.Result, prog.failed.Status.Message)
@@ -295,7 +302,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 			r.halt(p, v1alpha1.ReasonRunFailed, "the run of "+at.UTC().Format(time.RFC3339)+" halted: "+msg)
 		case len(prog.pending) == 0 && !anyInFlight(pods, facts):
 			run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
-			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated", at.UTC().Format(time.RFC3339), prog.done)
+			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d skipped", at.UTC().Format(time.RFC3339), prog.done, len(prog.skipped))
 		default:
 			for _, c := range runCandidates(at, prog.pending, spec.Containers) {
 				if err := d.decide(ctx, s, c); err != nil {

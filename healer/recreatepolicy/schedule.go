@@ -53,10 +53,13 @@ type runProgress struct {
 	pending []*corev1.Pod
 	done    int
 	failed  *appsv1beta1.ContainerRecreateRequest
+	// skipped are the pods with nothing the kubelet would start again.
+	skipped []*corev1.Pod
 }
 
 // progress sorts the selected pods of the run at t into done (recreated
-// since t, by the run's request or otherwise) and pending.
+// since t, by the run's request or otherwise), skipped (no container the
+// kubelet would start again) and pending.
 func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest) runProgress {
 	var p runProgress
 	for _, pod := range pods {
@@ -68,6 +71,10 @@ func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers,
 				p.done++
 			}
 			// In flight: neither done nor pending.
+			continue
+		}
+		if len(containers.Candidates(pod)) == 0 {
+			p.skipped = append(p.skipped, pod)
 			continue
 		}
 		if startedSince(pod, containers, t) {

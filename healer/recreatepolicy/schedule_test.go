@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -167,5 +168,54 @@ func TestFailedRequestHaltsTheRun(t *testing.T) {
 	}
 	if n := len(requestsOf(t, p)); n != 1 {
 		t.Errorf("%d requests after the failure, want still 1", n)
+	}
+}
+
+// TestRunSkipsPodsTheKubeletWouldNotRestart: a run leaves alone a pod whose
+// containers the kubelet would not start again (restartPolicy Never), says
+// so in a decision and counts it as skipped, not as recreated.
+func TestRunSkipsPodsTheKubeletWouldNotRestart(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	createPods(t, ns, "batch", 1, c.clock.Now().Add(-time.Hour))
+	once := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "once", Labels: map[string]string{"app": "batch"}},
+		Spec:       corev1.PodSpec{NodeName: "node-a", RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "app", Image: "img"}}},
+	}
+	if err := admin.Create(context.Background(), once); err != nil {
+		t.Fatal(err)
+	}
+	setPodStatus(t, once, true, "containerd://once-1", 0, c.clock.Now().Add(-time.Hour))
+	p := createPolicy(t, ns, "nightly", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "batch"}},
+		Schedule: &v1alpha1.Schedule{Cron: "0 3 * * *"},
+	})
+	c.reconcile(t, p)
+	c.clock.SetTime(getPolicy(t, p).Status.NextScheduleTime.Add(time.Second))
+	for range 5 {
+		c.reconcile(t, p)
+		for _, crr := range requestsOf(t, p) {
+			if crr.Status.Phase == "" {
+				complete(t, c, &crr, true)
+			}
+		}
+		c.clock.Step(10 * time.Second)
+	}
+	status := getPolicy(t, p).Status
+	if status.Run == nil || status.Run.State != v1alpha1.RunCompleted || status.Run.Recreated != 1 || status.Run.Skipped != 1 {
+		t.Errorf("run %+v, want Completed with 1 recreated and 1 skipped", status.Run)
+	}
+	for _, crr := range requestsOf(t, p) {
+		if crr.Spec.PodName == "once" {
+			t.Errorf("request %s for pod once, whose containers the kubelet would not start again", crr.Name)
+		}
+	}
+	var said bool
+	for _, d := range status.RecentDecisions {
+		said = said || d.Pod == "once" && d.Outcome == v1alpha1.OutcomeSkipped && strings.Contains(d.Message, "restartPolicy Never")
+	}
+	if !said {
+		t.Errorf("no Skipped decision for pod once naming its restartPolicy: %+v", status.RecentDecisions)
 	}
 }

@@ -313,6 +313,11 @@ type Run struct {
 	Pods int32 `json:"pods"`
 	// Recreated is how many of them have been recreated so far.
 	Recreated int32 `json:"recreated"`
+	// Skipped is how many of them the run leaves alone: the kubelet would
+	// not start their containers again once stopped (restartPolicy Never
+	// or OnFailure, and no native sidecar the policy names).
+	// +optional
+	Skipped int32 `json:"skipped,omitempty"`
 	// CompletionTime is when the run completed or halted.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
