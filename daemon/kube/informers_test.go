@@ -22,8 +22,7 @@ func TestInformersHoldActiveRequestsOfTheNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the API server (run without -short)")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	env, err := harness.EnvtestWithCRDs(ctx)
 	if err != nil {
 		t.Fatal(err)
