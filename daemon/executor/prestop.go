@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -91,7 +93,10 @@ func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, 
 	for _, h := range g.HTTPHeaders {
 		req.Header.Add(h.Name, h.Value)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	resp, err := hookClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("preStop httpGet %s: %w", u.String(), err)
 	}
@@ -100,6 +105,27 @@ func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, 
 		return fmt.Errorf("preStop httpGet %s: %s", u.String(), resp.Status)
 	}
 	return nil
+}
+
+// hookClient calls preStop httpGet hooks as the kubelet does: an https
+// hook's certificate is not verified (the pod's own, which nothing could
+// verify), no proxy, no connection kept, and a redirect to another host
+// is not followed: its response counts, so the hook cannot be sent
+// elsewhere.
+var hookClient = &http.Client{
+	Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet: the pod's certificate
+		DisableKeepAlives: true,
+	},
+	CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Hostname() != via[0].URL.Hostname() {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	},
 }
 
 // resolvePort turns a number or a port name of the container into a number.

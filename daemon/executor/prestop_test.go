@@ -1,0 +1,68 @@
+package executor
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// hook is a preStop httpGet of path on the server's host and port.
+func hook(t *testing.T, srv *httptest.Server, scheme corev1.URIScheme, path string) *corev1.HTTPGetAction {
+	t.Helper()
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(port)
+	return &corev1.HTTPGetAction{Host: host, Port: intstr.FromInt(n), Path: path, Scheme: scheme}
+}
+
+// TestPreStopHTTPGetAsTheKubelet: an https hook is called without
+// verifying the pod's certificate, and a redirect to another host is not
+// followed (the hook counts as run), as the kubelet does; a redirect on
+// the same host is followed.
+func TestPreStopHTTPGetAsTheKubelet(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	var secure atomic.Int32
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { secure.Add(1) }))
+	defer tlsSrv.Close()
+	if err := preStopHTTP(context.Background(), hook(t, tlsSrv, corev1.URISchemeHTTPS, "/drain"), pod, nil); err != nil || secure.Load() != 1 {
+		t.Errorf("https hook with the pod's own certificate: %v, %d calls; want called once", err, secure.Load())
+	}
+
+	elsewhere := &net.ListenConfig{}
+	l, err := elsewhere.Listen(context.Background(), "tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listen on a second loopback address to redirect to: %v", err)
+	}
+	var reached atomic.Int32
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	other.Listener = l
+	other.Start()
+	defer other.Close()
+	var local atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/drain", http.StatusMovedPermanently)
+		case "/drain":
+			local.Add(1)
+		}
+	}))
+	defer srv.Close()
+	if err := preStopHTTP(context.Background(), hook(t, srv, corev1.URISchemeHTTP, "/away"), pod, nil); err != nil || reached.Load() != 0 {
+		t.Errorf("redirect to another host: %v, the other host reached %d times; want no error and not reached", err, reached.Load())
+	}
+	if err := preStopHTTP(context.Background(), hook(t, srv, corev1.URISchemeHTTP, "/moved"), pod, nil); err != nil || local.Load() != 1 {
+		t.Errorf("redirect on the same host: %v, %d calls of /drain; want followed", err, local.Load())
+	}
+}
