@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -20,6 +21,10 @@ import (
 // defaultGrace is the stop grace when the request has none (the webhook
 // always sets one from the pod).
 const defaultGrace = 30 * time.Second
+
+// stopKillMargin is how long past the grace the runtime's stop call may
+// take: the kill after the grace, and the runtime's own work.
+const stopKillMargin = 10 * time.Second
 
 // run advances the request as far as it can go now and writes its status:
 // each container's stop is recorded as soon as it happens, the rest once.
@@ -147,11 +152,22 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		return fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
 	}
+	// What is left of the grace, and no more than is left until the
+	// request's deadline: a request never stops a container after it
+	// ended. The runtime's call is bounded by the deadline and its kill.
 	left := max(0, grace-time.Since(start))
+	stopCtx := ctx
+	if !deadline.IsZero() {
+		left = min(left, max(0, time.Until(deadline)))
+		var cancelStop context.CancelFunc
+		stopCtx, cancelStop = context.WithDeadline(ctx, deadline.Add(stopKillMargin))
+		defer cancelStop()
+	}
+	seconds := int64(math.Ceil(left.Seconds()))
 	log.Info("stopping container", "grace", left.Round(time.Second).String())
 	e.event(crr, pod, corev1.EventTypeNormal, "StoppingContainer", "container %s (grace %s)", c.Name, left.Round(time.Second))
 	stopStart := time.Now()
-	if _, err := rt.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(left.Seconds())}); err != nil && status.Code(err) != codes.NotFound {
+	if _, err := rt.Runtime.StopContainer(stopCtx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: seconds}); err != nil && status.Code(err) != codes.NotFound {
 		return fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
 	}
 	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())

@@ -1,0 +1,62 @@
+package executor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// stopRecorder is a runtime whose container runs, and which records how it
+// was asked to stop it.
+type stopRecorder struct {
+	runtimeapi.RuntimeServiceClient
+	timeout     int64
+	deadline    time.Time
+	hasDeadline bool
+}
+
+func (r *stopRecorder) ContainerStatus(context.Context, *runtimeapi.ContainerStatusRequest, ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error) {
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}, nil
+}
+
+func (r *stopRecorder) StopContainer(ctx context.Context, in *runtimeapi.StopContainerRequest, _ ...grpc.CallOption) (*runtimeapi.StopContainerResponse, error) {
+	r.timeout = in.Timeout
+	r.deadline, r.hasDeadline = ctx.Deadline()
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// TestStopIsBoundedByTheRequestsDeadline: a container is stopped with no
+// more grace than is left until the request's deadline, and the runtime's
+// call is bounded too (the grace, then the runtime's kill), so a request
+// never stops a container after it ended.
+func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
+	grace := int64(30)
+	crr := &v1beta1.ContainerRecreateRequest{Spec: v1beta1.ContainerRecreateRequestSpec{
+		PodName:    "web",
+		Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://abc"}}},
+		Strategy:   &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: &grace},
+	}}
+	rt := &stopRecorder{}
+	deadline := time.Now().Add(5 * time.Second)
+	if err := (&Executor{}).stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], deadline); err != nil {
+		t.Fatal(err)
+	}
+	if rt.timeout > 5 {
+		t.Errorf("stopped with a grace of %ds, 5s before the request's deadline", rt.timeout)
+	}
+	if !rt.hasDeadline || rt.deadline.After(deadline.Add(stopKillMargin)) {
+		t.Errorf("the runtime's stop call has deadline %v (set %v), want by the request's deadline and the kill margin", rt.deadline, rt.hasDeadline)
+	}
+	// Without a deadline, the whole grace.
+	rt = &stopRecorder{}
+	if err := (&Executor{}).stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], time.Time{}); err != nil || rt.timeout != 30 {
+		t.Errorf("without a deadline: %v, grace %ds, want 30s", err, rt.timeout)
+	}
+}
