@@ -118,6 +118,16 @@ func ruleSummary(r *v1alpha1.Rule) string {
 }
 
 func (v *PolicyValidator) warnings(ctx context.Context, namespace string, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) []string {
+	var out []string
+	if spec.Selector.Empty() {
+		out = append(out, fmt.Sprintf("spec.selector: an empty selector selects every pod of namespace %s; name the pods to heal with matchLabels or matchExpressions", namespace))
+	}
+	return append(out, v.containerWarnings(ctx, namespace, p, spec)...)
+}
+
+// containerWarnings name the container patterns that match no container of
+// the pods the selector matches now.
+func (v *PolicyValidator) containerWarnings(ctx context.Context, namespace string, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) []string {
 	if v.Reader == nil || len(spec.Containers) == 0 {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +198,34 @@ func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	createPod(t, ns, "web", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} })
+	c, warned := warningClient(t)
+	if err := createPolicy(context.Background(), c, ns, "warn", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"@daily\"}\ncontainers: [app, \"side*\", db]"); err != nil {
+		t.Fatal(err)
+	}
+	if warnings := warned(); len(warnings) != 1 || !strings.Contains(warnings[0], `spec.containers: "db" matches no container of the 1 pods the selector matches now`) {
+		t.Errorf("warnings = %q, want one about db", warnings)
+	}
+}
+
+// TestPolicyWarnsAboutAnEmptySelector: a policy whose selector is empty,
+// which selects every pod of its namespace, is accepted with a warning
+// that says so.
+func TestPolicyWarnsAboutAnEmptySelector(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c, warned := warningClient(t)
+	if err := createPolicy(context.Background(), c, ns, "everything", "selector: {}\nschedule: {cron: \"@daily\"}"); err != nil {
+		t.Fatal(err)
+	}
+	want := "spec.selector: an empty selector selects every pod of namespace " + ns
+	if warnings := warned(); len(warnings) != 1 || !strings.Contains(warnings[0], want) {
+		t.Errorf("warnings = %q, want one containing %q", warnings, want)
+	}
+}
+
+// warningClient is a client that collects the API server's warnings.
+func warningClient(t *testing.T) (client.Client, func() []string) {
+	t.Helper()
 	var (
 		mu       sync.Mutex
 		warnings []string
@@ -211,13 +240,10 @@ func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := createPolicy(context.Background(), c, ns, "warn", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"@daily\"}\ncontainers: [app, \"side*\", db]"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(warnings) != 1 || !strings.Contains(warnings[0], `spec.containers: "db" matches no container of the 1 pods the selector matches now`) {
-		t.Errorf("warnings = %q, want one about db", warnings)
+	return c, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(warnings)
 	}
 }
 
