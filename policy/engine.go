@@ -51,11 +51,11 @@ type Engine struct {
 // once the compile ended, so concurrent callers wait for one compile
 // instead of each doing their own.
 type programEntry struct {
-	uid        types.UID
-	generation int64
-	ready      chan struct{}
-	program    *Program
-	err        error
+	// ref is the policy incarnation and generation compiled.
+	ref     Ref
+	ready   chan struct{}
+	program *Program
+	err     error
 }
 
 // NewEngine returns an Engine.
@@ -79,8 +79,8 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 	key := ref.String()
 	e.mu.Lock()
 	entry := e.programs[key]
-	if entry == nil || entry.uid != ref.UID || entry.generation != ref.Generation {
-		entry = &programEntry{uid: ref.UID, generation: ref.Generation, ready: make(chan struct{})}
+	if entry == nil || entry.ref != ref {
+		entry = &programEntry{ref: ref, ready: make(chan struct{})}
 		e.programs[key] = entry
 		e.mu.Unlock()
 		// Compile outside the lock: other policies go on meanwhile.

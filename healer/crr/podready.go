@@ -34,6 +34,9 @@ type PodReadinessReconciler struct {
 // SetupWithManager registers the reconciler for pods with the gate, and
 // for the pods of deleted requests.
 func (r *PodReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Reader == nil {
+		r.Reader = r.Client
+	}
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
 		return ok && hasReadinessGate(pod) && (readyCondition(pod) == nil || heldOut(pod))
@@ -93,12 +96,8 @@ func (r *PodReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 // hold it out of service: one with an unready grace, whether or not it has
 // taken the pod out yet (it records that after the pod's condition).
 func (r *PodReadinessReconciler) mayHold(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	reader := r.Reader
-	if reader == nil {
-		reader = r.Client
-	}
 	list := &v1beta1.ContainerRecreateRequestList{}
-	if err := reader.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{v1beta1.PodUIDLabel: string(pod.UID)}); err != nil {
+	if err := r.Reader.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{v1beta1.PodUIDLabel: string(pod.UID)}); err != nil {
 		return false, fmt.Errorf("list the ContainerRecreateRequests of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	for i := range list.Items {

@@ -79,6 +79,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // setDefaults fills in the tunables left unset and the reconciler's
 // memory.
 func (r *Reconciler) setDefaults() {
+	if r.Reader == nil {
+		r.Reader = r.Client
+	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -192,11 +195,6 @@ func (r *Reconciler) requestPod(ctx context.Context, crr *v1beta1.ContainerRecre
 		return pod, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("get pod %s: %w", key, err)
-	case r.Reader == nil:
-		if err != nil {
-			return nil, nil
-		}
-		return pod, nil
 	}
 	live := &corev1.Pod{}
 	if err := r.Reader.Get(ctx, key, live); err != nil {

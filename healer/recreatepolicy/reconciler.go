@@ -304,7 +304,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 			run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
 			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d skipped", at.UTC().Format(time.RFC3339), prog.done, len(prog.skipped))
 		default:
-			for _, c := range runCandidates(at, prog.pending, spec.Containers) {
+			for _, c := range prog.pending {
 				if err := d.decide(ctx, s, c); err != nil {
 					return 0, err
 				}

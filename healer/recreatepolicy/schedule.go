@@ -50,7 +50,8 @@ func schedule(s *policyspec.Schedule, since, now time.Time) tick {
 
 // runProgress is how far a run is for the pods selected now.
 type runProgress struct {
-	pending []*corev1.Pod
+	// pending are the run's candidates: the pods left to recreate.
+	pending []*planner.Candidate
 	done    int
 	failed  *appsv1beta1.ContainerRecreateRequest
 	// skipped are the pods with nothing the kubelet would start again.
@@ -73,26 +74,26 @@ func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers,
 			// In flight: neither done nor pending.
 			continue
 		}
-		if len(containers.Candidates(pod)) == 0 {
+		names := containers.Candidates(pod)
+		switch {
+		case len(names) == 0:
 			p.skipped = append(p.skipped, pod)
-			continue
-		}
-		if startedSince(pod, containers, t) {
+		case startedSince(pod, names, t):
 			p.done++
-			continue
+		default:
+			p.pending = append(p.pending, &planner.Candidate{
+				Pod: pod, Containers: names,
+				Trigger: planner.Trigger{Kind: planner.TriggerSchedule, Run: t},
+				Reason:  fmt.Sprintf("scheduled run of %s", t.UTC().Format(time.RFC3339)),
+			})
 		}
-		p.pending = append(p.pending, pod)
 	}
 	return p
 }
 
-// startedSince reports whether every candidate container of the pod runs
-// and started after t: such a pod has nothing left to do in the run.
-func startedSince(pod *corev1.Pod, containers policyspec.Containers, t time.Time) bool {
-	names := containers.Candidates(pod)
-	if len(names) == 0 {
-		return true
-	}
+// startedSince reports whether every one of the pod's containers named
+// runs and started after t: such a pod has nothing left to do in the run.
+func startedSince(pod *corev1.Pod, names []string, t time.Time) bool {
 	started := map[string]time.Time{}
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
 		for _, st := range list {
@@ -116,21 +117,4 @@ func startedSince(pod *corev1.Pod, containers policyspec.Containers, t time.Time
 func startRun(status *v1alpha1.RecreatePolicyStatus, at time.Time, pods int) {
 	status.Run = &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), State: v1alpha1.RunRunning, Pods: int32(pods)}
 	status.LastScheduleTime = &metav1.Time{Time: at}
-}
-
-// runCandidates are the run's pending pods, as candidates.
-func runCandidates(at time.Time, pending []*corev1.Pod, containers policyspec.Containers) []*planner.Candidate {
-	out := make([]*planner.Candidate, 0, len(pending))
-	for _, pod := range pending {
-		names := containers.Candidates(pod)
-		if len(names) == 0 {
-			continue
-		}
-		out = append(out, &planner.Candidate{
-			Pod: pod, Containers: names,
-			Trigger: planner.Trigger{Kind: planner.TriggerSchedule, Run: at},
-			Reason:  fmt.Sprintf("scheduled run of %s", at.UTC().Format(time.RFC3339)),
-		})
-	}
-	return out
 }
