@@ -4,8 +4,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
 // containerSpec returns the pod's container (regular or native sidecar).
@@ -30,16 +28,6 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 		}
 	}
 	return nil
-}
-
-// recreated says whether the container has been replaced since the request
-// was made: a different containerID, or a higher restartCount. Timestamps are
-// not used: they have one-second resolution.
-func recreated(ctx *v1beta1.ContainerRecreateRequestContainerContext, st *corev1.ContainerStatus) bool {
-	if ctx == nil || st == nil || st.ContainerID == "" {
-		return false
-	}
-	return st.ContainerID != ctx.ContainerID || st.RestartCount > ctx.RestartCount
 }
 
 // runtimeID strips the runtime prefix: "containerd://abc" is "abc".

@@ -4,31 +4,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
-
-func TestRecreated(t *testing.T) {
-	sc := &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://a", RestartCount: 2}
-	tests := []struct {
-		name string
-		st   *corev1.ContainerStatus
-		want bool
-	}{
-		{"same container", &corev1.ContainerStatus{ContainerID: "containerd://a", RestartCount: 2}, false},
-		{"new ID", &corev1.ContainerStatus{ContainerID: "containerd://b", RestartCount: 3}, true},
-		{"restart count grew, ID reported late", &corev1.ContainerStatus{ContainerID: "containerd://a", RestartCount: 3}, true},
-		{"no ID yet", &corev1.ContainerStatus{RestartCount: 2}, false},
-		{"no status", nil, false},
-	}
-	for _, tt := range tests {
-		if got := recreated(sc, tt.st); got != tt.want {
-			t.Errorf("%s: recreated = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
 
 func TestRuntimeID(t *testing.T) {
 	for in, want := range map[string]string{"containerd://abc": "abc", "cri-o://x": "x", "plain": "plain"} {

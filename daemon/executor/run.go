@@ -87,31 +87,51 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	return Result{RequeueAfter: soonest(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 }
 
-// advance moves one container on: stop it (preStop first) if it has not
-// been, or wait for the kubelet's new container to have run long enough.
-// It returns when to look again and whether it stopped the container now.
+// advance moves one container on: stop its instance that predates the
+// request (preStop first) if it has not been, or wait for the kubelet's
+// new instance to have run long enough. The instances are the runtime's,
+// not only what the pod's status reports: a container the kubelet has
+// started but not yet reported (its postStart hook still runs) predates the
+// request too, and is what a stop must reach. It returns when to look again
+// and whether it stopped the container now.
 func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, deadline time.Time) (time.Duration, bool, error) {
-	sc := c.StatusContext
-	if sc == nil {
+	if c.StatusContext == nil {
 		state.Phase, state.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
 		return 0, false, nil
 	}
-	cs := containerStatus(pod, c.Name)
-	if recreated(sc, cs) {
-		state.Phase = v1beta1.PhaseRecreating
-		return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
-	}
 	state.Phase = v1beta1.PhaseRecreating
-	if state.IsKilled {
+	cs := containerStatus(pod, c.Name)
+	in, err := newestInstance(ctx, rt, pod, c.Name)
+	if err != nil {
+		return 0, false, err
+	}
+	switch {
+	case in == nil:
 		state.Message = waitingMessage(cs)
 		return 0, false, nil
+	case in.since(crr, state) && in.reported(cs):
+		return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
+	case in.since(crr, state):
+		state.Message = "a new container was created; waiting for the kubelet to report it"
+		return 0, false, nil
+	case state.IsKilled:
+		state.Message = waitingMessage(cs)
+		return 0, false, nil
+	case in.state == runtimeapi.ContainerState_CONTAINER_EXITED:
+		state.Message = exitedMessage
+		return 0, false, nil
 	}
-	if !strategy(crr).ForceRecreate && cs != nil && cs.Started != nil && !*cs.Started {
+	// The instance predates the request and runs, or is starting: an
+	// instance the status does not report yet has not finished starting.
+	starting := !in.reported(cs) || cs.State.Running == nil || (cs.Started != nil && !*cs.Started)
+	if starting && !strategy(crr).ForceRecreate {
 		state.Message = "waiting for the container to finish starting before stopping it (forceRecreate stops it at once)"
 		return 0, false, nil
 	}
-	if err := e.stop(ctx, crr, pod, rt, c, deadline); err != nil {
+	stopped, err := e.stop(ctx, crr, pod, rt, c, in.id, deadline)
+	if err != nil || !stopped {
+		state.Message = exitedMessage
 		return 0, false, err
 	}
 	state.IsKilled = true
@@ -119,11 +139,14 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	return 0, true, nil
 }
 
-// stop runs the preStop hook and stops the container through the CRI
-// within the grace period, unless it has exited already.
-func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, deadline time.Time) error {
-	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
-	id := runtimeID(c.StatusContext.ContainerID)
+// exitedMessage says that a container exited without this request's stop.
+const exitedMessage = "the container exited without being stopped; waiting for the kubelet to start a new one"
+
+// stop runs the preStop hook and stops the container's instance id through
+// the CRI within the grace period, unless it has exited already; it says
+// whether it stopped it.
+func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, id string, deadline time.Time) (bool, error) {
+	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name, "containerID", id)
 	grace := defaultGrace
 	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
@@ -135,13 +158,12 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 		pctx, cancelDeadline = context.WithDeadline(pctx, deadline)
 		defer cancelDeadline()
 	}
-	// A container that has exited was stopped already (by this request, seen
-	// through a stale cache, or by a crash): neither its preStop nor its stop
-	// runs twice.
+	// A container that has exited (by a crash, or by this request's stop
+	// seen through a stale cache) gets neither its preStop nor a stop.
 	if cur, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); err == nil &&
 		cur.Status.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-		log.Info("container already exited; not running its preStop or stopping it again")
-		return nil
+		log.Info("container already exited; not running its preStop or stopping it")
+		return false, nil
 	}
 	start := time.Now()
 	if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
@@ -150,7 +172,7 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	}
 	phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		return fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
+		return false, fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
 	}
 	// What is left of the grace, and no more than is left until the
 	// request's deadline: a request never stops a container after it
@@ -168,12 +190,12 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	e.event(crr, pod, corev1.EventTypeNormal, "StoppingContainer", "container %s (grace %s)", c.Name, left.Round(time.Second))
 	stopStart := time.Now()
 	if _, err := rt.Runtime.StopContainer(stopCtx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: seconds}); err != nil && status.Code(err) != codes.NotFound {
-		return fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
+		return false, fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
 	}
 	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
 	e.stoppedAt.Store(stopKey(crr, c.Name), time.Now())
 	log.Info("stopped container", "took", time.Since(stopStart).Round(time.Millisecond).String())
-	return nil
+	return true, nil
 }
 
 // waitStarted checks the new container: running (and ready, where it has a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +25,8 @@ const defaultTerminationGracePeriodSeconds int64 = 30
 // CRRMutator admits a ContainerRecreateRequest when it is created, in one
 // call: it fills in what the daemon needs from its pod (the labels that
 // route the request to its node, each container's identity at this moment
-// (statusContext), its preStop and ports, the strategy's defaults), rejects
-// a request that cannot be carried out (each rejection names the field) or
+// (statusContext), its preStop and ports, the strategy's defaults, and
+// the moment it was admitted, to the nanosecond), rejects a request that cannot be carried out (each rejection names the field) or
 // that sets fields only the system may set, and, unless Authorizer is nil,
 // lets only users who may delete the pod create one. Validating at this
 // stage rather than in a validating webhook spares every request a second
@@ -54,6 +55,7 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	mutated := crr.DeepCopy()
 	defaultStrategy(mutated)
 	annotateContainers(mutated)
+	mutated.Annotations[v1beta1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
 	// Whether the user may disrupt the pod does not depend on what the pod
 	// holds: ask while the pod is read, as the request waits for both.
 	authz := authorize(ctx, m.Authorizer, req, crr.Spec.PodName)

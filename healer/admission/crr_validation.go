@@ -71,7 +71,8 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 	return errs
 }
 
-// validateUpdate keeps the spec and the routing labels as they were created.
+// validateUpdate keeps the spec, the routing labels and the admission time
+// as they were created.
 func validateUpdate(old, updated *v1beta1.ContainerRecreateRequest) field.ErrorList {
 	var errs field.ErrorList
 	if !equality.Semantic.DeepEqual(old.Spec, updated.Spec) {
@@ -82,6 +83,9 @@ func validateUpdate(old, updated *v1beta1.ContainerRecreateRequest) field.ErrorL
 		if old.Labels[key] != updated.Labels[key] {
 			errs = append(errs, field.Forbidden(labels.Key(key), "is set when the request is created and is immutable"))
 		}
+	}
+	if old.Annotations[v1beta1.RequestedAtAnnotation] != updated.Annotations[v1beta1.RequestedAtAnnotation] {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(v1beta1.RequestedAtAnnotation), "is set when the request is created and is immutable"))
 	}
 	if _, was := old.Labels[v1beta1.ActiveLabel]; !was {
 		if _, is := updated.Labels[v1beta1.ActiveLabel]; is {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,9 +95,12 @@ func TestCreateInjectsFromThePod(t *testing.T) {
 	pod := createPod(t, ns, "web", nil)
 
 	crr := newCRR(ns, "ok", "app", "sidecar")
+	crr.Annotations = map[string]string{v1beta1.RequestedAtAnnotation: "2020-01-01T00:00:00Z"}
+	before := time.Now()
 	if err := admin.Create(context.Background(), crr); err != nil {
 		t.Fatalf("create: %v", err)
 	}
+	after := time.Now()
 	got := &v1beta1.ContainerRecreateRequest{}
 	if err := admin.Get(context.Background(), clientKey(crr), got); err != nil {
 		t.Fatal(err)
@@ -106,6 +110,12 @@ func TestCreateInjectsFromThePod(t *testing.T) {
 		if got.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, got.Labels[k], v)
 		}
+	}
+	// The admission time is the webhook's, to the nanosecond, whatever the
+	// user wrote.
+	if at, err := time.Parse(time.RFC3339Nano, got.Annotations[v1beta1.RequestedAtAnnotation]); err != nil || at.Before(before) || at.After(after) {
+		t.Errorf("annotation %s = %q (%v), want the admission's time, between %s and %s", v1beta1.RequestedAtAnnotation,
+			got.Annotations[v1beta1.RequestedAtAnnotation], err, before.Format(time.RFC3339Nano), after.Format(time.RFC3339Nano))
 	}
 	app, side := got.Spec.Containers[0], got.Spec.Containers[1]
 	if sc := app.StatusContext; sc == nil || sc.ContainerID != "containerd://app1" || sc.RestartCount != 2 {
@@ -163,6 +173,9 @@ func TestUpdateKeepsSpecAndRoutingLabels(t *testing.T) {
 		{"pod-uid label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.PodUIDLabel] = "other" }, "metadata.labels[crr.apps.kruise.io/pod-uid]: Forbidden"},
 		{"node-name label", func(c *v1beta1.ContainerRecreateRequest) { delete(c.Labels, v1beta1.NodeNameLabel) }, "metadata.labels[crr.apps.kruise.io/node-name]: Forbidden"},
 		{"other label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels["team"] = "shop" }, ""},
+		{"requested-at annotation", func(c *v1beta1.ContainerRecreateRequest) {
+			c.Annotations[v1beta1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+		}, "metadata.annotations[rejuv.dev/requested-at]: Forbidden: is set when the request is created and is immutable"},
 		{"active label removed", func(c *v1beta1.ContainerRecreateRequest) { delete(c.Labels, v1beta1.ActiveLabel) }, ""},
 		{"active label back", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.ActiveLabel] = "true" }, "cannot be set again once the request has completed"},
 	}

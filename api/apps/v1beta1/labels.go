@@ -22,6 +22,11 @@ const (
 	ContainersAnnotation = "rejuv.dev/containers"
 	// ResultAnnotation carries, in v1alpha1, status.result.
 	ResultAnnotation = "rejuv.dev/result"
+	// RequestedAtAnnotation is when the webhook admitted the request, in
+	// RFC 3339 with nanoseconds (creationTimestamp has whole seconds): a
+	// container instance created after it counts as recreated. Set by the
+	// webhook, immutable.
+	RequestedAtAnnotation = "rejuv.dev/requested-at"
 )
 
 // PodReadyCondition is the pod readiness gate (and condition type) through
