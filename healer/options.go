@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -61,7 +62,12 @@ type Options struct {
 	NodeLostGrace                  time.Duration
 	PickupTimeout                  time.Duration
 	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
-	RuleDeadline             time.Duration
+	RuleDeadline time.Duration
+	// PolicyWorkers is how many policies are reconciled at once.
+	PolicyWorkers int
+	// PolicyEvaluationBudget bounds one pass of a policy's rules over its
+	// pods; a policy over it halts.
+	PolicyEvaluationBudget   time.Duration
 	CertCheckInterval        time.Duration
 	webhookURLHostForCertSAN string
 }
@@ -91,6 +97,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
 	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")
+	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
+	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
 	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
 }
 
@@ -135,10 +143,13 @@ func (o *Options) Validate() error {
 			o.webhookURLHostForCertSAN = host
 		}
 	}
-	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--rule-deadline": o.RuleDeadline, "--cert-check-interval": o.CertCheckInterval} {
+	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--rule-deadline": o.RuleDeadline, "--policy-evaluation-budget": o.PolicyEvaluationBudget, "--cert-check-interval": o.CertCheckInterval} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))
 		}
+	}
+	if o.PolicyWorkers < 1 {
+		errs = append(errs, fmt.Errorf("--policy-workers: %d must be at least 1", o.PolicyWorkers))
 	}
 	return errors.Join(errs...)
 }

@@ -32,6 +32,7 @@ func TestOptionsValidate(t *testing.T) {
 		{args: []string{"--crr-executor=rejuv", "--mutating-webhook-configuration="}, want: []string{"--mutating-webhook-configuration: must not be empty with --cert-management=self"}},
 		{args: []string{"--crr-executor=kruise"}, want: []string{`--crr-executor: "kruise" is not "rejuv" or "openkruise"`}},
 		{args: []string{"--webhook-port=0", "--pickup-timeout=0s"}, want: []string{"--webhook-port: 0 is not a TCP port", "--pickup-timeout: 0s must be positive"}},
+		{args: []string{"--policy-workers=0", "--policy-evaluation-budget=0s"}, want: []string{"--policy-workers: 0 must be at least 1", "--policy-evaluation-budget: 0s must be positive"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -51,6 +52,15 @@ func TestOptionsValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPolicyIsolationDefaults: policies are reconciled by several workers,
+// each pass within a budget, unless the flags say otherwise.
+func TestPolicyIsolationDefaults(t *testing.T) {
+	o := parsed(t)
+	if o.PolicyWorkers != 4 || o.PolicyEvaluationBudget.String() != "10s" {
+		t.Errorf("--policy-workers %d, --policy-evaluation-budget %s; want 4 and 10s", o.PolicyWorkers, o.PolicyEvaluationBudget)
 	}
 }
 

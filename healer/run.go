@@ -104,7 +104,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	recreatepolicy.RegisterMetrics()
 	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, Log: log.WithName("rego")})
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
-		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests}
+		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
+		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget}
 	if err := policies.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
 	}

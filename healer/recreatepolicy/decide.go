@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -40,7 +39,7 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 		err := d.r.Requests.create(ctx, d.r.Client, crr)
 		switch {
 		case err == nil:
-			d.r.expected.created(types.NamespacedName{Namespace: d.p.Namespace, Name: d.p.Name}, crr, d.now)
+			d.r.expected.created(crr, d.now)
 			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
 				"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, crr.Name, c.Reason)
 			d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // expectationTTL is how long a created request is counted while the cache
@@ -15,12 +16,13 @@ import (
 const expectationTTL = time.Minute
 
 // expectations are the requests the controller created that its cache may
-// not hold yet, per policy, as the workload controllers keep theirs: the
-// next pass counts them as if listed, so that no limit (maxUnavailable,
-// maxPerHour, the budgets, in flight) is computed without them.
+// not hold yet, per namespace, as the workload controllers keep theirs: the
+// next pass of any policy of the namespace counts them as if listed, so
+// that no limit (maxUnavailable, maxPerHour, the disruption budgets, in
+// flight) is computed without them.
 type expectations struct {
-	mu       sync.Mutex
-	byPolicy map[types.NamespacedName]map[string]expected
+	mu          sync.Mutex
+	byNamespace map[string]map[string]expected
 }
 
 type expected struct {
@@ -28,25 +30,26 @@ type expected struct {
 	created time.Time
 }
 
-// created records a request the policy just created.
-func (e *expectations) created(policy types.NamespacedName, crr *appsv1beta1.ContainerRecreateRequest, now time.Time) {
+// created records a request a policy just created.
+func (e *expectations) created(crr *appsv1beta1.ContainerRecreateRequest, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.byPolicy == nil {
-		e.byPolicy = map[types.NamespacedName]map[string]expected{}
+	if e.byNamespace == nil {
+		e.byNamespace = map[string]map[string]expected{}
 	}
-	if e.byPolicy[policy] == nil {
-		e.byPolicy[policy] = map[string]expected{}
+	if e.byNamespace[crr.Namespace] == nil {
+		e.byNamespace[crr.Namespace] = map[string]expected{}
 	}
-	e.byPolicy[policy][crr.Name] = expected{crr: *crr.DeepCopy(), created: now}
+	e.byNamespace[crr.Namespace][crr.Name] = expected{crr: *crr.DeepCopy(), created: now}
 }
 
-// merge adds to listed the policy's requests the cache does not show yet,
-// and forgets those it shows and those expected for too long.
-func (e *expectations) merge(policy types.NamespacedName, listed []appsv1beta1.ContainerRecreateRequest, now time.Time) []appsv1beta1.ContainerRecreateRequest {
+// merge adds to listed, the namespace's requests, those the policies
+// created that the cache does not show yet, and forgets those it shows and
+// those expected for too long.
+func (e *expectations) merge(namespace string, listed []appsv1beta1.ContainerRecreateRequest, now time.Time) []appsv1beta1.ContainerRecreateRequest {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	pending := e.byPolicy[policy]
+	pending := e.byNamespace[namespace]
 	if len(pending) == 0 {
 		return listed
 	}
@@ -63,7 +66,7 @@ func (e *expectations) merge(policy types.NamespacedName, listed []appsv1beta1.C
 		}
 	}
 	if len(pending) == 0 {
-		delete(e.byPolicy, policy)
+		delete(e.byNamespace, namespace)
 	}
 	return listed
 }
@@ -71,6 +74,14 @@ func (e *expectations) merge(policy types.NamespacedName, listed []appsv1beta1.C
 // forget drops a deleted policy's expectations.
 func (e *expectations) forget(policy types.NamespacedName) {
 	e.mu.Lock()
-	delete(e.byPolicy, policy)
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	pending := e.byNamespace[policy.Namespace]
+	for name, x := range pending {
+		if x.crr.Labels[planner.PolicyLabel] == policy.Name {
+			delete(pending, name)
+		}
+	}
+	if len(pending) == 0 {
+		delete(e.byNamespace, policy.Namespace)
+	}
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -53,5 +56,55 @@ func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
 	}
 	if !decided(t, p, v1alpha1.OutcomeRateLimited) {
 		t.Errorf("no RateLimited decision: %+v", getPolicy(t, p).Status.RecentDecisions)
+	}
+}
+
+// TestDisruptionBudgetCountsOtherPoliciesRequestsTheCacheMisses: two
+// policies select the same pods under a PodDisruptionBudget that allows one
+// disruption. The first creates a request; the second's pass, reading a
+// cache that does not show that request yet, must still count it and hold
+// its own back.
+func TestDisruptionBudgetCountsOtherPoliciesRequestsTheCacheMisses(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	var behind atomic.Bool
+	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Client = interceptor.NewClient(watching, interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if _, ok := list.(*appsv1beta1.ContainerRecreateRequestList); ok && behind.Load() {
+			return nil // the cache has not seen any request yet
+		}
+		return cl.List(ctx, list, opts...)
+	}})
+	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	if err := admin.Create(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	setPDBStatus(t, pdb, 3, 2, 3)
+	spec := rulePolicy("web", annotated)
+	spec.Limits.MaxMatchingPercent = new(int32(100))
+	first, second := createPolicy(t, ns, "first", spec), createPolicy(t, ns, "second", spec)
+	annotate(t, pods[0])
+	c.reconcile(t, first)
+	if n := len(requestsOf(t, first)); n != 1 {
+		t.Fatalf("the first policy created %d requests, want 1", n)
+	}
+	unannotate(t, pods[0])
+	annotate(t, pods[1])
+	behind.Store(true)
+	c.clock.Step(time.Second)
+	c.reconcile(t, second)
+	if n := len(requestsOf(t, second)); n != 0 {
+		t.Errorf("the second policy created %d requests while the first's is in flight and the budget allows one disruption", n)
+	}
+	if !decided(t, second, v1alpha1.OutcomeDisruptionBudget) {
+		t.Errorf("no DisruptionBudget decision: %+v", getPolicy(t, second).Status.RecentDecisions)
 	}
 }

@@ -38,9 +38,17 @@ type Reconciler struct {
 	// (default v1beta1).
 	Requests RequestVersion
 
-	mu        sync.Mutex
-	histories map[types.NamespacedName]*history
-	expected  expectations
+	// Workers is how many policies are reconciled at once (default 1).
+	Workers int
+	// EvaluationBudget bounds how long one pass may evaluate a policy's
+	// rules over its pods (default DefaultEvaluationBudget); a policy over
+	// it halts.
+	EvaluationBudget time.Duration
+
+	mu         sync.Mutex
+	histories  map[types.NamespacedName]*history
+	expected   expectations
+	namespaces namespaceLocks
 }
 
 // +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
@@ -79,12 +87,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	crrs, err := r.Requests.list(ctx, r.Client, p.Namespace)
+
+	// Rules first, outside the namespace's lock: they are the costly part.
+	var v *verdicts
+	if program != nil && !r.overBudget(p) {
+		facts, err := r.requestFacts(ctx, p, byName, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		hist := r.history(req.NamespacedName, pods)
+		evaluated := r.evaluate(ctx, p, program, spec, pods, facts, hist, now)
+		v = &evaluated
+	}
+
+	// Then the decisions, one policy of the namespace at a time, from the
+	// requests as they are now: another policy may have created some while
+	// these rules ran.
+	unlock := r.namespaces.lock(p.Namespace)
+	defer unlock()
+	facts, err := r.requestFacts(ctx, p, byName, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	crrs = r.expected.merge(req.NamespacedName, crrs, now)
-	facts := gatherRequests(p.Name, crrs, byName, now)
 	situation, err := r.situation(ctx, p, spec, pods, facts, now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -94,26 +118,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var requeue time.Duration
 	evalFailures := ""
 
-	// Rules first: they heal pods that are in trouble now.
-	if program != nil {
-		hist := r.history(req.NamespacedName, pods)
-		v := r.evaluate(ctx, p, program, spec, pods, facts, hist, now)
+	// Rule decisions first: they heal pods that are in trouble now.
+	if v != nil {
 		p.Status.LastEvaluationTime = &metav1.Time{Time: now}
 		p.Status.NoData = v.noData
-		situation.Matching = len(v.candidates)
-		r.reportEvaluation(p, v)
+		r.reportEvaluation(p, *v)
 		evalFailures = v.failureText()
-		if situation.Halted() {
-			r.halt(p, v1alpha1.ReasonBlastRadius, situation.HaltMessage())
-		} else if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonBlastRadius {
-			r.unhalt(p)
-		}
-		for _, c := range v.candidates {
-			if err := d.decide(ctx, situation, c); err != nil {
-				return ctrl.Result{}, err
+		if v.budget != nil {
+			r.halt(p, v1alpha1.ReasonEvaluationBudget, v.budget.message(len(pods), r.evaluationBudget()))
+		} else {
+			r.unhaltFor(p, v1alpha1.ReasonEvaluationBudget)
+			situation.Matching = len(v.candidates)
+			if situation.Halted() {
+				r.halt(p, v1alpha1.ReasonBlastRadius, situation.HaltMessage())
+			} else {
+				r.unhaltFor(p, v1alpha1.ReasonBlastRadius)
 			}
+			for _, c := range v.candidates {
+				if err := d.decide(ctx, situation, c); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+			requeue = spec.EvaluationInterval
 		}
-		requeue = spec.EvaluationInterval
 	}
 
 	if spec.Schedule != nil {
@@ -125,6 +152,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			requeue = next
 		}
 	}
+	unlock()
 
 	r.finishStatus(p, facts, situation, len(pods), evalFailures)
 	decided := d.decisions
@@ -150,6 +178,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.V(1).Info("policy reconciled", "selected", len(pods), "requeueAfter", requeue)
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// requestFacts reads the namespace's requests, with those created but not
+// yet in the cache, and sums up what they say of the policy's pods.
+func (r *Reconciler) requestFacts(ctx context.Context, p *v1alpha1.RecreatePolicy, byName map[string]*corev1.Pod, now time.Time) (*requestFacts, error) {
+	crrs, err := r.Requests.list(ctx, r.Client, p.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	crrs = r.expected.merge(p.Namespace, crrs, now)
+	return gatherRequests(p.Name, crrs, byName, now), nil
 }
 
 // check parses the spec and compiles the rules, setting the conditions

@@ -22,6 +22,9 @@ type verdicts struct {
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
 	failures map[string]failure
+	// budget is set when the pass ran out of the evaluation budget; the
+	// pods after that were not evaluated.
+	budget *overBudgetPass
 }
 
 type failure struct {
@@ -29,15 +32,20 @@ type failure struct {
 	err  error
 }
 
-// evaluate runs the program for every selected pod. Several rules matching
-// one pod make one candidate: the containers of all, the trigger of the
-// first, the reasons of all.
+// evaluate runs the program for every selected pod, within the evaluation
+// budget. Several rules matching one pod make one candidate: the
+// containers of all, the trigger of the first, the reasons of all.
 func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) verdicts {
 	v := verdicts{failures: map[string]failure{}}
 	type noDataKey struct{ rule, signal string }
 	noData := map[noDataKey]int{}
 	start := time.Now()
-	for _, pod := range pods {
+	budget := r.evaluationBudget()
+	for i, pod := range pods {
+		if took := time.Since(start); took > budget {
+			v.budget = &overBudgetPass{evaluated: i, took: took}
+			break
+		}
 		names := spec.Containers.Candidates(pod)
 		if len(names) == 0 {
 			continue

@@ -238,13 +238,6 @@ func TestEndlessRuleIsReported(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 100*time.Millisecond)
 	pods := createPods(t, ns, "web", 1, c.clock.Now().Add(-time.Hour))
-	endless := `package loop
-import rego.v1
-recreate contains c.name if {
-	some c in input.containers
-	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
-}
-`
 	bad := createPolicy(t, ns, "endless", rulePolicy("web", endless))
 	spec := rulePolicy("web", annotated)
 	spec.Limits.MaxMatchingPercent = new(int32(100))

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	workers "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -21,7 +22,8 @@ import (
 )
 
 // SetupWithManager registers the controller: policies (on spec changes),
-// their requests, and the pods they select.
+// their requests, and the pods they select, reconciled by Workers workers
+// (a policy is never reconciled by two at once).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -31,6 +33,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("recreatepolicy").
+		WithOptions(workers.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(r.Requests.object()).
 		Watches(&corev1.Pod{}, r.podEvents()).

@@ -33,6 +33,13 @@ func (r *Reconciler) unhalt(p *v1alpha1.RecreatePolicy) {
 	r.setCondition(p, v1alpha1.ConditionHalted, false, v1alpha1.ReasonNotHalted, "")
 }
 
+// unhaltFor lifts a halt for reason, and no other.
+func (r *Reconciler) unhaltFor(p *v1alpha1.RecreatePolicy, reason string) {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason {
+		r.unhalt(p)
+	}
+}
+
 // reportEvaluation makes rule failures visible: a Warning event and the
 // Ready condition's message, while the policy keeps acting on the others.
 func (r *Reconciler) reportEvaluation(p *v1alpha1.RecreatePolicy, v verdicts) {

@@ -12,8 +12,9 @@ const (
 	// zone does not parse.
 	ConditionScheduleValid = "ScheduleValid"
 	// ConditionHalted is True when the policy stopped itself: its rules
-	// matched more than limits.maxMatchingPercent, or a scheduled run had a
-	// failed request.
+	// matched more than limits.maxMatchingPercent, a scheduled run had a
+	// failed request, or evaluating its rules took longer than the
+	// manager's per-pass budget.
 	ConditionHalted = "Halted"
 	// ConditionBudgetExhausted is True while limits.maxPerHour holds
 	// recreations back.
@@ -49,6 +50,10 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonBlastRadius: the rules matched more than maxMatchingPercent.
 	ReasonBlastRadius = "BlastRadius"
+	// ReasonEvaluationBudget: one pass over the selected pods took longer
+	// than the manager's --policy-evaluation-budget; the rules are not
+	// evaluated again until the spec changes.
+	ReasonEvaluationBudget = "EvaluationBudget"
 	// ReasonRunFailed: a request of a scheduled run failed.
 	ReasonRunFailed = "RunFailed"
 	// ReasonNotHalted: the policy is not halted.

@@ -1,0 +1,43 @@
+package recreatepolicy
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// DefaultEvaluationBudget is how long one pass may evaluate a policy's
+// rules over its pods when the Reconciler sets no budget: a hundred times
+// what ten thousand pods cost with the built-in rules.
+const DefaultEvaluationBudget = 10 * time.Second
+
+// overBudgetPass is a pass that ran out of the evaluation budget.
+type overBudgetPass struct {
+	evaluated int
+	took      time.Duration
+}
+
+func (o *overBudgetPass) message(selected int, budget time.Duration) string {
+	return fmt.Sprintf("evaluating the rules took %s for %d of the %d selected pods, over the budget of %s per pass (the manager's --policy-evaluation-budget): "+
+		"the rules are not evaluated again until the policy's spec changes (make the rules cheaper or select fewer pods)",
+		o.took.Round(time.Millisecond), o.evaluated, selected, budget)
+}
+
+func (r *Reconciler) evaluationBudget() time.Duration {
+	if r.EvaluationBudget > 0 {
+		return r.EvaluationBudget
+	}
+	return DefaultEvaluationBudget
+}
+
+// overBudget says whether this generation of the policy has run out of
+// the evaluation budget already: its rules are not evaluated again, so
+// that one policy's slow rules cannot take a worker at every pass.
+func (r *Reconciler) overBudget(p *v1alpha1.RecreatePolicy) bool {
+	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonEvaluationBudget && c.ObservedGeneration == p.Generation
+}
