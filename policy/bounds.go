@@ -31,10 +31,19 @@ func init() {
 		}
 		return nil
 	})
+	bound("concat", concatBound)
+	bound("sprintf", sprintfBound)
+	for _, name := range []string{
+		"json.marshal", "json.marshal_with_options", "yaml.marshal", "urlquery.encode_object",
+		"internal.print", "sort", "equal", "neq", "strings.render_template",
+		"io.jwt.encode_sign", "io.jwt.encode_sign_raw",
+	} {
+		bound(name, sizeBound(name))
+	}
 }
 
-// bound makes the built-in name check its operands first; operands that
-// are not numbers are left to OPA's own errors.
+// bound makes the built-in name check its operands first; operands of
+// the wrong type are left to OPA's own errors.
 func bound(name string, check func([]*ast.Term) error) {
 	orig := topdown.GetBuiltin(name)
 	if orig == nil {

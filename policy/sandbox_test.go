@@ -122,16 +122,31 @@ func TestSchemaAnnotationsReadNoFile(t *testing.T) {
 // rule, rather than allocating whatever the rule asks, which could take
 // down the manager in one call that no deadline interrupts.
 func TestBuiltinsThatAllocateByArgumentAreBounded(t *testing.T) {
+	const refs = "sprintf(\"%01000000d\", [1])\n\tbig := [x | some i in numbers.range(1, 1000)]\n\ty := "
 	cases := map[string]string{
 		"numbers.range":      `numbers.range(1, 200000)`,
 		"numbers.range huge": `numbers.range(0, 10000000000)`,
 		"numbers.range_step": `numbers.range_step(0, 2000000, 2)`,
 		"bits.lsh":           `bits.lsh(1, 100000)`,
+		// A thousand references to one 1 MB string cost little to build
+		// (and building more is bounded by the deadline); read whole,
+		// in one call no deadline interrupts, they are 1 GB.
+		"concat":       refs + `concat(",", big)`,
+		"concat sep":   `concat(sprintf("%01000000d", [1]), ["a", "b"])`,
+		"sprintf":      refs + `sprintf("%v", [big])`,
+		"sprintf pads": `sprintf(concat("", ["%01000000d" | some i in numbers.range(1, 10)]), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])`,
+		"json.marshal": refs + `json.marshal(big)`,
+		"yaml.marshal": refs + `yaml.marshal(big)`,
+		"sort":         refs + `sort(big)`,
+		"print":        refs + "1\n\tprint(big)",
+		"equal":        refs + `big == array.reverse(big)`,
 	}
 	for name, call := range cases {
 		t.Run(name, func(t *testing.T) {
 			module := "package big\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tx := " + call + "\n\tx != 0\n}\n"
-			p := program(t, Options{}, Rule{Name: "big", Module: module})
+			// A deadline long enough to build the operands: the bound, not
+			// the deadline, must stop the call.
+			p := program(t, Options{Deadline: 20 * time.Second}, Rule{Name: "big", Module: module})
 			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
 			if err != nil {
 				t.Fatal(err)
@@ -142,7 +157,9 @@ func TestBuiltinsThatAllocateByArgumentAreBounded(t *testing.T) {
 		})
 	}
 	// Within the bound they work as OPA documents.
-	module := "package small\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(1, 1000)) == 1000\n\tbits.lsh(1, 10) == 1024\n}\n"
+	module := "package small\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(1, 1000)) == 1000\n\tbits.lsh(1, 10) == 1024\n" +
+		"\tconcat(\",\", [\"a\", \"b\"]) == \"a,b\"\n\tsprintf(\"%05d %s\", [7, \"x\"]) == \"00007 x\"\n\tjson.marshal({\"a\": [1]}) == `{\"a\":[1]}`\n\tsort([2, 1]) == [1, 2]\n" +
+		"\tcount(sprintf(\"%01000000d\", [1])) == 1000000\n}\n"
 	res, err := program(t, Options{}, Rule{Name: "small", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"))
 	if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {
 		t.Errorf("within the bound: %v %v %v", err, res[0].Err, res[0].Matches)

@@ -1,0 +1,108 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// MaxValueBytes bounds what one call of a built-in that reads its operands
+// whole may read or write: the strings it joins, formats, serializes,
+// sorts or compares. Rego values share their parts, so a comprehension of a
+// hundred thousand references to one 1 MB string costs almost nothing to
+// build, while concat over it would allocate 100 GB at once, where no
+// deadline can interrupt it. A pod's document is a few kilobytes.
+const MaxValueBytes = 1 << 20
+
+// nodeBytes is what each element of a collection counts for.
+const nodeBytes = 8
+
+// sizeOver says whether the values, read whole, are over limit bytes. It
+// stops as soon as they are, so the check costs at most the bound.
+func sizeOver(limit int, values ...ast.Value) bool {
+	left := limit
+	for _, v := range values {
+		if !within(v, &left) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(v ast.Value, left *int) bool {
+	switch x := v.(type) {
+	case ast.String:
+		*left -= len(x)
+	case ast.Number:
+		*left -= len(x)
+	case *ast.Array:
+		x.Until(func(t *ast.Term) bool { *left -= nodeBytes; return !within(t.Value, left) })
+	case ast.Set:
+		x.Until(func(t *ast.Term) bool { *left -= nodeBytes; return !within(t.Value, left) })
+	case ast.Object:
+		x.Until(func(k, t *ast.Term) bool { *left -= nodeBytes; return !within(k.Value, left) || !within(t.Value, left) })
+	default:
+		*left -= nodeBytes
+	}
+	return *left >= 0
+}
+
+// sizeBound is the check of a built-in whose operands are read whole.
+func sizeBound(name string) func([]*ast.Term) error {
+	return func(ops []*ast.Term) error {
+		values := make([]ast.Value, len(ops))
+		for i, op := range ops {
+			values[i] = op.Value
+		}
+		if sizeOver(MaxValueBytes, values...) {
+			return fmt.Errorf("%s: its operands are over the sandbox's bound of %d bytes", name, MaxValueBytes)
+		}
+		return nil
+	}
+}
+
+// concatBound also counts the separator once per element.
+func concatBound(ops []*ast.Term) error {
+	sep, _ := ops[0].Value.(ast.String)
+	n := 0
+	switch c := ops[1].Value.(type) {
+	case *ast.Array:
+		n = c.Len()
+	case ast.Set:
+		n = c.Len()
+	}
+	if len(sep)*n > MaxValueBytes || sizeOver(MaxValueBytes-len(sep)*n, ops[1].Value) {
+		return fmt.Errorf("concat: the result would be over the sandbox's bound of %d bytes", MaxValueBytes)
+	}
+	return nil
+}
+
+// sprintfBound also counts the widths and precisions of the format's
+// verbs, which pad the result (Go caps each at a million).
+func sprintfBound(ops []*ast.Term) error {
+	format, _ := ops[0].Value.(ast.String)
+	padding := 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		for i++; i < len(format) && !isVerb(format[i]); i++ {
+			n := 0
+			for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+				n = min(n*10+int(format[i]-'0'), MaxValueBytes+1)
+			}
+			padding += n
+			if i < len(format) && isVerb(format[i]) {
+				break
+			}
+		}
+	}
+	if padding > MaxValueBytes || sizeOver(MaxValueBytes-padding, ops[0].Value, ops[1].Value) {
+		return fmt.Errorf("sprintf: the result would be over the sandbox's bound of %d bytes", MaxValueBytes)
+	}
+	return nil
+}
+
+func isVerb(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '%'
+}
