@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
 // TestDaemonRecoversFromContainerdRestart stops the node's containerd while
@@ -31,12 +32,12 @@ func TestDaemonRecoversFromContainerdRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if err := cluster.StopContainerd(); err != nil {
+	if err := cluster.Stop(harness.ComponentContainerd); err != nil {
 		t.Fatal(err)
 	}
 	// Longer than the daemon's check interval, so it notices.
 	time.Sleep(7 * time.Second)
-	if err := cluster.StartNodeContainerd(context.Background()); err != nil {
+	if err := cluster.Start(context.Background(), harness.ComponentContainerd); err != nil {
 		t.Fatalf("start containerd again: %v", err)
 	}
 

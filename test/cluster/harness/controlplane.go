@@ -72,6 +72,11 @@ func controllerManagerSpec(c Config) spec {
 			"--cluster-signing-cert-file="+c.pki("ca.crt"),
 			"--cluster-signing-key-file="+c.pki("ca.key"),
 			"--use-service-account-credentials=true",
+			// A lost node is NotReady after 20 s (40 s by default), so that
+			// tests of a lost node take seconds; the kubelet renews its
+			// lease every 4 s.
+			"--node-monitor-grace-period=20s",
+			"--node-monitor-period=2s",
 		))}
 }
 

@@ -1,0 +1,425 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// Faults on the real cluster. Each test asserts what an operator would
+// check afterwards: no container recreated twice, no budget exceeded, no
+// pod left NotReady or unrecreated.
+
+// rollingPolicy is an every-minute rolling restart of app, one pod at a
+// time, each new container running 3 s before the next pod goes.
+func rollingPolicy(ns, name, app string) *v1alpha1.RecreatePolicy {
+	return &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Schedule: &v1alpha1.Schedule{Cron: "* * * * *"},
+			Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
+			Recreate: v1alpha1.RecreateTemplate{Strategy: &v1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 3}},
+		},
+	}
+}
+
+// waitRunInFlight waits until the policy's run has recreated some pods
+// and has a request in flight.
+func waitRunInFlight(t *testing.T, c client.Client, ns, policy string, recreated int32) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		run := readPolicy(t, c, ns, policy).Status.Run
+		if run != nil && run.Recreated >= recreated {
+			for _, crr := range policyRequests(t, c, ns, policy) {
+				if crr.Status.Phase != v1beta1.PhaseCompleted {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run of %s/%s has no request in flight after %d pods: %+v", ns, policy, recreated, run)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// recreatedOncePerPod checks that the run recreated every pod of before
+// exactly once, in place.
+func recreatedOncePerPod(t *testing.T, c client.Client, ns, policy, selector string, before map[string]*corev1.Pod, run *v1alpha1.Run) {
+	t.Helper()
+	perPod := requestsPerPod(t, c, ns, policy, run)
+	after := waitPods(t, c, ns, selector, len(before))
+	for _, b := range before {
+		a := after[b.Name]
+		if a == nil || a.UID != b.UID {
+			t.Errorf("pod %s was replaced", b.Name)
+			continue
+		}
+		if perPod[b.Name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
+			t.Errorf("pod %s: %d requests, restartCount %d -> %d; want exactly one recreation", b.Name, perPod[b.Name],
+				containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
+		}
+	}
+}
+
+// TestAPIServerRestartDuringARollingRun stops the kube-apiserver for 6 s
+// while a rolling run has a request in flight, and starts it again: the
+// request and the run carry on, each pod is recreated once, never two at
+// a time. Not parallel: every test needs the API server.
+func TestAPIServerRestartDuringARollingRun(t *testing.T) {
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	before := testappDeployment(t, c, ns, "api", 3)
+	if err := c.Create(ctx, rollingPolicy(ns, "rolling", "api")); err != nil {
+		t.Fatal(err)
+	}
+	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
+	defer stopWatch()
+	waitRunInFlight(t, c, ns, "rolling", 1)
+	if err := cluster.Stop(harness.ComponentAPIServer); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	if err := cluster.Start(ctx, harness.ComponentAPIServer); err != nil {
+		t.Fatal(err)
+	}
+	run := finishRun(t, c, ns, "rolling")
+	if run.State != v1alpha1.RunCompleted || run.Recreated != 3 {
+		t.Fatalf("run %+v, want Completed with 3 pods recreated", run)
+	}
+	if most := stopWatch(); most > 1 {
+		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", most)
+	}
+	recreatedOncePerPod(t, c, ns, "rolling", "app=api", before, run)
+}
+
+// TestNodeLostDuringARequest stops the node's kubelet while the daemon
+// stops a container: with no kubelet to start the next container, the node
+// goes NotReady and the manager ends the request Failed once the node has
+// been NotReady for --node-lost-grace (10 s here). When the kubelet comes
+// back it starts the container again: stopped once, not twice. Not
+// parallel: every test's pods are on this node.
+func TestNodeLostDuringARequest(t *testing.T) {
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	crr, pod, before, _ := stubbornRequest(t, "node-lost")
+	if err := cluster.Stop(harness.ComponentKubelet); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	restarted := false
+	restart := func() {
+		if !restarted {
+			restarted = true
+			if err := cluster.Start(ctx, harness.ComponentKubelet); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer restart()
+	got, _ := waitCompleted(t, c, crr, 2*time.Minute)
+	ended := time.Since(stopped)
+	if got.Status.Result != v1beta1.ResultFailed || !strings.Contains(got.Status.Message, "is NotReady") || !strings.Contains(got.Status.Message, "no daemon can finish the request") {
+		t.Errorf("result %q, message %q; want Failed for the lost node", got.Status.Result, got.Status.Message)
+	}
+	if ended < 20*time.Second {
+		t.Errorf("the request ended %s after the kubelet stopped, before the node could be NotReady for the grace", ended)
+	}
+	if len(got.Status.ContainerRecreateStates) != 1 || !got.Status.ContainerRecreateStates[0].IsKilled {
+		t.Errorf("states %+v; the daemon stopped the container before the node was lost", got.Status.ContainerRecreateStates)
+	}
+	restart()
+	after := waitPod(t, pod.Namespace, pod.Name, "Ready again with a new container", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").ContainerID != before.ContainerID
+	})
+	// Give a stray second stop the time it would take.
+	time.Sleep(5 * time.Second)
+	after = waitPod(t, pod.Namespace, pod.Name, "Ready", podReady(true))
+	if n := containerStatus(after, "app").RestartCount - before.RestartCount; n != 1 {
+		t.Errorf("%d restarts once the kubelet returned, want 1", n)
+	}
+}
+
+// TestManagerDownWhileRequestsAreCreated scales the manager to zero while
+// a request is in flight: a new request is refused with an error that
+// names Rejuv's webhook, the request in flight is finished by the daemon,
+// and once the manager is back requests are admitted again. Not parallel:
+// every test needs the manager.
+func TestManagerDownWhileRequestsAreCreated(t *testing.T) {
+	s := rejuvStack(t)
+	c := s.Client
+	ctx := context.Background()
+	crr, pod, before, _ := stubbornRequest(t, "manager-down")
+	scale := func(n int) {
+		t.Helper()
+		if out, err := s.Kubectl(ctx, "--namespace", deploy.Namespace, "scale", "deployment/"+deploy.HealerDeployment, fmt.Sprintf("--replicas=%d", n)); err != nil {
+			t.Fatalf("scale the manager to %d: %v\n%s", n, err, out)
+		}
+	}
+	scale(0)
+	scaledUp := false
+	defer func() {
+		if !scaledUp {
+			scale(2)
+		}
+	}()
+	waitFor(t, "the manager's pods gone", func() bool {
+		pods, err := s.Pods(ctx, deploy.HealerSelector)
+		return err == nil && len(pods) == 0
+	})
+	second := newRequest(pod.Namespace, "refused", pod.Name, "app")
+	err := c.Create(ctx, second)
+	if err == nil || !strings.Contains(err.Error(), "mcrr.rejuv.dev") {
+		t.Errorf("create while the manager is down: %v; want a refusal naming the webhook mcrr.rejuv.dev", err)
+	}
+	got, _ := waitCompleted(t, c, crr, time.Minute)
+	if got.Status.Result != v1beta1.ResultSucceeded {
+		t.Errorf("the request in flight ended %q: %+v", got.Status.Result, got.Status.ContainerRecreateStates)
+	}
+	scale(2)
+	scaledUp = true
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	third := newRequest(pod.Namespace, "after", pod.Name, "app")
+	third.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(int64(1))}
+	if err := c.Create(ctx, third); err != nil {
+		t.Fatalf("create once the manager is back: %v", err)
+	}
+	if done, _ := waitCompleted(t, c, third, time.Minute); done.Status.Result != v1beta1.ResultSucceeded {
+		t.Errorf("the request after the manager came back ended %q", done.Status.Result)
+	}
+	after := waitPod(t, pod.Namespace, pod.Name, "Ready", podReady(true))
+	if n := containerStatus(after, "app").RestartCount - before.RestartCount; n != 2 {
+		t.Errorf("%d restarts for two requests, want 2", n)
+	}
+}
+
+// gatedNamespace creates a namespace whose pods get the readiness gate.
+func gatedNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-gate-", Labels: map[string]string{"rejuv.dev/readiness-gate": "enabled"}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	waitFor(t, "the namespace's default ServiceAccount", func() bool {
+		_, err := kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil
+	})
+	return ns.Name
+}
+
+// TestRequestDeletedMidFlight deletes a request while it holds its pod
+// NotReady for the unready grace: the pod is Ready again at once, and the
+// container is never stopped.
+func TestRequestDeletedMidFlight(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := gatedNamespace(t, c)
+	before := createPod(t, ns, testappPod("held"))
+	crr := newRequest(ns, "deleted", before.Name, "app")
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](30)}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, before.Name, "NotReady for the grace", podReady(false))
+	if err := c.Delete(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	waitPod(t, ns, before.Name, "Ready again", podReady(true))
+	if took := time.Since(deleted); took > 10*time.Second {
+		t.Errorf("the pod was Ready again %s after its request was deleted", took)
+	}
+	waitFor(t, "the request gone", func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(crr), &v1beta1.ContainerRecreateRequest{}))
+	})
+	time.Sleep(3 * time.Second)
+	after := waitPod(t, ns, before.Name, "Ready", podReady(true))
+	if s := containerStatus(after, "app"); s.ContainerID != containerStatus(before, "app").ContainerID || s.RestartCount != containerStatus(before, "app").RestartCount {
+		t.Errorf("the container was stopped although its request was deleted before the grace ended")
+	}
+}
+
+// TestPolicyDeletedMidRun deletes a policy while its rolling run has a
+// request in flight, its pods gated: the garbage collector deletes the
+// policy's requests, no pod is left NotReady, none is recreated twice and
+// no request is created afterwards.
+func TestPolicyDeletedMidRun(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := gatedNamespace(t, c)
+	before := testappDeployment(t, c, ns, "web", 3)
+	p := rollingPolicy(ns, "deleted", "web")
+	p.Spec.Recreate.Strategy.UnreadyGracePeriodSeconds = ptr.To[int64](2)
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitRunInFlight(t, c, ns, "deleted", 0)
+	if err := c.Delete(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the policy's requests deleted", func() bool {
+		list := &v1beta1.ContainerRecreateRequestList{}
+		return c.List(ctx, list, client.InNamespace(ns)) == nil && len(list.Items) == 0
+	})
+	time.Sleep(5 * time.Second)
+	after := waitPods(t, c, ns, "app=web", 3)
+	list := &v1beta1.ContainerRecreateRequestList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
+		t.Errorf("%d requests after the policy was deleted (%v)", len(list.Items), err)
+	}
+	for name, b := range before {
+		a := after[name]
+		if a == nil || a.UID != b.UID {
+			t.Errorf("pod %s was replaced", name)
+			continue
+		}
+		if n := containerStatus(a, "app").RestartCount - containerStatus(b, "app").RestartCount; n > 1 {
+			t.Errorf("pod %s restarted %d times", name, n)
+		}
+	}
+}
+
+// TestEvictionBySomeoneElseDuringARun evicts a pod through the eviction
+// API as a run starts, under a PodDisruptionBudget that allows one
+// disruption: between the eviction and the run, never fewer than the
+// budget's healthy pods, and the run still recreates every pod once.
+func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := newNamespace(t)
+	testappDeployment(t, c, ns, "evicted", 4)
+	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evicted"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: new(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "evicted"}},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the budget's status", func() bool {
+		pdb := &policyv1.PodDisruptionBudget{}
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "evicted"}, pdb) == nil && pdb.Status.CurrentHealthy == 4 && pdb.Status.DisruptionsAllowed == 1
+	})
+	p := rollingPolicy(ns, "rolling", "evicted")
+	p.Spec.Rollout.MaxUnavailable = new(intstr.FromString("50%"))
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	var next time.Time
+	waitFor(t, "the next run's time", func() bool {
+		n := readPolicy(t, c, ns, "rolling").Status.NextScheduleTime
+		if n != nil {
+			next = n.Time
+		}
+		return n != nil
+	})
+	stopWatch := watchHealthy(c, ns, map[string]string{"app": "evicted"})
+	defer stopWatch()
+	time.Sleep(time.Until(next) - 300*time.Millisecond)
+	pods := waitPods(t, c, ns, "app=evicted", 4)
+	var victim string
+	for name := range pods {
+		victim = name
+		break
+	}
+	if err := kube.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim}}); err != nil {
+		t.Fatalf("evict %s just before the run: %v", victim, err)
+	}
+	run := finishRun(t, c, ns, "rolling")
+	fewest := stopWatch()
+	if run.State != v1alpha1.RunCompleted {
+		t.Fatalf("run %+v, want Completed", run)
+	}
+	if fewest < 3 {
+		t.Errorf("%d healthy pods at one moment (Ready, not terminating, no request in flight); the budget keeps 3 of 4", fewest)
+	}
+	after := waitPods(t, c, ns, "app=evicted", 4)
+	perPod := requestsPerPod(t, c, ns, "rolling", run)
+	for name, n := range perPod {
+		if n > 1 {
+			t.Errorf("pod %s: %d requests in the run", name, n)
+		}
+		if after[name] == nil && name != victim {
+			t.Errorf("pod %s of the run is gone", name)
+		}
+	}
+}
+
+// watchHealthy samples, every 100 ms until stop is called, how many of the
+// pods matching labels are healthy as a PodDisruptionBudget counts them
+// (Ready, not terminating) and have no request in flight, and stop returns
+// the fewest seen at once.
+func watchHealthy(c client.Client, ns string, labels map[string]string) (stop func() int) {
+	ctx := context.Background()
+	var (
+		mu     sync.Mutex
+		fewest = -1
+	)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			pods := &corev1.PodList{}
+			crrs := &v1beta1.ContainerRecreateRequestList{}
+			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+				continue
+			}
+			busy := map[string]bool{}
+			for _, crr := range crrs.Items {
+				if crr.Status.Phase != v1beta1.PhaseCompleted {
+					busy[crr.Spec.PodName] = true
+				}
+			}
+			n := 0
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				if p.DeletionTimestamp == nil && podReady(true)(p) && !busy[p.Name] {
+					n++
+				}
+			}
+			mu.Lock()
+			if fewest < 0 || n < fewest {
+				fewest = n
+			}
+			mu.Unlock()
+		}
+	}()
+	var once sync.Once
+	return func() int {
+		once.Do(func() { close(done) })
+		mu.Lock()
+		defer mu.Unlock()
+		return fewest
+	}
+}
