@@ -169,18 +169,16 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 	if wait > 0 {
 		wake = append(wake, wait)
 	}
-	if err := r.holdUnready(ctx, crr, pod); err != nil {
+	// What this pass finds is written once.
+	status := crr.Status.DeepCopy()
+	if err := r.holdUnready(ctx, crr, pod, status); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.announceStart(crr, pod)
-	wait, err = r.checkPickup(ctx, crr, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if wait > 0 {
+	if wait := r.checkPickup(crr, status, now); wait > 0 {
 		wake = append(wake, wait)
 	}
-	return ctrl.Result{RequeueAfter: soonest(wake)}, nil
+	return ctrl.Result{RequeueAfter: soonest(wake)}, r.writeWatch(ctx, crr, status)
 }
 
 // requestPod reads the request's pod, nil when it is gone. The cache may be

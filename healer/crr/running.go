@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,9 +24,9 @@ const (
 
 // holdUnready takes the pod out of service before anything is stopped: when
 // the request asks for an unready grace and the pod has the KruisePodReady
-// gate, the gate's condition is set False and the request's PreRecreateGrace
+// gate, the gate's condition is set False and status's PreRecreateGrace
 // condition records since when. The daemon waits for that condition.
-func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) error {
+func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, status *v1beta1.ContainerRecreateRequestStatus) error {
 	s := crr.Spec.Strategy
 	if s == nil || s.UnreadyGracePeriodSeconds == nil || !hasReadinessGate(pod) {
 		return nil
@@ -37,8 +38,7 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecr
 	if err := setPodReady(ctx, r.Client, pod, corev1.ConditionFalse, reasonRecreating, msg); err != nil {
 		return err
 	}
-	updated := crr.DeepCopy()
-	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type:               v1beta1.ConditionPreRecreateGrace,
 		Status:             metav1.ConditionTrue,
 		Reason:             reasonPodUnready,
@@ -46,9 +46,6 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecr
 		ObservedGeneration: crr.Generation,
 		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
 	})
-	if err := r.Client.Status().Update(ctx, updated); err != nil {
-		return fmt.Errorf("record unready grace of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
-	}
 	return nil
 }
 
@@ -68,29 +65,37 @@ func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *c
 	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, "Recreate", note)
 }
 
-// checkPickup warns when no daemon has touched the request in time: the
-// daemon sets a phase (Pending when queued, Recreating when running) as
-// soon as it sees a request, so an empty phase means no daemon has.
-func (r *Reconciler) checkPickup(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, now time.Time) (time.Duration, error) {
+// checkPickup says in status when no daemon has touched the request in
+// time (the daemon sets a phase, Pending when queued, Recreating when
+// running, as soon as it sees a request, so an empty phase means no daemon
+// has), or how long until it would.
+func (r *Reconciler) checkPickup(crr *v1beta1.ContainerRecreateRequest, status *v1beta1.ContainerRecreateRequestStatus, now time.Time) time.Duration {
 	if crr.Status.Phase != "" {
-		return 0, nil
+		return 0
 	}
 	waited := now.Sub(crr.CreationTimestamp.Time)
 	if waited < r.PickupTimeout {
-		return r.PickupTimeout - waited, nil
+		return r.PickupTimeout - waited
 	}
-	node := crr.Labels[v1beta1.NodeNameLabel]
-	msg := fmt.Sprintf("no daemon has picked up this request within %s; is rejuv-daemon running on node %s?", r.PickupTimeout, node)
-	if crr.Status.Message == msg {
-		return 0, nil
+	status.Message = fmt.Sprintf("no daemon has picked up this request within %s; is rejuv-daemon running on node %s?", r.PickupTimeout, crr.Labels[v1beta1.NodeNameLabel])
+	return 0
+}
+
+// writeWatch writes what this pass found, in one write, and then tells of
+// a newly missing daemon.
+func (r *Reconciler) writeWatch(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, status *v1beta1.ContainerRecreateRequestStatus) error {
+	if equality.Semantic.DeepEqual(*status, crr.Status) {
+		return nil
 	}
 	updated := crr.DeepCopy()
-	updated.Status.Message = msg
+	updated.Status = *status
 	if err := r.Client.Status().Update(ctx, updated); err != nil {
-		return 0, fmt.Errorf("report missing daemon for ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
+		return fmt.Errorf("update status of ContainerRecreateRequest %s/%s: %w", crr.Namespace, crr.Name, err)
 	}
-	r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, reasonNotPickedUp, "Wait", msg)
-	return 0, nil
+	if status.Message != crr.Status.Message && crr.Status.Phase == "" {
+		r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, reasonNotPickedUp, "Wait", status.Message)
+	}
+	return nil
 }
 
 // countCreated counts a request once, when the manager first sees it

@@ -80,7 +80,7 @@ func recreatedOncePerPod(t *testing.T, c client.Client, ns, policy, selector str
 	}
 }
 
-// TestAPIServerRestartDuringARollingRun stops the kube-apiserver for 6 s
+// TestAPIServerRestartDuringARollingRun stops the kube-apiserver for 3 s
 // while a rolling run has a request in flight, and starts it again: the
 // request and the run carry on, each pod is recreated once, never two at
 // a time. Not parallel: every test needs the API server.
@@ -98,7 +98,7 @@ func TestAPIServerRestartDuringARollingRun(t *testing.T) {
 	if err := cluster.Stop(harness.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(6 * time.Second)
+	time.Sleep(3 * time.Second)
 	if err := cluster.Start(ctx, harness.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestAPIServerRestartDuringARollingRun(t *testing.T) {
 // TestNodeLostDuringARequest stops the node's kubelet while the daemon
 // stops a container: with no kubelet to start the next container, the node
 // goes NotReady and the manager ends the request Failed once the node has
-// been NotReady for --node-lost-grace (10 s here). When the kubelet comes
+// been NotReady for --node-lost-grace (20 s here). When the kubelet comes
 // back it starts the container again: stopped once, not twice. Not
 // parallel: every test's pods are on this node.
 func TestNodeLostDuringARequest(t *testing.T) {

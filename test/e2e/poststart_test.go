@@ -76,13 +76,13 @@ func TestRequestWhileTheKubeletRestartsTheContainer(t *testing.T) {
 			// The premise: the runtime already runs the next instance,
 			// which the status does not report.
 			var y *runtimeapi.Container
-			for deadline := time.Now().Add(5 * time.Second); y == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(20 * time.Second); y == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if all := instances(t, pod, "app"); len(all) > 1 && all[0].State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 					y = all[0]
 				}
 			}
 			if y == nil {
-				t.Fatal("the kubelet started no next instance within 5 s")
+				t.Fatal("the kubelet started no next instance within 20 s")
 			}
 			crr := newRequest(ns, name, pod.Name, "app")
 			crr.Spec.ActiveDeadlineSeconds = ptr.To[int64](90)

@@ -15,8 +15,10 @@ import (
 // kubeletConfig is the KubeletConfiguration for this machine: cgroupfs on
 // cgroup v1, swap tolerated, webhook authn/authz, its own directories,
 // image garbage collection off so locally imported images stay, and a node
-// lease renewed every 4 s, so that a stopped kubelet makes the node
-// NotReady within the controller manager's 20 s grace.
+// lease renewed and a status computed every 4 s, so that a stopped kubelet
+// makes the node NotReady within the controller manager's 20 s grace, and
+// a node marked NotReady while the API server was away is Ready again
+// within seconds.
 func kubeletConfig(c Config) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -55,6 +57,7 @@ rotateCertificates: false
 serverTLSBootstrap: false
 protectKernelDefaults: false
 nodeLeaseDurationSeconds: 16
+nodeStatusUpdateFrequency: 4s
 `, c.NodeIP(), c.Ports.Kubelet, c.Ports.KubeletHealthz, c.pki("kubelet.crt"), c.pki("kubelet.key"),
 		c.pki("ca.crt"), c.CRISocket(), c.podLogsDir())
 }
