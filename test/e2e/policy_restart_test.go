@@ -10,14 +10,16 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// TestPolicyRunSurvivesLeaderKilled: the manager replica that holds the
-// lease is deleted at once in the middle of a rolling run. The other
-// replica takes over; the run finishes, no container is recreated twice,
-// the budget is never exceeded. Not parallel: it kills the manager the
-// parallel tests need.
-func TestPolicyRunSurvivesLeaderKilled(t *testing.T) {
+// TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled: in the middle of a
+// rolling run, with a request in flight, the kube-apiserver is stopped for
+// 3 s and started again; later in the same run, the manager replica that
+// holds the lease is deleted at once and the other replica takes over. The
+// run finishes, no container is recreated twice, the budget is never
+// exceeded. Not parallel: every test needs the API server and the manager.
+func TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled(t *testing.T) {
 	s := rejuvStack(t)
 	c := s.Client
 	ctx := context.Background()
@@ -38,18 +40,17 @@ func TestPolicyRunSurvivesLeaderKilled(t *testing.T) {
 	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
 	defer stopWatch()
 
-	// Kill the manager once the run has recreated its first pod.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		run := readPolicy(t, c, ns, "crash").Status.Run
-		if run != nil && run.Recreated >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not get going: %+v", run)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// Restart the API server while the first pod's request is in flight,
+	// and kill the leader once the run has recreated two pods.
+	waitRunInFlight(t, c, ns, "crash", 0)
+	if err := cluster.Stop(harness.ComponentAPIServer); err != nil {
+		t.Fatal(err)
 	}
+	time.Sleep(3 * time.Second)
+	if err := cluster.Start(ctx, harness.ComponentAPIServer); err != nil {
+		t.Fatal(err)
+	}
+	waitRunInFlight(t, c, ns, "crash", 2)
 	leader, err := s.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -72,16 +73,5 @@ func TestPolicyRunSurvivesLeaderKilled(t *testing.T) {
 	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
 	}
-	perPod := requestsPerPod(t, c, ns, "crash", run)
-	after := waitPods(t, c, ns, "app=api", 4)
-	for _, b := range before {
-		a := after[b.Name]
-		if a == nil || a.UID != b.UID {
-			t.Errorf("pod %s was replaced", b.Name)
-			continue
-		}
-		if perPod[b.Name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
-			t.Errorf("pod %s: %d requests, restartCount %d -> %d; want exactly one recreation", b.Name, perPod[b.Name], containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
-		}
-	}
+	recreatedOncePerPod(t, c, ns, "crash", "app=api", before, run)
 }
