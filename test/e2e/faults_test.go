@@ -3,8 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,12 +126,12 @@ func TestNodeLostDuringARequest(t *testing.T) {
 		t.Errorf("states %+v; the daemon stopped the container before the node was lost", got.Status.ContainerRecreateStates)
 	}
 	restart()
-	after := waitPod(t, pod.Namespace, pod.Name, "Ready again with a new container", func(p *corev1.Pod) bool {
+	waitPod(t, pod.Namespace, pod.Name, "Ready again with a new container", func(p *corev1.Pod) bool {
 		return podReady(true)(p) && containerStatus(p, "app").ContainerID != before.ContainerID
 	})
 	// Give a stray second stop the time it would take.
 	time.Sleep(5 * time.Second)
-	after = waitPod(t, pod.Namespace, pod.Name, "Ready", podReady(true))
+	after := waitPod(t, pod.Namespace, pod.Name, "Ready", podReady(true))
 	if n := containerStatus(after, "app").RestartCount - before.RestartCount; n != 1 {
 		t.Errorf("%d restarts once the kubelet returned, want 1", n)
 	}
