@@ -17,12 +17,12 @@ const MaxValueBytes = 1 << 20
 // nodeBytes is what each element of a collection counts for.
 const nodeBytes = 8
 
-// sizeOver says whether the values, read whole, are over limit bytes. It
-// stops as soon as they are, so the check costs at most the bound.
-func sizeOver(limit int, values ...ast.Value) bool {
+// sizeOver says whether the operands, read whole, are over limit bytes.
+// It stops as soon as they are, so the check costs at most the bound.
+func sizeOver(limit int, ops ...*ast.Term) bool {
 	left := limit
-	for _, v := range values {
-		if !within(v, &left) {
+	for _, op := range ops {
+		if !within(op.Value, &left) {
 			return true
 		}
 	}
@@ -50,11 +50,7 @@ func within(v ast.Value, left *int) bool {
 // sizeBound is the check of a built-in whose operands are read whole.
 func sizeBound(name string) func([]*ast.Term) error {
 	return func(ops []*ast.Term) error {
-		values := make([]ast.Value, len(ops))
-		for i, op := range ops {
-			values[i] = op.Value
-		}
-		if sizeOver(MaxValueBytes, values...) {
+		if sizeOver(MaxValueBytes, ops...) {
 			return fmt.Errorf("%s: its operands are over the sandbox's bound of %d bytes", name, MaxValueBytes)
 		}
 		return nil
@@ -71,7 +67,7 @@ func concatBound(ops []*ast.Term) error {
 	case ast.Set:
 		n = c.Len()
 	}
-	if len(sep)*n > MaxValueBytes || sizeOver(MaxValueBytes-len(sep)*n, ops[1].Value) {
+	if len(sep)*n > MaxValueBytes || sizeOver(MaxValueBytes-len(sep)*n, ops[1]) {
 		return fmt.Errorf("concat: the result would be over the sandbox's bound of %d bytes", MaxValueBytes)
 	}
 	return nil
@@ -97,7 +93,7 @@ func sprintfBound(ops []*ast.Term) error {
 			}
 		}
 	}
-	if padding > MaxValueBytes || sizeOver(MaxValueBytes-padding, ops[0].Value, ops[1].Value) {
+	if padding > MaxValueBytes || sizeOver(MaxValueBytes-padding, ops[0], ops[1]) {
 		return fmt.Errorf("sprintf: the result would be over the sandbox's bound of %d bytes", MaxValueBytes)
 	}
 	return nil

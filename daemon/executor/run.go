@@ -106,15 +106,18 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	if err != nil {
 		return 0, false, err
 	}
-	switch {
-	case in == nil:
+	if in == nil {
 		state.Message = waitingMessage(cs)
 		return 0, false, nil
-	case in.since(crr, state) && in.reported(cs):
-		return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
-	case in.since(crr, state):
+	}
+	if in.since(crr, state) {
+		if in.reported(cs) {
+			return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
+		}
 		state.Message = "a new container was created; waiting for the kubelet to report it"
 		return 0, false, nil
+	}
+	switch {
 	case state.IsKilled:
 		state.Message = waitingMessage(cs)
 		return 0, false, nil

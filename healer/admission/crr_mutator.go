@@ -26,8 +26,9 @@ const defaultTerminationGracePeriodSeconds int64 = 30
 // call: it fills in what the daemon needs from its pod (the labels that
 // route the request to its node, each container's identity at this moment
 // (statusContext), its preStop and ports, the strategy's defaults, and
-// the moment it was admitted, to the nanosecond), rejects a request that cannot be carried out (each rejection names the field) or
-// that sets fields only the system may set, and, unless Authorizer is nil,
+// the moment it was admitted, to the nanosecond), rejects a request that
+// cannot be carried out (each rejection names the field) or that sets
+// fields only the system may set, and, unless Authorizer is nil,
 // lets only users who may delete the pod create one. Validating at this
 // stage rather than in a validating webhook spares every request a second
 // call and a second read of the pod; the validating webhook keeps the

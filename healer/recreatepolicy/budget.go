@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -38,6 +35,6 @@ func (r *Reconciler) evaluationBudget() time.Duration {
 // the evaluation budget already: its rules are not evaluated again, so
 // that one policy's slow rules cannot take a worker at every pass.
 func (r *Reconciler) overBudget(p *v1alpha1.RecreatePolicy) bool {
-	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonEvaluationBudget && c.ObservedGeneration == p.Generation
+	c := haltedFor(p, v1alpha1.ReasonEvaluationBudget)
+	return c != nil && c.ObservedGeneration == p.Generation
 }

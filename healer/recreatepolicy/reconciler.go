@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -320,9 +319,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 			run = p.Status.Run
 			started = true
 			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", len(pods), t.due.UTC().Format(time.RFC3339))
-			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Reason == v1alpha1.ReasonRunFailed {
-				r.unhalt(p)
-			}
+			r.unhaltFor(p, v1alpha1.ReasonRunFailed)
 		}
 	}
 	if run != nil && run.State == v1alpha1.RunRunning {

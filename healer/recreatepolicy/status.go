@@ -33,9 +33,19 @@ func (r *Reconciler) unhalt(p *v1alpha1.RecreatePolicy) {
 	r.setCondition(p, v1alpha1.ConditionHalted, false, v1alpha1.ReasonNotHalted, "")
 }
 
+// haltedFor returns the Halted condition when the policy is halted for
+// reason, else nil.
+func haltedFor(p *v1alpha1.RecreatePolicy, reason string) *metav1.Condition {
+	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
+		return nil
+	}
+	return c
+}
+
 // unhaltFor lifts a halt for reason, and no other.
 func (r *Reconciler) unhaltFor(p *v1alpha1.RecreatePolicy, reason string) {
-	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason {
+	if haltedFor(p, reason) != nil {
 		r.unhalt(p)
 	}
 }
