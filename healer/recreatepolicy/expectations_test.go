@@ -7,7 +7,6 @@ import (
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -16,15 +15,12 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
-// TestLimitsCountRequestsTheCacheMisses: the limits count the requests the
-// controller created even while its cache does not show them yet: a pass
-// that reads a cache behind the previous pass's create admits no more
-// than maxPerHour allows.
-func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
-	needsAPIServer(t)
-	ns := newNamespace(t)
-	c := newController(t, 0)
-	var behind atomic.Bool
+// cacheBehind gives the controller a client whose lists of requests come
+// back empty, as from a cache that has seen none, once the returned flag
+// is set.
+func cacheBehind(t *testing.T, c *controller) *atomic.Bool {
+	t.Helper()
+	behind := &atomic.Bool{}
 	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +31,18 @@ func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
 		}
 		return cl.List(ctx, list, opts...)
 	}})
+	return behind
+}
+
+// TestLimitsCountRequestsTheCacheMisses: the limits count the requests the
+// controller created even while its cache does not show them yet: a pass
+// that reads a cache behind the previous pass's create admits no more
+// than maxPerHour allows.
+func TestLimitsCountRequestsTheCacheMisses(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	behind := cacheBehind(t, c)
 	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
 	spec := rulePolicy("web", annotated)
 	spec.Limits.MaxPerHour = new(int32(1))
@@ -68,25 +76,9 @@ func TestDisruptionBudgetCountsOtherPoliciesRequestsTheCacheMisses(t *testing.T)
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	c := newController(t, 0)
-	var behind atomic.Bool
-	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Client = interceptor.NewClient(watching, interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-		if _, ok := list.(*appsv1beta1.ContainerRecreateRequestList); ok && behind.Load() {
-			return nil // the cache has not seen any request yet
-		}
-		return cl.List(ctx, list, opts...)
-	}})
+	behind := cacheBehind(t, c)
 	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}
-	if err := admin.Create(context.Background(), pdb); err != nil {
-		t.Fatal(err)
-	}
+	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
 	setPDBStatus(t, pdb, 3, 2, 3)
 	spec := rulePolicy("web", annotated)
 	spec.Limits.MaxMatchingPercent = new(int32(100))

@@ -206,13 +206,7 @@ func TestDisruptionBudgetHoldsBack(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(2)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}
-	if err := admin.Create(context.Background(), pdb); err != nil {
-		t.Fatal(err)
-	}
+	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(2))})
 	p := createPolicy(t, ns, "guarded", rulePolicy("web", annotated))
 	annotate(t, pods[0])
 	c.reconcile(t, p)
@@ -290,6 +284,18 @@ func TestInvalidPolicyIsReported(t *testing.T) {
 	}
 }
 
+// createPDB creates a PodDisruptionBudget named app over the pods
+// labelled app=app.
+func createPDB(t *testing.T, ns, app string, spec policyv1.PodDisruptionBudgetSpec) *policyv1.PodDisruptionBudget {
+	t.Helper()
+	spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app}, Spec: spec}
+	if err := admin.Create(context.Background(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	return pdb
+}
+
 // setPDBStatus plays the disruption controller.
 func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, healthy, desired, expected int32) {
 	t.Helper()
@@ -309,13 +315,7 @@ func TestDisruptionBudgetChargesRequestsInFlight(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}
-	if err := admin.Create(context.Background(), pdb); err != nil {
-		t.Fatal(err)
-	}
+	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
 	setPDBStatus(t, pdb, 4, 3, 4)
 	spec := rulePolicy("web", annotated)
 	spec.Limits.MaxMatchingPercent = new(int32(100))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -292,19 +291,7 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	testappDeployment(t, c, ns, "evicted", 4)
-	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evicted"},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: new(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "evicted"}},
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the budget's status", func() bool {
-		pdb := &policyv1.PodDisruptionBudget{}
-		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "evicted"}, pdb) == nil && pdb.Status.CurrentHealthy == 4 && pdb.Status.DisruptionsAllowed == 1
-	})
+	budgetOfOne(t, c, ns, "evicted", 4)
 	p := rollingPolicy(ns, "rolling", "evicted")
 	p.Spec.Rollout.MaxUnavailable = new(intstr.FromString("50%"))
 	if err := c.Create(ctx, p); err != nil {
@@ -355,49 +342,40 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 // (Ready, not terminating) and have no request in flight, and stop returns
 // the fewest seen at once.
 func watchHealthy(c client.Client, ns string, labels map[string]string) (stop func() int) {
-	ctx := context.Background()
-	var (
-		mu     sync.Mutex
-		fewest = -1
-	)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
+	fewest := -1
+	stopWatch := watchPods(c, ns, labels, 100*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
+		n := 0
+		for i := range pods {
+			if p := &pods[i]; p.DeletionTimestamp == nil && podReady(true)(p) && !busy[p.Name] {
+				n++
 			}
-			pods := &corev1.PodList{}
-			crrs := &v1beta1.ContainerRecreateRequestList{}
-			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
-				continue
-			}
-			busy := map[string]bool{}
-			for _, crr := range crrs.Items {
-				if crr.Status.Phase != v1beta1.PhaseCompleted {
-					busy[crr.Spec.PodName] = true
-				}
-			}
-			n := 0
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.DeletionTimestamp == nil && podReady(true)(p) && !busy[p.Name] {
-					n++
-				}
-			}
-			mu.Lock()
-			if fewest < 0 || n < fewest {
-				fewest = n
-			}
-			mu.Unlock()
 		}
-	}()
-	var once sync.Once
+		if fewest < 0 || n < fewest {
+			fewest = n
+		}
+	})
 	return func() int {
-		once.Do(func() { close(done) })
-		mu.Lock()
-		defer mu.Unlock()
+		stopWatch()
 		return fewest
 	}
+}
+
+// budgetOfOne creates a PodDisruptionBudget allowing one disruption of the
+// pods labelled app=app, and waits until its status counts all n healthy.
+func budgetOfOne(t *testing.T, c client.Client, ns, app string, n int32) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: new(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the budget's status", func() bool {
+		pdb := &policyv1.PodDisruptionBudget{}
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, pdb) == nil && pdb.Status.CurrentHealthy == n && pdb.Status.DisruptionsAllowed == 1
+	})
 }

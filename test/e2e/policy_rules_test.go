@@ -7,11 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -168,19 +166,7 @@ func TestPolicyRunRespectsDisruptionBudget(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	before := testappDeployment(t, c, ns, "budget", 8)
-	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "budget"},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: new(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}},
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the budget's status", func() bool {
-		pdb := &policyv1.PodDisruptionBudget{}
-		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget"}, pdb) == nil && pdb.Status.CurrentHealthy == 8 && pdb.Status.DisruptionsAllowed == 1
-	})
+	budgetOfOne(t, c, ns, "budget", 8)
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
 		Spec: v1alpha1.RecreatePolicySpec{

@@ -175,22 +175,20 @@ func requestsPerPod(t *testing.T, c client.Client, ns, policy string, run *v1alp
 	return perPod
 }
 
-// watchUnavailable samples, every 200 ms until stop is called, how many of
-// the pods matching labels are not Ready or have a request in flight, and
-// stop returns the most seen at once.
-func watchUnavailable(c client.Client, ns string, labels map[string]string) (stop func() int) {
+// watchPods calls sample every period until stop is called, with the
+// pods matching labels and which of them have a request in flight (by
+// name); reads that fail are skipped.
+func watchPods(c client.Client, ns string, labels map[string]string, period time.Duration, sample func(pods []corev1.Pod, busy map[string]bool)) (stop func()) {
 	ctx := context.Background()
-	var (
-		mu   sync.Mutex
-		most int
-	)
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		for {
 			select {
 			case <-done:
 				return
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(period):
 			}
 			pods := &corev1.PodList{}
 			crrs := &v1beta1.ContainerRecreateRequestList{}
@@ -203,22 +201,32 @@ func watchUnavailable(c client.Client, ns string, labels map[string]string) (sto
 					busy[crr.Spec.PodName] = true
 				}
 			}
-			n := 0
-			for i := range pods.Items {
-				if !podReady(true)(&pods.Items[i]) || busy[pods.Items[i].Name] {
-					n++
-				}
-			}
-			mu.Lock()
-			most = max(most, n)
-			mu.Unlock()
+			sample(pods.Items, busy)
 		}
 	}()
 	var once sync.Once
-	return func() int {
+	return func() {
 		once.Do(func() { close(done) })
-		mu.Lock()
-		defer mu.Unlock()
+		<-finished
+	}
+}
+
+// watchUnavailable samples, every 200 ms until stop is called, how many of
+// the pods matching labels are not Ready or have a request in flight, and
+// stop returns the most seen at once.
+func watchUnavailable(c client.Client, ns string, labels map[string]string) (stop func() int) {
+	most := 0
+	stopWatch := watchPods(c, ns, labels, 200*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
+		n := 0
+		for i := range pods {
+			if !podReady(true)(&pods[i]) || busy[pods[i].Name] {
+				n++
+			}
+		}
+		most = max(most, n)
+	})
+	return func() int {
+		stopWatch()
 		return most
 	}
 }

@@ -84,28 +84,17 @@ func TestUnreadyGraceTakesThePodOutOfServiceFirst(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-gate-", Labels: map[string]string{"rejuv.dev/readiness-gate": "enabled"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := kube.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := createPod(t, ns.Name, testappPod("gated"))
+	ns := gatedNamespace(t, c)
+	before := createPod(t, ns, testappPod("gated"))
 	if len(before.Spec.ReadinessGates) != 1 {
 		t.Fatalf("readinessGates = %+v, want the injected KruisePodReady", before.Spec.ReadinessGates)
 	}
-	crr := newRequest(ns.Name, "grace", before.Name, "app")
+	crr := newRequest(ns, "grace", before.Name, "app")
 	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](3)}
 	if err := c.Create(ctx, crr); err != nil {
 		t.Fatal(err)
 	}
-	notReady := waitPod(t, ns.Name, before.Name, "NotReady", podReady(false))
+	notReady := waitPod(t, ns, before.Name, "NotReady", podReady(false))
 	unreadyAt := time.Now()
 	if s := containerStatus(notReady, "app"); s.ContainerID != containerStatus(before, "app").ContainerID {
 		t.Errorf("the container was replaced before the pod went NotReady")
@@ -117,5 +106,5 @@ func TestUnreadyGraceTakesThePodOutOfServiceFirst(t *testing.T) {
 	if _, stopped := criTimes(t, containerStatus(before, "app").ContainerID); stopped.Sub(unreadyAt) < 2*time.Second {
 		t.Errorf("the container stopped %s after the pod was seen NotReady, before the 3s grace", stopped.Sub(unreadyAt))
 	}
-	waitPod(t, ns.Name, before.Name, "Ready again", podReady(true))
+	waitPod(t, ns, before.Name, "Ready again", podReady(true))
 }
