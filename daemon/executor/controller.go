@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -39,15 +40,18 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 		}
 	}
 	onRequest := func(obj any) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		crr, ok := obj.(*v1beta1.ContainerRecreateRequest)
+		crr, ok := requestOf(obj)
 		if !ok {
 			return
 		}
 		enqueue(types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name})
 		enqueue(e.activeRequests(crr.Namespace, crr.Labels[v1beta1.PodUIDLabel])...)
+	}
+	onDelete := func(obj any) {
+		if crr, ok := requestOf(obj); ok {
+			e.forget(crr.UID)
+		}
+		onRequest(obj)
 	}
 	onPod := func(obj any) {
 		if pod, ok := obj.(*corev1.Pod); ok {
@@ -58,7 +62,7 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 		inf     cache.SharedIndexInformer
 		handler cache.ResourceEventHandlerFuncs
 	}{
-		{src.Requests, cache.ResourceEventHandlerFuncs{AddFunc: onRequest, UpdateFunc: func(_, obj any) { onRequest(obj) }, DeleteFunc: onRequest}},
+		{src.Requests, cache.ResourceEventHandlerFuncs{AddFunc: onRequest, UpdateFunc: func(_, obj any) { onRequest(obj) }, DeleteFunc: onDelete}},
 		{src.Pods, cache.ResourceEventHandlerFuncs{AddFunc: onPod, UpdateFunc: func(_, obj any) { onPod(obj) }}},
 	}
 	for _, r := range regs {
@@ -93,7 +97,13 @@ func (e *Executor) next(ctx context.Context, log logr.Logger, q workqueue.TypedR
 	res, err := e.Reconcile(logr.NewContext(ctx, rlog), key)
 	switch {
 	case err != nil:
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case apierrors.IsConflict(err):
+			// Another writer (the manager, or this daemon's previous
+			// pass not yet in the cache) changed the request: routine.
+			rlog.Info("the request changed since this pass read it; retrying", "error", err.Error())
+		default:
 			rlog.Error(err, "reconcile failed; retrying")
 		}
 		q.AddRateLimited(key)
@@ -104,4 +114,13 @@ func (e *Executor) next(ctx context.Context, log logr.Logger, q workqueue.TypedR
 		q.Forget(key)
 	}
 	return true
+}
+
+// requestOf is the request an informer's event is about.
+func requestOf(obj any) (*v1beta1.ContainerRecreateRequest, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	crr, ok := obj.(*v1beta1.ContainerRecreateRequest)
+	return crr, ok
 }

@@ -3,7 +3,9 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -49,10 +51,43 @@ type Executor struct {
 	Clock    clock.PassiveClock
 	Recorder Recorder
 
-	// stoppedAt remembers when each container was stopped, to time the
-	// kubelet's restart; lost on a restart of the daemon, which only
-	// loses that one sample.
-	stoppedAt sync.Map
+	// stops remembers the containers this daemon stopped, by request UID
+	// and container name, until the request completes or goes: a pass
+	// whose write of a stop was refused, or that reads a copy of the
+	// request older than that write, still knows the container was
+	// stopped, and does not stop its successor. A restart of the daemon
+	// forgets it; the status written after each stop is what survives.
+	stops sync.Map
+}
+
+// stopRecord is one container this daemon stopped.
+type stopRecord struct {
+	at    time.Time
+	timed atomic.Bool // the kubelet's restart after it has been measured
+}
+
+// stopKey names a container of a request in stops.
+func stopKey(uid types.UID, container string) string {
+	return string(uid) + "/" + container
+}
+
+// stopped says whether this daemon stopped the container for the request.
+func (e *Executor) stopped(crr *v1beta1.ContainerRecreateRequest, container string) (*stopRecord, bool) {
+	r, ok := e.stops.Load(stopKey(crr.UID, container))
+	if !ok {
+		return nil, false
+	}
+	return r.(*stopRecord), true
+}
+
+// forget drops what stops holds of a request that completed or went.
+func (e *Executor) forget(uid types.UID) {
+	e.stops.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), string(uid)+"/") {
+			e.stops.Delete(k)
+		}
+		return true
+	})
 }
 
 // Result says when to look at a request again; zero for when something
@@ -86,6 +121,7 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 		return Result{}, nil
 	}
 	if cached.Status.Phase == v1beta1.PhaseCompleted || cached.DeletionTimestamp != nil || cached.Labels[v1beta1.NodeNameLabel] != e.NodeName {
+		e.forget(cached.UID)
 		return Result{}, nil
 	}
 	// The cache's object is shared; the status is written to a copy.

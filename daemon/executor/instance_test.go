@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -90,9 +92,11 @@ func reporting(id string, restarts int32, running, started bool) *corev1.Pod {
 // created after the request runs.
 func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 	at := time.Date(2026, 11, 23, 10, 0, 0, 400_000_000, time.UTC)
+	requests := 0
 	request := func(force bool) *v1beta1.ContainerRecreateRequest {
+		requests++
 		return &v1beta1.ContainerRecreateRequest{
-			ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", CreationTimestamp: metav1.NewTime(at.Truncate(time.Second)),
+			ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: types.UID(fmt.Sprint("uid-", requests)), CreationTimestamp: metav1.NewTime(at.Truncate(time.Second)),
 				Annotations: map[string]string{v1beta1.RequestedAtAnnotation: at.Format(time.RFC3339Nano)}},
 			Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web",
 				Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://x", RestartCount: 0}}},

@@ -101,6 +101,9 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		return 0, false, nil
 	}
 	state.Phase = v1beta1.PhaseRecreating
+	if _, ok := e.stopped(crr, c.Name); ok {
+		state.IsKilled = true
+	}
 	cs := containerStatus(pod, c.Name)
 	in, err := newestInstance(ctx, rt, pod, c.Name)
 	if err != nil {
@@ -196,7 +199,7 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 		return false, fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
 	}
 	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
-	e.stoppedAt.Store(stopKey(crr, c.Name), time.Now())
+	e.stops.Store(stopKey(crr.UID, c.Name), &stopRecord{at: time.Now()})
 	log.Info("stopped container", "took", time.Since(stopStart).Round(time.Millisecond).String())
 	return true, nil
 }
@@ -226,14 +229,10 @@ func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecrea
 	state.Phase = v1beta1.PhaseSucceeded
 	state.Message = ""
 	phaseSeconds.WithLabelValues("min_started").Observe(e.Clock.Now().Sub(startedAt).Seconds())
-	if at, ok := e.stoppedAt.LoadAndDelete(stopKey(crr, cs.Name)); ok {
-		phaseSeconds.WithLabelValues("restart_wait").Observe(startedAt.Sub(at.(time.Time)).Seconds())
+	if r, ok := e.stopped(crr, cs.Name); ok && r.timed.CompareAndSwap(false, true) {
+		phaseSeconds.WithLabelValues("restart_wait").Observe(startedAt.Sub(r.at).Seconds())
 	}
 	return 0
-}
-
-func stopKey(crr *v1beta1.ContainerRecreateRequest, container string) string {
-	return string(crr.UID) + "/" + container
 }
 
 // event records an event on the request (related: the pod) and on the pod.

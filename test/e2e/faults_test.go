@@ -159,9 +159,11 @@ func TestManagerDownWhileRequestsAreCreated(t *testing.T) {
 			scale(2)
 		}
 	}()
+	// Gone, not only terminating: a terminating manager still serves its
+	// webhooks until it has shut down.
 	waitFor(t, "the manager's pods gone", func() bool {
-		pods, err := s.Pods(ctx, deploy.HealerSelector)
-		return err == nil && len(pods) == 0
+		pods, err := s.Kube.CoreV1().Pods(deploy.Namespace).List(ctx, metav1.ListOptions{LabelSelector: deploy.HealerSelector})
+		return err == nil && len(pods.Items) == 0
 	})
 	second := newRequest(pod.Namespace, "refused", pod.Name, "app")
 	err := c.Create(ctx, second)
