@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
@@ -67,6 +68,8 @@ func runWithAPIServer(m *testing.M) int {
 	wo := env.WebhookInstallOptions
 	server := webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir})
 	Register(server, scheme, Options{Reader: admin, Client: admin})
+	theMeddler.decoder = admission.NewDecoder(scheme)
+	server.Register(meddlePath, &admission.Webhook{Handler: theMeddler})
 	go func() {
 		if err := server.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "webhook server: %v\n", err)

@@ -14,17 +14,20 @@ const MinActiveDeadlineSeconds = 3
 // recreate, and how.
 type ContainerRecreateRequestSpec struct {
 	// PodName is the name of the pod, in the CRR's namespace, whose
-	// containers are recreated. Required; optional in the schema so that the
-	// webhook can say what is missing.
-	// +optional
+	// containers are recreated. Rejuv's webhook checks it first, with a
+	// message that says what is wrong; the schema holds it afterwards,
+	// whatever another webhook changes after Rejuv's.
+	// +kubebuilder:validation:MinLength=1
+	// +required
 	PodName string `json:"podName"`
 	// Containers are the containers to recreate: regular containers or
-	// native sidecars (init containers with restartPolicy Always). At least
-	// one; optional and nullable in the schema so that the webhook can say
-	// what is missing.
-	// +optional
-	// +nullable
-	// +listType=atomic
+	// native sidecars (init containers with restartPolicy Always), each
+	// once, at least one. As for podName, the webhook checks first and the
+	// schema holds it afterwards.
+	// +kubebuilder:validation:MinItems=1
+	// +required
+	// +listType=map
+	// +listMapKey=name
 	Containers []ContainerRecreateRequestContainer `json:"containers"`
 	// Strategy says how the containers are recreated.
 	// +optional
@@ -45,6 +48,7 @@ type ContainerRecreateRequestSpec struct {
 // ContainerRecreateRequestContainer is one container to recreate.
 type ContainerRecreateRequestContainer struct {
 	// Name of the container in the pod.
+	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 	// PreStop is copied from the container's lifecycle.preStop when the
 	// request is created. Set by the system; read-only.
