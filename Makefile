@@ -116,6 +116,10 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 	cp $$crds/apps.kruise.io_containerrecreaterequests.yaml test/openkruise/crd/
 	$(GO) run ./config/render
 
+.PHONY: docs
+docs: ## Write the generated docs (docs/validation.md, from the refusals TestEveryRefusal checks).
+	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestValidationDoc$$' ./healer/admission
+
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@snapshot() { find api config test/openkruise -type f -print0 | sort -z | xargs -0 sha256sum; }; \
@@ -125,6 +129,7 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	  git status --short -- api config test/openkruise; \
 	  echo "verify: generated files were stale and have been regenerated: review and commit them"; exit 1; \
 	fi
+	@$(GO) test -short -count=1 -run '^TestValidationDoc$$' ./healer/admission >/dev/null || { echo "verify: docs/validation.md is stale: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"

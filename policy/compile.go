@@ -91,6 +91,9 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if cr.query, err = prepare(ctx, body, module.Copy()); err != nil {
 		return nil, err
 	}
+	if err := refuseNonSets(cr.query.compiler, module); err != nil {
+		return nil, err
+	}
 	params, err := ToValue(r.Parameters)
 	if err != nil {
 		return nil, fmt.Errorf("parameters: %w", err)

@@ -142,8 +142,8 @@ func TestResultValidation(t *testing.T) {
 		"no container key":  {`recreate contains {"name": "app"} if true`, nil, `needs a non-empty string "container"`},
 		"extra key":         {`recreate contains {"container": "app", "why": 1} if true`, nil, `unknown key "why"`},
 		"reason not string": {`recreate contains {"container": "app", "reason": 1} if true`, nil, `"reason" must be a string`},
-		"not a set":         {`recreate := "app"`, nil, "must be a set"},
-		"undefined":         {`recreate := x if { x := "app"; false }`, nil, ""},
+		"not a set":         {`recreate := input.pod.metadata.name`, nil, "must be a set"},
+		"undefined":         {`recreate := x if { x := input.pod.metadata.name; false }`, nil, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

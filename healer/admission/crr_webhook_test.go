@@ -2,92 +2,14 @@ package admission
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
-
-func TestCreateRejectsBadRequests(t *testing.T) {
-	needsAPIServer(t)
-	ns := newNamespace(t)
-	createPod(t, ns, "web", nil)
-	createPod(t, ns, "unscheduled", func(p *corev1.Pod) { p.Spec.NodeName = "" })
-	createPod(t, ns, "done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
-	createPod(t, ns, "job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
-
-	tests := []struct {
-		name   string
-		change func(*v1beta1.ContainerRecreateRequest)
-		want   []string
-	}{
-		{"empty pod name", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "" },
-			[]string{`spec.podName: Required value: name the pod whose containers to recreate`}},
-		{"no containers", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers = nil },
-			[]string{`spec.containers: Required value: list at least one container to recreate`}},
-		{"duplicate container", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Containers = append(c.Spec.Containers, v1beta1.ContainerRecreateRequestContainer{Name: "app"})
-		}, []string{`spec.containers[1].name: Duplicate value: "app"`}},
-		{"unknown container", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "nope" },
-			[]string{`spec.containers[0].name: Invalid value: "nope": pod web has no container of that name`}},
-		{"container not started", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "late" },
-			[]string{`spec.containers[0].name: Invalid value: "late": has not been started yet`}},
-		{"ordinary init container", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Containers[0].Name = "setup" },
-			[]string{`spec.containers[0].name: Invalid value: "setup": is an init container`}},
-		{"missing pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "ghost" },
-			[]string{`spec.podName: Invalid value: "ghost": no such pod in namespace ` + ns}},
-		{"unscheduled pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "unscheduled" },
-			[]string{`spec.podName: Invalid value: "unscheduled": the pod is not scheduled to a node yet`}},
-		{"pod whose containers are not restarted", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "job" },
-			[]string{`spec.containers[0].name: Invalid value: "app": pod job has restartPolicy OnFailure: the kubelet would not start the container again once stopped`}},
-		{"finished pod", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.PodName = "done" },
-			[]string{`spec.podName: Invalid value: "done": the pod has finished (phase Succeeded)`}},
-		{"user statusContext", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Containers[0].StatusContext = &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://forged"}
-		}, []string{`spec.containers[0].statusContext: Forbidden: is recorded from the pod's status`}},
-		{"user preStop", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Containers[0].PreStop = &v1beta1.ProbeHandler{HTTPGet: exampleHTTPGet}
-		}, []string{`spec.containers[0].preStop: Forbidden`}},
-		{"user ports", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 1}}
-		}, []string{`spec.containers[0].ports: Forbidden`}},
-		{"negative termination grace", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: ptr.To[int64](-1)}
-		}, []string{`spec.strategy.terminationGracePeriodSeconds: Invalid value: -1: must not be negative`}},
-		{"negative unready grace", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](-5)}
-		}, []string{`spec.strategy.unreadyGracePeriodSeconds: Invalid value: -5: must not be negative`}},
-		{"deadline below 3s", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) },
-			[]string{`spec.activeDeadlineSeconds: Invalid value: 2: must be at least 3 seconds`}},
-		{"unknown failure policy", func(c *v1beta1.ContainerRecreateRequest) {
-			c.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: "Sometimes"}
-		}, []string{`spec.strategy.failurePolicy: Unsupported value: "Sometimes"`, `"Fail"`, `"Ignore"`}},
-	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			crr := newCRR(ns, fmt.Sprintf("bad-%d", i), "app")
-			tt.change(crr)
-			err := admin.Create(context.Background(), crr)
-			if err == nil {
-				t.Fatal("the request was accepted")
-			}
-			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
-				t.Errorf("error %v is %v, want Invalid", err, apierrors.ReasonForError(err))
-			}
-			for _, want := range tt.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q\nlacks %q", err, want)
-				}
-			}
-		})
-	}
-}
 
 func TestCreateInjectsFromThePod(t *testing.T) {
 	needsAPIServer(t)

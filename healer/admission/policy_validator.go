@@ -10,11 +10,15 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
@@ -57,6 +61,9 @@ func (v *PolicyValidator) Handle(ctx context.Context, req admission.Request) adm
 		}
 	}
 	spec, errs := policyspec.Parse(&p.Spec)
+	if req.Operation == admissionv1.Create {
+		errs = append(errs, nameErrors(p.Name)...)
+	}
 	if spec != nil {
 		errs = append(errs, compileErrors(ctx, &p.Spec, spec.Rules)...)
 	}
@@ -117,12 +124,39 @@ func ruleSummary(r *v1alpha1.Rule) string {
 	return first
 }
 
+// nameErrors refuses a name too long to be a label value: every request
+// the policy creates carries it in the label v1beta1.PolicyLabel.
+func nameErrors(name string) field.ErrorList {
+	if len(name) <= validation.LabelValueMaxLength {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), name,
+		fmt.Sprintf("must be no more than %d characters: every request the policy creates carries it in the label %s", validation.LabelValueMaxLength, v1beta1.PolicyLabel))}
+}
+
 func (v *PolicyValidator) warnings(ctx context.Context, namespace string, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) []string {
 	var out []string
-	if spec.Selector.Empty() {
+	switch {
+	case spec.Selector.Empty():
 		out = append(out, fmt.Sprintf("spec.selector: an empty selector selects every pod of namespace %s; name the pods to heal with matchLabels or matchExpressions", namespace))
+	case !selectsByPresence(spec.Selector):
+		out = append(out, fmt.Sprintf("spec.selector: with only NotIn and DoesNotExist requirements it selects every pod of namespace %s that lacks those labels, pods of workloads created later included; add matchLabels or an In or Exists requirement", namespace))
 	}
 	return append(out, v.containerWarnings(ctx, namespace, p, spec)...)
+}
+
+// selectsByPresence says whether the selector requires a label to be
+// there (matchLabels, In or Exists), rather than only to be absent or
+// different.
+func selectsByPresence(s labels.Selector) bool {
+	reqs, _ := s.Requirements()
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists:
+			return true
+		}
+	}
+	return false
 }
 
 // containerWarnings name the container patterns that match no container of

@@ -3,7 +3,6 @@ package admission
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,115 +41,6 @@ const leakRule = `
 - name: leak
   builtin: memory-leak
   parameters: {minGrowthPerHour: 50Mi, minObservation: 30m}`
-
-func TestPolicyRejections(t *testing.T) {
-	needsAPIServer(t)
-	ns := newNamespace(t)
-	cases := map[string]struct {
-		spec   string
-		field  string
-		detail string
-	}{
-		"rego that does not compile": {`
-selector: {}
-rules:
-- name: custom
-  rego: |
-    package rejuv
-    import rego.v1
-    recreate contains c.name if {
-      some c in input.containers
-      c.restartCount > "five" +
-    }`, "spec.rules[0].rego", `rule "custom" does not compile: line 6: rego_parse_error`},
-		"rego without recreate": {`
-selector: {}
-rules:
-- name: quiet
-  rego: |
-    package rejuv
-    allow := true`, "spec.rules[0].rego", `the module does not define the rule "recreate"`},
-		"rego calling http.send": {`
-selector: {}
-rules:
-- name: phone-home
-  rego: |
-    package rejuv
-    import rego.v1
-    recreate contains "app" if http.send({"method": "GET", "url": "http://x"}).status_code == 200`, "spec.rules[0].rego", "line 3: rego_type_error: undefined function http.send"},
-		"rego whose metadata schema names a file": {`
-selector: {}
-rules:
-- name: peek
-  rego: |
-    package rejuv
-    import rego.v1
-    # METADATA
-    # schemas:
-    #   - input: {"$ref": "file:///etc/shadow"}
-    recreate contains "app" if input.pod`, "spec.rules[0].rego", "line 3: rego_compile_error: METADATA schemas are not allowed in rules: a schema may refer to files and URLs"},
-		"unknown builtin": {`
-selector: {}
-rules:
-- {name: x, builtin: memory-leek}`, "spec.rules[0].builtin", `Unsupported value: "memory-leek": supported values: "max-age", "memory-leak"`},
-		"unknown parameter": {`
-selector: {}
-rules:
-- {name: x, builtin: stuck-readiness, parameters: {notReadyFour: 10m}}`, "spec.rules[0].parameters[notReadyFour]", "unknown parameter"},
-		"mistyped parameter": {`
-selector: {}
-rules:
-- {name: x, builtin: stuck-readiness, parameters: {notReadyFor: [10]}}`, "spec.rules[0].parameters[notReadyFor]", "duration"},
-		"cron": {`
-selector: {}
-schedule: {cron: "61 * * * *"}`, "spec.schedule.cron", "not a cron expression"},
-		"cron that never fires": {`
-selector: {}
-schedule: {cron: "0 0 30 2 *"}`, "spec.schedule.cron", "never fires: no date matches the day-of-month and month fields"},
-		"request deadline shorter than a request may have": {`
-selector: {}
-schedule: {cron: "@daily"}
-recreate: {activeDeadlineSeconds: 2}`, "spec.recreate.activeDeadlineSeconds", "should be greater than or equal to 3"},
-		"request strategy a request refuses": {`
-selector: {}
-schedule: {cron: "@daily"}
-recreate: {strategy: {failurePolicy: Retry}}`, "spec.recreate.strategy.failurePolicy", "Unsupported value"},
-		"time zone": {`
-selector: {}
-schedule: {cron: "0 3 * * *", timeZone: Europe/Atlantis}`, "spec.schedule.timeZone", "unknown time zone"},
-		"selector": {`
-selector: {matchExpressions: [{key: app, operator: Contains, values: [web]}]}
-schedule: {cron: "@daily"}`, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},
-		"percent": {`
-selector: {}
-schedule: {cron: "@daily"}
-rollout: {maxUnavailable: "25 %"}`, "spec.rollout.maxUnavailable", "a percentage is a whole number followed by %"},
-		"container pattern": {`
-selector: {}
-schedule: {cron: "@daily"}
-containers: [app, "Web_Server"]`, "spec.containers[1]", "not a container name"},
-		"both builtin and rego": {`
-selector: {}
-rules:
-- {name: x, builtin: max-age, rego: "package x"}`, "spec.rules[0]", "exactly one of builtin and rego must be set"},
-		"no trigger": {`
-selector: {}`, "spec", "a policy needs a schedule, rules or both"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			err := createPolicy(context.Background(), admin, ns, "p-"+strings.ReplaceAll(name, " ", "-"), tc.spec)
-			var se *apierrors.StatusError
-			if !errors.As(err, &se) || !apierrors.IsInvalid(err) {
-				t.Fatalf("got %v, want Invalid", err)
-			}
-			for _, c := range se.ErrStatus.Details.Causes {
-				if c.Field == tc.field && strings.Contains(c.Message, tc.detail) {
-					return
-				}
-			}
-			t.Errorf("got %v\nwant a cause on %s containing %q", err, tc.field, tc.detail)
-		})
-	}
-}
 
 func TestPolicyDefaultsAreStored(t *testing.T) {
 	needsAPIServer(t)
@@ -220,6 +109,32 @@ func TestPolicyWarnsAboutAnEmptySelector(t *testing.T) {
 	want := "spec.selector: an empty selector selects every pod of namespace " + ns
 	if warnings := warned(); len(warnings) != 1 || !strings.Contains(warnings[0], want) {
 		t.Errorf("warnings = %q, want one containing %q", warnings, want)
+	}
+}
+
+// TestPolicyWarnsAboutASelectorOfAbsentLabels: a selector that only
+// excludes (NotIn, DoesNotExist) selects every other pod of the namespace,
+// those of workloads created later too: admitted, with a warning.
+func TestPolicyWarnsAboutASelectorOfAbsentLabels(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c, warned := warningClient(t)
+	spec := "selector: {matchExpressions: [{key: tier, operator: NotIn, values: [db]}, {key: rejuv.dev/skip, operator: DoesNotExist}]}\nschedule: {cron: \"@daily\"}"
+	if err := createPolicy(context.Background(), c, ns, "all-but-db", spec); err != nil {
+		t.Fatal(err)
+	}
+	want := "spec.selector: with only NotIn and DoesNotExist requirements it selects every pod of namespace " + ns + " that lacks those labels"
+	if warnings := warned(); len(warnings) != 1 || !strings.Contains(warnings[0], want) {
+		t.Errorf("warnings = %q, want one containing %q", warnings, want)
+	}
+	// One requirement that a label be there is enough.
+	c, warned = warningClient(t)
+	spec = "selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: NotIn, values: [db]}]}\nschedule: {cron: \"@daily\"}"
+	if err := createPolicy(context.Background(), c, ns, "web-but-db", spec); err != nil {
+		t.Fatal(err)
+	}
+	if warnings := warned(); len(warnings) != 0 {
+		t.Errorf("warnings = %q for a selector with matchLabels, want none", warnings)
 	}
 }
 

@@ -2,13 +2,6 @@ package crr
 
 import "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 
-// Labels that say who asked for a request.
-const (
-	// PolicyLabel names the RecreatePolicy that created the request.
-	PolicyLabel = "rejuv.dev/policy"
-	// SourceLabel names the tool that created the request, e.g. kubectl.
-	SourceLabel = "rejuv.dev/source"
-)
 
 // Sources of requests, as metrics label them.
 const (
@@ -22,9 +15,9 @@ const (
 // label values must stay few.
 func sourceOf(crr *v1beta1.ContainerRecreateRequest) string {
 	switch {
-	case crr.Labels[PolicyLabel] != "":
+	case crr.Labels[v1beta1.PolicyLabel] != "":
 		return SourcePolicy
-	case crr.Labels[SourceLabel] == SourceKubectl:
+	case crr.Labels[v1beta1.SourceLabel] == SourceKubectl:
 		return SourceKubectl
 	default:
 		return SourceManual

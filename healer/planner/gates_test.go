@@ -168,13 +168,13 @@ func TestRequest(t *testing.T) {
 		}},
 	}
 	crr := Request(policy, ruleCandidate(pod("a", true)))
-	if crr.Labels[PolicyLabel] != "web-health" || crr.Labels[TriggerLabel] != "rule.stuck" || crr.Annotations[ReasonAnnotation] != "not ready for 12m" {
+	if crr.Labels[appsv1beta1.PolicyLabel] != "web-health" || crr.Labels[appsv1beta1.TriggerLabel] != "rule.stuck" || crr.Annotations[appsv1beta1.ReasonAnnotation] != "not ready for 12m" {
 		t.Errorf("labels %v annotations %v", crr.Labels, crr.Annotations)
 	}
 	if len(crr.OwnerReferences) != 1 || crr.OwnerReferences[0].UID != "p1" || crr.Spec.PodName != "web-a" || *crr.Spec.ActiveDeadlineSeconds != 300 || crr.Spec.Containers[0].Name != "app" {
 		t.Errorf("request %+v", crr)
 	}
-	if got := Request(policy, scheduleCandidate(pod("a", true))); got.Annotations[RunAnnotation] != "2026-11-23T03:00:00Z" || got.Labels[TriggerLabel] != "schedule" {
+	if got := Request(policy, scheduleCandidate(pod("a", true))); got.Annotations[appsv1beta1.RunAnnotation] != "2026-11-23T03:00:00Z" || got.Labels[appsv1beta1.TriggerLabel] != "schedule" {
 		t.Errorf("scheduled request: labels %v annotations %v", got.Labels, got.Annotations)
 	}
 	if crr.Spec.Strategy != nil {

@@ -15,20 +15,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
-// Labels and annotations of the requests a policy creates.
-const (
-	// PolicyLabel names the policy.
-	PolicyLabel = "rejuv.dev/policy"
-	// TriggerLabel says what triggered the request: schedule, or
-	// rule.NAME (a label value cannot hold a slash).
-	TriggerLabel = "rejuv.dev/trigger"
-	// ReasonAnnotation is why the trigger asked for the recreation.
-	ReasonAnnotation = "rejuv.dev/reason"
-	// RunAnnotation is the scheduled time of the run that created the
-	// request, RFC 3339.
-	RunAnnotation = "rejuv.dev/run"
-)
-
 // Instance identifies one firing of a trigger for one pod: a scheduled run
 // by its time; a rule by the containers it found, as they are now (their
 // IDs), so that the same containers are never recreated twice for the same
@@ -81,10 +67,10 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 			Name:      RequestName(policy, c),
 			Namespace: policy.Namespace,
 			Labels: map[string]string{
-				PolicyLabel:  policy.Name,
-				TriggerLabel: strings.ReplaceAll(c.Trigger.String(), "/", "."),
+				appsv1beta1.PolicyLabel:  policy.Name,
+				appsv1beta1.TriggerLabel: strings.ReplaceAll(c.Trigger.String(), "/", "."),
 			},
-			Annotations: map[string]string{ReasonAnnotation: c.Reason},
+			Annotations: map[string]string{appsv1beta1.ReasonAnnotation: c.Reason},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.GroupVersion.String(), Kind: "RecreatePolicy",
 				Name: policy.Name, UID: policy.UID,
@@ -98,7 +84,7 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 		},
 	}
 	if c.Trigger.Kind == TriggerSchedule {
-		crr.Annotations[RunAnnotation] = c.Trigger.Run.UTC().Format("2006-01-02T15:04:05Z07:00")
+		crr.Annotations[appsv1beta1.RunAnnotation] = c.Trigger.Run.UTC().Format("2006-01-02T15:04:05Z07:00")
 	}
 	if tpl.Strategy != nil {
 		crr.Spec.Strategy = tpl.Strategy.DeepCopy()

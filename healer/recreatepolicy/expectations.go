@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // expectationTTL is how long a created request is counted while the cache
@@ -77,7 +76,7 @@ func (e *expectations) forget(policy types.NamespacedName) {
 	defer e.mu.Unlock()
 	pending := e.byNamespace[policy.Namespace]
 	for name, x := range pending {
-		if x.crr.Labels[planner.PolicyLabel] == policy.Name {
+		if x.crr.Labels[appsv1beta1.PolicyLabel] == policy.Name {
 			delete(pending, name)
 		}
 	}

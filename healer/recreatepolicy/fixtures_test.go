@@ -16,7 +16,6 @@ import (
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -116,7 +115,7 @@ func getPolicy(t *testing.T, p *v1alpha1.RecreatePolicy) *v1alpha1.RecreatePolic
 func requestsOf(t *testing.T, p *v1alpha1.RecreatePolicy) []appsv1beta1.ContainerRecreateRequest {
 	t.Helper()
 	list := &appsv1beta1.ContainerRecreateRequestList{}
-	if err := admin.List(context.Background(), list, client.InNamespace(p.Namespace), client.MatchingLabels{planner.PolicyLabel: p.Name}); err != nil {
+	if err := admin.List(context.Background(), list, client.InNamespace(p.Namespace), client.MatchingLabels{appsv1beta1.PolicyLabel: p.Name}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items

@@ -15,8 +15,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
@@ -76,7 +76,7 @@ func besideOpenKruise(t *testing.T) client.Client {
 func kruiseRequests(t *testing.T, theirs client.Client, p *v1alpha1.RecreatePolicy) []kruise.ContainerRecreateRequest {
 	t.Helper()
 	list := &kruise.ContainerRecreateRequestList{}
-	if err := theirs.List(context.Background(), list, client.InNamespace(p.Namespace), client.MatchingLabels{planner.PolicyLabel: p.Name}); err != nil {
+	if err := theirs.List(context.Background(), list, client.InNamespace(p.Namespace), client.MatchingLabels{v1beta1.PolicyLabel: p.Name}); err != nil {
 		t.Fatalf("list the requests with OpenKruise's type: %v", err)
 	}
 	return list.Items
@@ -143,7 +143,7 @@ func TestScheduledRunBesideOpenKruise(t *testing.T) {
 		podNames = append(podNames, crr.Spec.PodName)
 		owner := metav1.GetControllerOf(&crr)
 		if len(crr.Spec.Containers) != 1 || crr.Spec.Containers[0].Name != "app" || crr.Spec.ActiveDeadlineSeconds == nil || *crr.Spec.ActiveDeadlineSeconds != 300 ||
-			owner == nil || owner.UID != p.UID || crr.Annotations[planner.RunAnnotation] == "" {
+			owner == nil || owner.UID != p.UID || crr.Annotations[v1beta1.RunAnnotation] == "" {
 			t.Errorf("request %s as OpenKruise reads it: %+v", crr.Name, crr)
 		}
 	}

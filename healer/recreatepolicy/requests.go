@@ -48,7 +48,7 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		if active && uid != "" {
 			f.inFlight[uid] = true
 		}
-		if crr.Labels[planner.PolicyLabel] != policyName {
+		if crr.Labels[appsv1beta1.PolicyLabel] != policyName {
 			continue
 		}
 		if active {
@@ -65,7 +65,7 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 				f.lastRecreated[key] = created
 			}
 		}
-		if run := crr.Annotations[planner.RunAnnotation]; run != "" && uid != "" {
+		if run := crr.Annotations[appsv1beta1.RunAnnotation]; run != "" && uid != "" {
 			if f.runs[run] == nil {
 				f.runs[run] = map[types.UID]*appsv1beta1.ContainerRecreateRequest{}
 			}

@@ -29,6 +29,24 @@ const (
 	RequestedAtAnnotation = "rejuv.dev/requested-at"
 )
 
+// Labels and annotations of the requests a RecreatePolicy creates.
+const (
+	// PolicyLabel names the policy: a policy's name is a label value, so
+	// at most 63 characters.
+	PolicyLabel = "rejuv.dev/policy"
+	// TriggerLabel says what triggered the request: schedule, or
+	// rule.NAME (a label value cannot hold a slash).
+	TriggerLabel = "rejuv.dev/trigger"
+	// ReasonAnnotation is why the trigger asked for the recreation.
+	ReasonAnnotation = "rejuv.dev/reason"
+	// RunAnnotation is the scheduled time of the run that created the
+	// request, RFC 3339.
+	RunAnnotation = "rejuv.dev/run"
+	// SourceLabel names the tool that created a request by hand, e.g.
+	// kubectl.
+	SourceLabel = "rejuv.dev/source"
+)
+
 // PodReadyCondition is the pod readiness gate (and condition type) through
 // which a request takes its pod out of service before anything is stopped,
 // as OpenKruise names it.

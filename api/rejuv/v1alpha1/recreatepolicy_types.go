@@ -46,6 +46,8 @@ type RecreatePolicySpec struct {
 	// time keep moving).
 	// +optional
 	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
 	EvaluationInterval *metav1.Duration `json:"evaluationInterval,omitempty"`
 
 	// Recreate is the template of every ContainerRecreateRequest the policy
@@ -206,6 +208,8 @@ type Limits struct {
 	// by this policy's rules (a scheduled run is not held back by it).
 	// +optional
 	// +kubebuilder:default="30m0s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 
 	// MaxPerHour is the most recreation requests the policy creates in any

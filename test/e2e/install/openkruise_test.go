@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
@@ -76,7 +76,7 @@ recreate contains {"container": "app", "reason": "asked for by the install test"
 	var crr appsv1alpha1.ContainerRecreateRequest
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		list := &appsv1alpha1.ContainerRecreateRequestList{}
-		if err := c.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{planner.PolicyLabel: policy.Name}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingLabels{v1beta1.PolicyLabel: policy.Name}); err != nil {
 			return false, err
 		}
 		if len(list.Items) > 0 {
