@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/types"
 )
@@ -16,7 +18,7 @@ func refuseNonSets(c *ast.Compiler, module *ast.Module) error {
 		if rule == nil {
 			continue
 		}
-		t := c.TypeEnv.Get(module.Package.Path.Append(ast.StringTerm(name)))
+		t := c.TypeEnv.GetByRef(module.Package.Path.Append(ast.StringTerm(name)))
 		if maySet(t) {
 			continue
 		}
@@ -35,14 +37,7 @@ func maySet(t types.Type) bool {
 	case nil, *types.Set:
 		return true
 	case types.Any:
-		if len(t) == 0 {
-			return true
-		}
-		for _, m := range t {
-			if maySet(m) {
-				return true
-			}
-		}
+		return len(t) == 0 || slices.ContainsFunc(t, maySet)
 	}
 	return false
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -95,8 +94,6 @@ func newCRR(ns, name string, containers ...string) *v1beta1.ContainerRecreateReq
 	}
 	return crr
 }
-
-var exampleHTTPGet = &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80)}
 
 func clientKey(crr *v1beta1.ContainerRecreateRequest) types.NamespacedName {
 	return types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}

@@ -42,11 +42,11 @@ type meddler struct {
 
 // meddles are the changes the meddler can make, as JSON patches.
 var meddles = map[string]string{
-	"clear-pod-name":      `[{"op":"replace","path":"/spec/podName","value":""}]`,
-	"drop-containers":     `[{"op":"replace","path":"/spec/containers","value":[]}]`,
-	"clear-container":     `[{"op":"replace","path":"/spec/containers/0/name","value":""}]`,
-	"repeat-container":    `[{"op":"add","path":"/spec/containers/-","value":{"name":"app","statusContext":{"containerID":"containerd://app1","restartCount":2}}}]`,
-	"short-deadline":      `[{"op":"add","path":"/spec/activeDeadlineSeconds","value":1}]`,
+	"clear-pod-name":   `[{"op":"replace","path":"/spec/podName","value":""}]`,
+	"drop-containers":  `[{"op":"replace","path":"/spec/containers","value":[]}]`,
+	"clear-container":  `[{"op":"replace","path":"/spec/containers/0/name","value":""}]`,
+	"repeat-container": `[{"op":"add","path":"/spec/containers/-","value":{"name":"app","statusContext":{"containerID":"containerd://app1","restartCount":2}}}]`,
+	"short-deadline":   `[{"op":"add","path":"/spec/activeDeadlineSeconds","value":1}]`,
 }
 
 func (m *meddler) Handle(_ context.Context, req admission.Request) admission.Response {
@@ -193,4 +193,3 @@ func labelNamespace(t *testing.T, ns, key, value string) {
 		t.Fatalf("label namespace %s: %v", ns, err)
 	}
 }
-

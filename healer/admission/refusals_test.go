@@ -273,4 +273,3 @@ func createRequest(ctx context.Context, ns, name, spec string) error {
 	u.SetName(name)
 	return admin.Create(ctx, u)
 }
-

@@ -2,7 +2,6 @@ package crr
 
 import "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 
-
 // Sources of requests, as metrics label them.
 const (
 	SourcePolicy  = "policy"
