@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -46,9 +45,9 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("")
 	}
-	crr := &v1beta1.ContainerRecreateRequest{}
-	if err := m.Decoder.Decode(req, crr); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ContainerRecreateRequest: %w", err))
+	crr, err := decodeRequest(m.Decoder, req)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if errs := systemOwnedFields(crr); len(errs) > 0 {
 		return invalid(displayName(crr), errs)
@@ -86,7 +85,7 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 			return *denied
 		}
 	}
-	raw, err := json.Marshal(mutated)
+	raw, err := encodeRequest(req, mutated)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encode ContainerRecreateRequest %s: %w", displayName(crr), err))
 	}

@@ -18,7 +18,7 @@ const (
 	ConvertPath = "/convert"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create,versions=v1beta1;v1alpha1,name=mcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=update,versions=v1beta1,name=vcrr.rejuv.dev,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
