@@ -6,6 +6,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // containerFacts are what a container's input.containers entry says as far
@@ -49,25 +51,16 @@ const (
 func findContainerFacts(pod *corev1.Pod, name string) (containerFacts, bool) {
 	for i := range pod.Spec.Containers {
 		if c := &pod.Spec.Containers[i]; c.Name == name {
-			return factsOf(c, false, findStatus(pod.Status.ContainerStatuses, name)), true
+			return factsOf(c, false, pods.StatusIn(pod.Status.ContainerStatuses, name)), true
 		}
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			return factsOf(c, true, findStatus(pod.Status.InitContainerStatuses, name)), true
+		if c.Name == name && pods.IsSidecar(c) {
+			return factsOf(c, true, pods.StatusIn(pod.Status.InitContainerStatuses, name)), true
 		}
 	}
 	return containerFacts{}, false
-}
-
-func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
-	for i := range statuses {
-		if statuses[i].Name == name {
-			return &statuses[i]
-		}
-	}
-	return nil
 }
 
 func factsOf(c *corev1.Container, sidecar bool, st *corev1.ContainerStatus) containerFacts {

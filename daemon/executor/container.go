@@ -18,18 +18,6 @@ func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
 	return nil
 }
 
-// containerStatus returns the container's status in the pod, or nil.
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
-}
-
 // runtimeID strips the runtime prefix: "containerd://abc" is "abc".
 func runtimeID(containerID string) string {
 	if _, id, ok := strings.Cut(containerID, "://"); ok {

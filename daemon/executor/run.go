@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 )
 
@@ -104,7 +105,7 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	if _, ok := e.stopped(crr, c.Name); ok {
 		state.IsKilled = true
 	}
-	cs := containerStatus(pod, c.Name)
+	cs := pods.ContainerStatus(pod, c.Name)
 	in, err := newestInstance(ctx, rt, pod, c.Name)
 	if err != nil {
 		return 0, false, err
@@ -262,13 +263,13 @@ func waitingMessage(cs *corev1.ContainerStatus) string {
 // at least the grace. Pods without the gate are not held.
 func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string) {
 	g := strategy(crr).UnreadyGracePeriodSeconds
-	if g == nil || anyKilled(crr) || !hasGate(pod) {
+	if g == nil || anyKilled(crr) || !pods.HasReadinessGate(pod) {
 		return 0, ""
 	}
 	if !meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
 		return time.Second, "waiting for the manager to make the pod unready"
 	}
-	ready := podReadyCondition(pod)
+	ready := pods.Condition(pod, corev1.PodReady)
 	if ready == nil || ready.Status == corev1.ConditionTrue {
 		return time.Second, "waiting for the kubelet to report the pod not ready"
 	}
@@ -277,24 +278,6 @@ func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now ti
 		return until.Sub(now), fmt.Sprintf("the pod is not ready; containers are stopped after the unready grace (%ds)", *g)
 	}
 	return 0, ""
-}
-
-func podReadyCondition(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodReady {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func hasGate(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == v1beta1.PodReadyCondition {
-			return true
-		}
-	}
-	return false
 }
 
 func anyKilled(crr *v1beta1.ContainerRecreateRequest) bool {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // defaultTerminationGracePeriodSeconds is the pod's default when it sets none.
@@ -162,7 +163,7 @@ func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 		if len(spec.Ports) > 0 {
 			c.Ports = spec.Ports
 		}
-		if st := findStatus(pod, c.Name); st != nil && st.ContainerID != "" {
+		if st := pods.ContainerStatus(pod, c.Name); st != nil && st.ContainerID != "" {
 			c.StatusContext = &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: st.ContainerID, RestartCount: st.RestartCount}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
@@ -48,7 +49,7 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, "the pod is being deleted")}
 	case pod.Spec.NodeName == "":
 		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, "the pod is not scheduled to a node yet")}
-	case podFinished(pod):
+	case pods.Finished(pod):
 		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, fmt.Sprintf("the pod has finished (phase %s); its containers will not run again", pod.Status.Phase))}
 	}
 	var errs field.ErrorList
@@ -62,7 +63,7 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has no container of that name", pod.Name)))
 		case kind == kindInit:
 			errs = append(errs, field.Invalid(p, c.Name, "is an init container, which runs to completion; only containers and native sidecars (init containers with restartPolicy: Always) can be recreated"))
-		case kind == kindRegular && !policyspec.RestartsContainers(pod):
+		case kind == kindRegular && !pods.RestartsContainers(pod):
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has restartPolicy %s: the kubelet would not start the container again once stopped", pod.Name, pod.Spec.RestartPolicy)))
 		case c.StatusContext == nil || c.StatusContext.ContainerID == "":
 			errs = append(errs, field.Invalid(p, c.Name, "has not been started yet (the pod's status has no containerID for it); retry once it runs"))

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // ReadinessGateNamespaceLabel opts a namespace in: its new pods get the
@@ -39,10 +40,8 @@ func (p *PodReadinessGateInjector) Handle(_ context.Context, req admission.Reque
 	if err := p.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err))
 	}
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == readinessGate {
-			return admission.Allowed("the pod already has the readiness gate")
-		}
+	if pods.HasReadinessGate(pod) {
+		return admission.Allowed("the pod already has the readiness gate")
 	}
 	pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: readinessGate})
 	raw, err := json.Marshal(pod)

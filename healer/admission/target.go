@@ -3,7 +3,7 @@ package admission
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // containerKind says what a named container is in a pod.
@@ -30,28 +30,11 @@ func findContainer(pod *corev1.Pod, name string) (*corev1.Container, containerKi
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if c.Name == name {
-			if policyspec.IsSidecar(c) {
+			if pods.IsSidecar(c) {
 				return c, kindSidecar
 			}
 			return c, kindInit
 		}
 	}
 	return nil, kindMissing
-}
-
-// findStatus returns the status of the named container, regular or init.
-func findStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
-}
-
-// podFinished says whether the pod has terminated for good.
-func podFinished(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

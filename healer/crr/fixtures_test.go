@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 func newNamespace(t *testing.T) string {
@@ -152,7 +153,7 @@ func podReadyStatus(t *testing.T, pod *corev1.Pod) corev1.ConditionStatus {
 	if err := admin.Get(context.Background(), types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, cur); err != nil {
 		t.Fatal(err)
 	}
-	if c := readyCondition(cur); c != nil {
+	if c := pods.Condition(cur, PodReadyCondition); c != nil {
 		return c.Status
 	}
 	return ""

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // PodReadinessReconciler keeps the KruisePodReady condition of pods that
@@ -39,7 +40,7 @@ func (r *PodReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
-		return ok && hasReadinessGate(pod) && (readyCondition(pod) == nil || heldOut(pod))
+		return ok && pods.HasReadinessGate(pod) && (pods.Condition(pod, PodReadyCondition) == nil || heldOut(pod))
 	})
 	podOf := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		crr, ok := o.(*v1beta1.ContainerRecreateRequest)
@@ -63,7 +64,7 @@ func (r *PodReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // heldOut reports whether a request took the pod out of service.
 func heldOut(pod *corev1.Pod) bool {
-	c := readyCondition(pod)
+	c := pods.Condition(pod, PodReadyCondition)
 	return c != nil && c.Status == corev1.ConditionFalse && c.Reason == reasonRecreating
 }
 
@@ -77,9 +78,9 @@ func (r *PodReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, fmt.Errorf("get pod %s: %w", req, err)
 	}
 	switch {
-	case !hasReadinessGate(pod):
+	case !pods.HasReadinessGate(pod):
 		return ctrl.Result{}, nil
-	case readyCondition(pod) == nil:
+	case pods.Condition(pod, PodReadyCondition) == nil:
 		return ctrl.Result{}, setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
 	case !heldOut(pod):
 		return ctrl.Result{}, nil

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // PodReadyCondition is the readiness gate through which a request takes its
@@ -21,35 +22,16 @@ const (
 	reasonReleased   = "NoContainerRecreating"
 )
 
-func hasReadinessGate(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == PodReadyCondition {
-			return true
-		}
-	}
-	return false
-}
-
-// readyCondition returns the pod's KruisePodReady condition, or nil.
-func readyCondition(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == PodReadyCondition {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // setPodReady sets the pod's KruisePodReady condition with a strategic merge
 // patch, which merges conditions by type and so leaves the kubelet's alone.
 func setPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string) error {
-	if cur := readyCondition(pod); cur != nil && cur.Status == status && cur.Reason == reason {
+	if cur := pods.Condition(pod, PodReadyCondition); cur != nil && cur.Status == status && cur.Reason == reason {
 		return nil
 	}
 	base := pod.DeepCopy()
 	now := metav1.Now()
 	cond := corev1.PodCondition{Type: PodReadyCondition, Status: status, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now}
-	if cur := readyCondition(pod); cur != nil {
+	if cur := pods.Condition(pod, PodReadyCondition); cur != nil {
 		*cur = cond
 	} else {
 		pod.Status.Conditions = append(pod.Status.Conditions, cond)

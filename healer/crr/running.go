@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // Event reasons.
@@ -28,7 +29,7 @@ const (
 // condition records since when. The daemon waits for that condition.
 func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, status *v1beta1.ContainerRecreateRequestStatus) error {
 	s := crr.Spec.Strategy
-	if s == nil || s.UnreadyGracePeriodSeconds == nil || !hasReadinessGate(pod) {
+	if s == nil || s.UnreadyGracePeriodSeconds == nil || !pods.HasReadinessGate(pod) {
 		return nil
 	}
 	if meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
@@ -106,7 +107,7 @@ func (s *Situation) Admit(c *Candidate) Verdict {
 	}
 	// A pod that is unavailable already does not take another unit of
 	// the budget.
-	alreadyUnavailable := !PodReady(c.Pod)
+	alreadyUnavailable := !pods.Ready(c.Pod)
 	if !alreadyUnavailable && s.Unavailable >= s.Budget {
 		return Verdict{v1alpha1.OutcomeUnavailable, fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.Budget)}
 	}

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // Containers are the container name patterns of a policy; empty matches
@@ -36,11 +38,11 @@ func (c Containers) Candidates(pod *corev1.Pod) []string {
 	var names []string
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
-		if IsSidecar(ic) && c.Match(ic.Name) {
+		if pods.IsSidecar(ic) && c.Match(ic.Name) {
 			names = append(names, ic.Name)
 		}
 	}
-	if !RestartsContainers(pod) {
+	if !pods.RestartsContainers(pod) {
 		return names
 	}
 	for i := range pod.Spec.Containers {
@@ -49,20 +51,6 @@ func (c Containers) Candidates(pod *corev1.Pod) []string {
 		}
 	}
 	return names
-}
-
-// IsSidecar says whether an init container is a native sidecar
-// (restartPolicy Always), which the kubelet restarts whenever it stops,
-// whatever the pod's restartPolicy.
-func IsSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// RestartsContainers says whether the kubelet starts the pod's regular
-// containers again whenever they stop (restartPolicy Always, the default):
-// only then is stopping one a recreation.
-func RestartsContainers(pod *corev1.Pod) bool {
-	return pod.Spec.RestartPolicy == "" || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
 }
 
 // Unmatched returns the patterns that match no container or sidecar of any

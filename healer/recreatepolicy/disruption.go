@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // disruptionCheck tells whether the PodDisruptionBudgets covering a pod
@@ -41,7 +41,7 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 		var healthy int32
 		for j := range namespacePods {
 			pod := &namespacePods[j]
-			if sel.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil && planner.PodReady(pod) && !inFlight[pod.UID] {
+			if sel.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil && pods.Ready(pod) && !inFlight[pod.UID] {
 				healthy++
 			}
 		}
@@ -63,7 +63,7 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 			// with unhealthyPodEvictionPolicy AlwaysAllow), and spends
 			// none of it.
 			need := int32(1)
-			if !planner.PodReady(pod) {
+			if !pods.Ready(pod) {
 				need = 0
 				if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == policyv1.AlwaysAllow {
 					need = math.MinInt32
@@ -75,7 +75,7 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 			}
 			covering = append(covering, i)
 		}
-		if planner.PodReady(pod) {
+		if pods.Ready(pod) {
 			for _, i := range covering {
 				allowed[i]--
 			}

@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -270,7 +271,7 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		Budget: spec.MaxUnavailable.Of(len(pods)),
 	}
 	for _, pod := range pods {
-		if !planner.PodReady(pod) || facts.inFlight[pod.UID] {
+		if !apipods.Ready(pod) || facts.inFlight[pod.UID] {
 			s.Unavailable++
 		}
 	}

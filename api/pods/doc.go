@@ -1,0 +1,6 @@
+// Package pods answers the questions Rejuv's parts ask of a pod: a
+// container's status, whether a container is a native sidecar, whether
+// the kubelet restarts the pod's containers, its conditions and the
+// readiness gate through which a request takes it out of service. One
+// home for each, so that the daemon, the manager and the rules agree.
+package pods

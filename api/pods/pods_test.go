@@ -1,0 +1,43 @@
+package pods
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+func TestPodQuestions(t *testing.T) {
+	pod := &corev1.Pod{
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}},
+			Containers:     []corev1.Container{{Name: "app"}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1beta1.PodReadyCondition}},
+		},
+		Status: corev1.PodStatus{
+			Phase:                 corev1.PodRunning,
+			Conditions:            []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", ContainerID: "containerd://a"}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "proxy", ContainerID: "containerd://p"}},
+		},
+	}
+	if ContainerStatus(pod, "app").ContainerID != "containerd://a" || ContainerStatus(pod, "proxy").ContainerID != "containerd://p" || ContainerStatus(pod, "db") != nil {
+		t.Error("ContainerStatus does not find regular and init containers' statuses by name")
+	}
+	if IsSidecar(&pod.Spec.InitContainers[0]) || !IsSidecar(&pod.Spec.InitContainers[1]) {
+		t.Error("IsSidecar: only an init container with restartPolicy Always is a native sidecar")
+	}
+	if !Ready(pod) || !HasReadinessGate(pod) || Finished(pod) || !RestartsContainers(pod) {
+		t.Errorf("ready %t, gate %t, finished %t, restarts %t; want true, true, false, true", Ready(pod), HasReadinessGate(pod), Finished(pod), RestartsContainers(pod))
+	}
+	pod.Spec.RestartPolicy, pod.Status.Phase, pod.Spec.ReadinessGates = corev1.RestartPolicyOnFailure, corev1.PodSucceeded, nil
+	pod.Status.Conditions[0].Status = corev1.ConditionFalse
+	if Ready(pod) || HasReadinessGate(pod) || !Finished(pod) || RestartsContainers(pod) {
+		t.Errorf("ready %t, gate %t, finished %t, restarts %t; want false, false, true, false", Ready(pod), HasReadinessGate(pod), Finished(pod), RestartsContainers(pod))
+	}
+	if Condition(pod, v1beta1.PodReadyCondition) != nil {
+		t.Error("Condition found a condition the pod does not have")
+	}
+}
