@@ -284,12 +284,7 @@ func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 
 // defines reports whether module has a rule whose name is name.
 func defines(module *ast.Module, name string) bool {
-	for _, r := range module.Rules {
-		if ref := r.Head.Ref(); len(ref) > 0 && ref[0].Equal(ast.VarTerm(name)) {
-			return true
-		}
-	}
-	return false
+	return firstRule(module, name) != nil
 }
 
 // refuseSchemas refuses METADATA schemas: OPA resolves a schema's

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -25,13 +26,18 @@ import (
 // createPolicy creates a RecreatePolicy from YAML (its spec), as kubectl
 // apply would send it.
 func createPolicy(ctx context.Context, c client.Client, ns, name, spec string) error {
+	return createFromYAML(ctx, c, v1alpha1.GroupVersion.WithKind("RecreatePolicy"), ns, name, spec)
+}
+
+// createFromYAML creates an object of kind gvk whose spec is the YAML
+// spec, sent as written, without Rejuv's Go types in between.
+func createFromYAML(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, ns, name, spec string) error {
 	var s map[string]any
 	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
 		return err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": s}}
-	u.SetAPIVersion(v1alpha1.GroupVersion.String())
-	u.SetKind("RecreatePolicy")
+	u.SetGroupVersionKind(gvk)
 	u.SetNamespace(ns)
 	u.SetName(name)
 	return c.Create(ctx, u)

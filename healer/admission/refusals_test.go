@@ -9,9 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
@@ -262,14 +260,5 @@ func TestEveryRefusal(t *testing.T) {
 // createRequest creates a ContainerRecreateRequest from YAML (its spec),
 // as kubectl apply would send it.
 func createRequest(ctx context.Context, ns, name, spec string) error {
-	var s map[string]any
-	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": s}}
-	u.SetAPIVersion(v1beta1.GroupVersion.String())
-	u.SetKind("ContainerRecreateRequest")
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return admin.Create(ctx, u)
+	return createFromYAML(ctx, admin, v1beta1.GroupVersion.WithKind("ContainerRecreateRequest"), ns, name, spec)
 }
