@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
 	"github.com/rejuv-dev/rejuv/policy"
@@ -63,6 +65,9 @@ type Options struct {
 	PickupTimeout                  time.Duration
 	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
 	RuleDeadline time.Duration
+	// RuleMemoryLimit bounds what each evaluation of a policy's rules for
+	// a pod may allocate.
+	RuleMemoryLimit resource.QuantityValue
 	// PolicyWorkers is how many policies are reconciled at once.
 	PolicyWorkers int
 	// PolicyEvaluationBudget bounds one pass of a policy's rules over its
@@ -97,6 +102,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
 	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")
+	o.RuleMemoryLimit.Quantity = *resource.NewQuantity(policy.DefaultMemoryLimit, resource.BinarySI)
+	fs.Var(&o.RuleMemoryLimit, "rule-memory-limit", "how much a policy's rules may allocate for one pod before they are stopped (garbage included; a quantity such as 32Mi)")
 	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
 	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
 	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
@@ -147,6 +154,9 @@ func (o *Options) Validate() error {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %s must be positive", name, d))
 		}
+	}
+	if o.RuleMemoryLimit.Sign() <= 0 {
+		errs = append(errs, fmt.Errorf("--rule-memory-limit: %s must be positive", &o.RuleMemoryLimit))
 	}
 	if o.PolicyWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--policy-workers: %d must be at least 1", o.PolicyWorkers))

@@ -33,6 +33,8 @@ func TestOptionsValidate(t *testing.T) {
 		{args: []string{"--crr-executor=kruise"}, want: []string{`--crr-executor: "kruise" is not "rejuv" or "openkruise"`}},
 		{args: []string{"--webhook-port=0", "--pickup-timeout=0s"}, want: []string{"--webhook-port: 0 is not a TCP port", "--pickup-timeout: 0s must be positive"}},
 		{args: []string{"--policy-workers=0", "--policy-evaluation-budget=0s"}, want: []string{"--policy-workers: 0 must be at least 1", "--policy-evaluation-budget: 0s must be positive"}},
+		{args: []string{"--rule-memory-limit=64Mi"}},
+		{args: []string{"--rule-memory-limit=0"}, want: []string{"--rule-memory-limit: 0 must be positive"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -59,8 +61,8 @@ func TestOptionsValidate(t *testing.T) {
 // each pass within a budget, unless the flags say otherwise.
 func TestPolicyIsolationDefaults(t *testing.T) {
 	o := parsed(t)
-	if o.PolicyWorkers != 4 || o.PolicyEvaluationBudget.String() != "10s" {
-		t.Errorf("--policy-workers %d, --policy-evaluation-budget %s; want 4 and 10s", o.PolicyWorkers, o.PolicyEvaluationBudget)
+	if o.PolicyWorkers != 4 || o.PolicyEvaluationBudget.String() != "10s" || o.RuleMemoryLimit.String() != "32Mi" {
+		t.Errorf("--policy-workers %d, --policy-evaluation-budget %s, --rule-memory-limit %s; want 4, 10s and 32Mi", o.PolicyWorkers, o.PolicyEvaluationBudget, &o.RuleMemoryLimit)
 	}
 }
 

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 	recreatepolicy.RegisterMetrics()
-	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, Log: log.WithName("rego")})
+	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, MemoryLimit: uint64(o.RuleMemoryLimit.Value()), Log: log.WithName("rego")})
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
 		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
@@ -38,6 +39,8 @@ type compiledRule struct {
 	setRecreate, setNoData bool
 	query                  *query
 	parameters             *ast.Term
+	// greedy is set once the rule went over the memory bound alone.
+	greedy atomic.Bool
 }
 
 // Query variables the results are bound to.
@@ -171,6 +174,9 @@ type combined struct {
 	// instants evaluates the rules that depend only on the time, once per
 	// time; nil when there are none.
 	instants *instantRules
+	// greedy is set once the combined queries went over the memory bound
+	// alone.
+	greedy atomic.Bool
 }
 
 // combine prepares the combined queries: each module moves to its own

@@ -18,6 +18,9 @@ const DefaultDeadline = 250 * time.Millisecond
 type Options struct {
 	// Deadline bounds each evaluation of one rule for one pod.
 	Deadline time.Duration
+	// MemoryLimit bounds what each evaluation for one pod may allocate,
+	// in bytes; DefaultMemoryLimit when zero.
+	MemoryLimit uint64
 	// Clock gives input.now and time.now_ns(); time.Now when nil.
 	Clock func() time.Time
 	// Log receives Rego print output at debug level (V(1)).
@@ -62,6 +65,9 @@ type programEntry struct {
 func NewEngine(o Options) *Engine {
 	if o.Deadline <= 0 {
 		o.Deadline = DefaultDeadline
+	}
+	if o.MemoryLimit == 0 {
+		o.MemoryLimit = DefaultMemoryLimit
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

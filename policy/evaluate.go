@@ -20,8 +20,9 @@ type Program struct {
 	ref      Ref
 	rules    []*compiledRule
 	combined *combined
-	// split is set once the combined query ran past the deadline: from then
-	// on each rule runs on its own, so the culprit alone waits for it.
+	// split is set once the combined query ran past the deadline or the
+	// memory bound: from then on each rule runs on its own, so the culprit
+	// alone waits for it or is stopped.
 	split atomic.Bool
 	// podPaths are the fields of the pod the rules read, podShape their
 	// cache key: only those are converted.
@@ -124,7 +125,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 			return results, nil
 		}
 		// Evaluate the rules one by one to tell which one failed.
-		if errors.Is(err, ErrDeadline) {
+		if errors.Is(err, ErrDeadline) || errors.Is(err, ErrMemory) {
 			p.split.Store(true)
 		}
 	}
@@ -152,7 +153,7 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 		query = p.combined.both
 		noData = make([][]NoData, len(p.rules))
 	}
-	b, err := p.eval(ctx, query, input, now, hook, p.combined.instants)
+	b, err := p.eval(ctx, query, &p.combined.greedy, input, now, hook, p.combined.instants)
 	if err != nil {
 		return err
 	}
@@ -178,32 +179,64 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 	return nil
 }
 
-// eval runs query within the deadline and returns its bindings (nil when
-// the query is undefined).
-func (p *Program) eval(ctx context.Context, query *query, input ast.Value, now time.Time, hook printHook, instants *instantRules) (topdown.QueryResult, error) {
-	// One cancel for the deadline and the caller's context, fired by timers
-	// rather than by a goroutine per evaluation.
+// eval runs query within the deadline and the memory bound and returns
+// its bindings (nil when the query is undefined). greedy marks the query
+// once it went over the memory bound alone: from then on it is stopped at
+// its bound without being run again alone.
+func (p *Program) eval(ctx context.Context, query *query, greedy *atomic.Bool, input ast.Value, now time.Time, hook printHook, instants *instantRules) (topdown.QueryResult, error) {
+	guard.alone.RLock()
+	b, crowded, err := p.evalWatched(ctx, query, input, now, hook, instants)
+	guard.alone.RUnlock()
+	if !errors.Is(err, ErrMemory) || greedy.Load() {
+		return b, err
+	}
+	if crowded {
+		// It was charged with what the evaluations beside it allocated
+		// too: run it again alone, where what the process allocates is
+		// its own.
+		guard.alone.Lock()
+		defer guard.alone.Unlock()
+		if b, _, err = p.evalWatched(ctx, query, input, now, hook, instants); !errors.Is(err, ErrMemory) {
+			guard.rescued.Add(1)
+			return b, err
+		}
+	}
+	greedy.Store(true)
+	return b, err
+}
+
+// evalWatched runs query once, stopped at the deadline, by ctx, or by the
+// memory guard; crowded tells that other evaluations ran beside it.
+func (p *Program) evalWatched(ctx context.Context, query *query, input ast.Value, now time.Time, hook printHook, instants *instantRules) (topdown.QueryResult, bool, error) {
+	// One cancel for the deadline, the caller's context and the memory
+	// guard, fired by timers rather than by a goroutine per evaluation.
 	cancel := topdown.NewCancel()
 	deadline := time.AfterFunc(p.opts.Deadline, cancel.Cancel)
 	defer deadline.Stop()
 	stop := context.AfterFunc(ctx, cancel.Cancel)
 	defer stop()
+	watch := guard.begin(p.opts.MemoryLimit, cancel)
+	defer guard.end(watch)
 	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel, instants.valuesAt(ctx, now, p.policyTerm, cancel))
+	crowded := watch.crowded.Load()
 	if err != nil {
 		var te *topdown.Error
 		if errors.As(err, &te) && te.Code == topdown.CancelErr {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			switch {
+			case watch.over.Load():
+				return nil, crowded, memoryError(p.opts.MemoryLimit)
+			case ctx.Err() != nil:
+				return nil, crowded, ctx.Err()
 			}
-			return nil, fmt.Errorf("%w (%s)", ErrDeadline, p.opts.Deadline)
+			return nil, crowded, fmt.Errorf("%w (%s)", ErrDeadline, p.opts.Deadline)
 		}
-		return nil, err
+		return nil, crowded, err
 	}
-	return b, nil
+	return b, crowded, nil
 }
 
 func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value, now time.Time, pod string, known candidateNames, res *RuleResult) error {
-	b, err := p.eval(ctx, r.query, input, now, printHook{p: p, rule: r.name, pod: pod}, nil)
+	b, err := p.eval(ctx, r.query, &r.greedy, input, now, printHook{p: p, rule: r.name, pod: pod}, nil)
 	if err != nil || b == nil {
 		return err
 	}

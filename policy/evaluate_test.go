@@ -38,7 +38,9 @@ recreate contains c.name if {
 	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
 }
 `
-	p := program(t, Options{Deadline: 200 * time.Millisecond}, Rule{Name: "endless", Module: endless}, Rule{Name: "custom", Module: notReadyRule})
+	// The loop allocates as it goes; a memory bound far away leaves the
+	// deadline to stop it.
+	p := program(t, Options{Deadline: 200 * time.Millisecond, MemoryLimit: 1 << 40}, Rule{Name: "endless", Module: endless}, Rule{Name: "custom", Module: notReadyRule})
 	start := time.Now()
 	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
 	took := time.Since(start)

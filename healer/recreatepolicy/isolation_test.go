@@ -95,7 +95,7 @@ func TestSlowPolicyDoesNotHoldOthersBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: events.NewFakeRecorder(1000), Workers: 4,
-		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second})}
+		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second, MemoryLimit: 1 << 40})}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
