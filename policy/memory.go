@@ -52,6 +52,8 @@ type memoryGuard struct {
 	mu       sync.Mutex
 	inFlight map[*watched]struct{}
 	watching bool
+	// total is what the process had allocated at the watcher's last check.
+	total uint64
 
 	// rescued counts evaluations stopped beside others that ended within
 	// their bound when run again alone.
@@ -68,19 +70,25 @@ type watched struct {
 	crowded atomic.Bool
 }
 
-// begin watches an evaluation that cancel stops, from now on.
+// begin watches an evaluation that cancel stops, from now on. Its charge
+// starts from the watcher's last reading, up to one check old: an
+// evaluation may be charged a few milliseconds of the process's
+// allocations before it, which costs less than reading them for every
+// evaluation.
 func (g *memoryGuard) begin(limit uint64, cancel topdown.Cancel) *watched {
-	w := &watched{start: allocated(), limit: limit, cancel: cancel}
+	w := &watched{limit: limit, cancel: cancel}
 	g.mu.Lock()
+	if !g.watching {
+		g.watching = true
+		g.total = allocated()
+		go g.watch()
+	}
+	w.start = g.total
 	for other := range g.inFlight {
 		other.crowded.Store(true)
 		w.crowded.Store(true)
 	}
 	g.inFlight[w] = struct{}{}
-	if !g.watching {
-		g.watching = true
-		go g.watch()
-	}
 	g.mu.Unlock()
 	return w
 }
@@ -101,6 +109,7 @@ func (g *memoryGuard) watch() {
 	for now := range tick.C {
 		total := allocated()
 		g.mu.Lock()
+		g.total = total
 		if len(g.inFlight) > 0 {
 			idleSince = now
 		} else if now.Sub(idleSince) >= memoryIdle {
