@@ -31,10 +31,13 @@ func TestEveryRuleFailure(t *testing.T) {
 	for _, row := range refusals.RuleFailures {
 		t.Run(row.Doing, func(t *testing.T) {
 			ns := newNamespace(t)
-			// Short enough to keep the test quick: the deadline row runs
-			// to it, the budget row runs past the budget over its pods.
-			c := newController(t, 100*time.Millisecond)
-			c.EvaluationBudget = 250 * time.Millisecond
+			// The deadline is long enough for a rule to reach a sandbox
+			// bound first on a loaded machine, and short enough that the
+			// rows that run to it stay quick; the budget is past one pod's
+			// evaluation of those (the deadline twice: all the rules at
+			// once, then the failing one alone) and short of eight pods'.
+			c := newController(t, 500*time.Millisecond)
+			c.EvaluationBudget = time.Second
 			n := max(row.Pods, 1)
 			pods := createPods(t, ns, "web", n, c.clock.Now().Add(-time.Hour))
 			for _, pod := range pods {
