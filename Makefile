@@ -117,8 +117,8 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 	$(GO) run ./config/render
 
 .PHONY: docs
-docs: ## Write the generated docs (docs/validation.md, from the refusals TestEveryRefusal checks).
-	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestValidationDoc$$' ./healer/admission
+docs: ## Write the generated docs (docs/validation.md, from the rows of test/refusals).
+	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestValidationDoc$$' ./test/refusals
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
@@ -129,7 +129,7 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	  git status --short -- api config test/openkruise; \
 	  echo "verify: generated files were stale and have been regenerated: review and commit them"; exit 1; \
 	fi
-	@$(GO) test -short -count=1 -run '^TestValidationDoc$$' ./healer/admission >/dev/null || { echo "verify: docs/validation.md is stale: run 'make docs'"; exit 1; }
+	@$(GO) test -short -count=1 -run '^TestValidationDoc$$' ./test/refusals >/dev/null || { echo "verify: docs/validation.md is stale: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"

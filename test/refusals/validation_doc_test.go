@@ -1,4 +1,4 @@
-package admission
+package refusals
 
 import (
 	"fmt"
@@ -15,17 +15,21 @@ import (
 const writeDocsEnv = "REJUV_WRITE_DOCS"
 
 // TestValidationDoc: docs/validation.md is the template with the rows of
-// TestEveryRefusal as tables; it fails while the file is stale.
+// this package as tables; it fails while the file is stale.
 func TestValidationDoc(t *testing.T) {
 	root, err := harness.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := os.ReadFile(filepath.Join(root, "healer", "admission", "testdata", "validation.md.tmpl"))
+	tmpl, err := os.ReadFile(filepath.Join(root, "test", "refusals", "testdata", "validation.md.tmpl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := strings.NewReplacer("{{policies}}", refusalTable(policyRefusals), "{{requests}}", refusalTable(requestRefusals)).Replace(string(tmpl))
+	doc := strings.NewReplacer(
+		"{{policies}}", refusalTable(Policies),
+		"{{requests}}", refusalTable(Requests),
+		"{{rule failures}}", ruleFailureTable(RuleFailures),
+	).Replace(string(tmpl))
 	path := filepath.Join(root, "docs", "validation.md")
 	if os.Getenv(writeDocsEnv) == "1" {
 		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
@@ -39,12 +43,22 @@ func TestValidationDoc(t *testing.T) {
 	}
 }
 
-// refusalTable renders rows as a markdown table.
-func refusalTable(rows []refusal) string {
+// refusalTable renders refusals as a markdown table.
+func refusalTable(rows []Refusal) string {
 	var b strings.Builder
 	b.WriteString("| input | refused by | field | message contains |\n|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", cell(r.input), r.stage, r.field, code(r.message))
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", cell(r.Input), r.Stage, r.Field, code(r.Message))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ruleFailureTable renders rule failures as a markdown table.
+func ruleFailureTable(rows []RuleFailure) string {
+	var b strings.Builder
+	b.WriteString("| what the rule does | condition | reason | Warning event | message contains |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | `%s` | `%s` | `%s` | %s |\n", cell(r.Doing), r.Report.Condition, r.Report.Reason, r.Report.Event, code(r.Message))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

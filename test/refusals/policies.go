@@ -1,0 +1,141 @@
+package refusals
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Policies are the RecreatePolicies refused on create.
+var Policies = []Refusal{
+	{Input: "no spec", Stage: StageSchema, Spec: ``, Field: "spec", Message: "Required value"},
+	{Input: "no selector", Stage: StageSchema, Spec: `schedule: {cron: "@daily"}`, Field: "spec.selector", Message: "Required value"},
+	{Input: "neither a schedule nor rules", Stage: StageCEL, Spec: `selector: {}`, Field: "spec", Message: "a policy needs a schedule, rules or both"},
+	{Input: "a name longer than 63 characters", Stage: StageWebhook, Name: strings.Repeat("p", 64), Spec: `{selector: {}, schedule: {cron: "@daily"}}`,
+		Field: "metadata.name", Message: "must be no more than 63 characters: every request the policy creates carries it in the label rejuv.dev/policy"},
+
+	{Input: "a selector operator that does not exist", Stage: StageWebhook, Spec: `{selector: {matchExpressions: [{key: app, operator: Contains, values: [web]}]}, schedule: {cron: "@daily"}}`,
+		Field: "spec.selector.matchExpressions[0].operator", Message: `Invalid value: "Contains": not a valid selector operator`},
+	{Input: "In without values", Stage: StageWebhook, Spec: `{selector: {matchExpressions: [{key: app, operator: In}]}, schedule: {cron: "@daily"}}`,
+		Field: "spec.selector.matchExpressions[0].values", Message: "must be specified when `operator` is 'In' or 'NotIn'"},
+	{Input: "Exists with values", Stage: StageWebhook, Spec: `{selector: {matchExpressions: [{key: app, operator: Exists, values: [web]}]}, schedule: {cron: "@daily"}}`,
+		Field: "spec.selector.matchExpressions[0].values", Message: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"},
+	{Input: "a label value that is not one", Stage: StageWebhook, Spec: `{selector: {matchLabels: {app: "-web-"}}, schedule: {cron: "@daily"}}`,
+		Field: "spec.selector.matchLabels", Message: `Invalid value: "-web-"`},
+
+	{Input: "more than 32 containers", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [` + numbered("c", 33) + `]}`,
+		Field: "spec.containers", Message: "must have at most 32 items"},
+	{Input: "a container listed twice", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [app, app]}`,
+		Field: "spec.containers[1]", Message: `Duplicate value: "app"`},
+	{Input: "an empty container name", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [""]}`,
+		Field: "spec.containers[0]", Message: `Invalid value: "": must not be empty`},
+	{Input: "a container name that is not one", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [app, "Web_Server"]}`,
+		Field: "spec.containers[1]", Message: `Invalid value: "Web_Server": not a container name`},
+	{Input: "a pattern with brackets", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: ["app[12]"]}`,
+		Field: "spec.containers[0]", Message: "only * and ? may be used as wildcards"},
+	{Input: "a pattern that cannot match a container name", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: ["app_*"]}`,
+		Field: "spec.containers[0]", Message: "cannot match a container name"},
+
+	{Input: "a cron expression that is not one", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "61 * * * *"}}`,
+		Field: "spec.schedule.cron", Message: "not a cron expression"},
+	{Input: "a cron expression with seconds", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 0 3 * * *"}}`,
+		Field: "spec.schedule.cron", Message: "five fields: minute hour day-of-month month day-of-week"},
+	{Input: "a cron expression that never fires", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 0 30 2 *"}}`,
+		Field: "spec.schedule.cron", Message: "never fires: no date matches the day-of-month and month fields"},
+	{Input: "a time zone in the expression", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "TZ=Europe/Berlin 0 3 * * *"}}`,
+		Field: "spec.schedule.cron", Message: "set the time zone in timeZone, not in the expression"},
+	{Input: "an empty cron expression", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: ""}}`,
+		Field: "spec.schedule.cron", Message: "should be at least 1 chars long"},
+	{Input: "an unknown time zone", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 3 * * *", timeZone: Europe/Atlantis}}`,
+		Field: "spec.schedule.timeZone", Message: "unknown time zone (an IANA name such as Europe/Berlin or UTC)"},
+	{Input: "the time zone Local", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 3 * * *", timeZone: Local}}`,
+		Field: "spec.schedule.timeZone", Message: "Local depends on the manager's machine"},
+	{Input: "a starting deadline below 1 s", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily", startingDeadlineSeconds: 0}}`,
+		Field: "spec.schedule.startingDeadlineSeconds", Message: "should be greater than or equal to 1"},
+	{Input: "a window that never opens", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [{cron: "0 0 31 4 *", duration: 1h}]}`,
+		Field: "spec.windows[0].cron", Message: "never fires"},
+	{Input: "more than 8 windows", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [` + strings.Repeat(`{cron: "@daily", duration: 1h},`, 9) + `]}`,
+		Field: "spec.windows", Message: "must have at most 8 items"},
+
+	{Input: "an evaluation interval that is not a duration", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, evaluationInterval: soon}`,
+		Field: "spec.evaluationInterval", Message: "should match"},
+	{Input: "a cooldown that is not a duration", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {cooldown: "5 minutes"}}`,
+		Field: "spec.limits.cooldown", Message: "should match"},
+	{Input: "maxPerHour below 1", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {maxPerHour: 0}}`,
+		Field: "spec.limits.maxPerHour", Message: "should be greater than or equal to 1"},
+	{Input: "maxMatchingPercent above 100", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {maxMatchingPercent: 101}}`,
+		Field: "spec.limits.maxMatchingPercent", Message: "should be less than or equal to 100"},
+	{Input: "minMatchingToHalt below 1", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {minMatchingToHalt: 0}}`,
+		Field: "spec.limits.minMatchingToHalt", Message: "should be greater than or equal to 1"},
+
+	{Input: "maxUnavailable written badly", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, rollout: {maxUnavailable: "25 %"}}`,
+		Field: "spec.rollout.maxUnavailable", Message: "a percentage is a whole number followed by %"},
+	{Input: "maxUnavailable above 100%", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, rollout: {maxUnavailable: "150%"}}`,
+		Field: "spec.rollout.maxUnavailable", Message: "must be between 1% and 100%"},
+	{Input: "maxUnavailable of 0", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, rollout: {maxUnavailable: 0}}`,
+		Field: "spec.rollout.maxUnavailable", Message: "at least 1"},
+	{Input: "an unknown onFailure", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, rollout: {onFailure: Retry}}`,
+		Field: "spec.rollout.onFailure", Message: `Unsupported value: "Retry"`},
+
+	{Input: "a request deadline below 3 s", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {activeDeadlineSeconds: 2}}`,
+		Field: "spec.recreate.activeDeadlineSeconds", Message: "should be greater than or equal to 3"},
+	{Input: "an unknown failurePolicy", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {strategy: {failurePolicy: Retry}}}`,
+		Field: "spec.recreate.strategy.failurePolicy", Message: `Unsupported value: "Retry"`},
+	{Input: "a negative grace period", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {strategy: {terminationGracePeriodSeconds: -1}}}`,
+		Field: "spec.recreate.strategy.terminationGracePeriodSeconds", Message: "should be greater than or equal to 0"},
+
+	{Input: "more than 16 rules", Stage: StageSchema, Spec: `{selector: {}, rules: [` + numberedRules(17) + `]}`,
+		Field: "spec.rules", Message: "must have at most 16 items"},
+	{Input: "two rules of one name", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}, {name: a, builtin: restart-storm}]}`,
+		Field: "spec.rules[1]", Message: "Duplicate value"},
+	{Input: "a rule name that is not a DNS label", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: Big_Rule, builtin: max-age}]}`,
+		Field: "spec.rules[0].name", Message: "should match"},
+	{Input: "a rule name longer than 40 characters", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: ` + strings.Repeat("r", 41) + `, builtin: max-age}]}`,
+		Field: "spec.rules[0].name", Message: "may not be more than 40 bytes"},
+	{Input: "both builtin and rego", Stage: StageCEL, Spec: `{selector: {}, rules: [{name: x, builtin: max-age, rego: "package x"}]}`,
+		Field: "spec.rules[0]", Message: "exactly one of builtin and rego must be set"},
+	{Input: "an empty builtin", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: ""}]}`,
+		Field: "spec.rules[0].builtin", Message: "set builtin or rego"},
+	{Input: "an unknown builtin", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: memory-leek}]}`,
+		Field: "spec.rules[0].builtin", Message: `Unsupported value: "memory-leek": supported values: "max-age", "memory-leak"`},
+	{Input: "an unknown parameter", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFour: 10m}}]}`,
+		Field: "spec.rules[0].parameters[notReadyFour]", Message: "unknown parameter (known: "},
+	{Input: "a parameter of the wrong type", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFor: [10]}}]}`,
+		Field: "spec.rules[0].parameters[notReadyFor]", Message: "duration"},
+	{Input: "a duration given as a number", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFor: 600}}]}`,
+		Field: "spec.rules[0].parameters[notReadyFor]", Message: "is not a duration: give it with a unit"},
+	{Input: "parameters on an inline rule", Stage: StageWebhook, Spec: "{selector: {}, rules: [{name: x, parameters: {a: 1}, rego: \"package x\\nrecreate contains \\\"app\\\" if false\"}]}",
+		Field: "spec.rules[0].parameters", Message: "parameters apply only to a builtin rule"},
+
+	{Input: "Rego that does not parse", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: custom, rego: \"package x\\nrecreate contains c if {\\n  c := \\n}\"}]}",
+		Field: "spec.rules[0].rego", Message: `rule "custom" does not compile: line 4: rego_parse_error`},
+	{Input: "Rego without recreate", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: quiet, rego: \"package x\\nallow := true\"}]}",
+		Field: "spec.rules[0].rego", Message: `the module does not define the rule "recreate"`},
+	{Input: "a recreate that is never a set", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: one, rego: \"package x\\nrecreate := \\\"app\\\"\"}]}",
+		Field: "spec.rules[0].rego", Message: `line 2: rego_type_error: recreate is string, never a set: write recreate contains {"container": NAME, "reason": TEXT} if ...`},
+	{Input: "a call out of the sandbox (http.send, net.*, opa.runtime, rand.intn, uuid.rfc4122, json.match_schema, json.verify_schema)", Stage: StageCompile,
+		Spec:  "{selector: {}, rules: [{name: phone-home, rego: \"package x\\nrecreate contains \\\"app\\\" if http.send({\\\"method\\\": \\\"GET\\\", \\\"url\\\": \\\"http://x\\\"}).status_code == 200\"}]}",
+		Field: "spec.rules[0].rego", Message: "line 2: rego_type_error: undefined function http.send"},
+	{Input: "a METADATA schema (it could name a file or a URL)", Stage: StageCompile,
+		Spec:  "{selector: {}, rules: [{name: peek, rego: \"package x\\n# METADATA\\n# schemas:\\n#   - input: {\\\"$ref\\\": \\\"file:///etc/hostname\\\"}\\nrecreate contains \\\"app\\\" if input.pod\"}]}",
+		Field: "spec.rules[0].rego", Message: "METADATA schemas are not allowed in rules: a schema may refer to files and URLs"},
+	{Input: "an unsafe variable", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: unsafe, rego: \"package x\\nrecreate contains c if { c == 1 }\"}]}",
+		Field: "spec.rules[0].rego", Message: "line 2: rego_unsafe_var_error: var c is unsafe"},
+}
+
+// numbered is n names, prefix0 onwards, as a YAML flow list's items.
+func numbered(prefix string, n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return strings.Join(names, ", ")
+}
+
+// numberedRules is n builtin rules r0 onwards, as a YAML flow list's items.
+func numberedRules(n int) string {
+	rules := make([]string, n)
+	for i := range rules {
+		rules[i] = fmt.Sprintf("{name: r%d, builtin: max-age}", i)
+	}
+	return strings.Join(rules, ", ")
+}

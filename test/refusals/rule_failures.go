@@ -1,0 +1,39 @@
+package refusals
+
+// endless never ends: every evaluation of it runs to the rule deadline.
+const endless = `package loop
+import rego.v1
+recreate contains c.name if {
+	some c in input.containers
+	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
+}
+`
+
+// rule is a rule that recreates every candidate container once cond
+// holds.
+func rule(cond string) string {
+	return "package failing\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\t" + cond + "\n}\n"
+}
+
+// RuleFailures are the rules that compile and fail when they run, for pods
+// whose only container is app.
+var RuleFailures = []RuleFailure{
+	{Doing: "runs past the rule deadline (`--rule-deadline`, 250 ms) for a pod", Rego: endless,
+		Report: RuleFailed, Message: "evaluation stopped at the deadline"},
+	{Doing: "asks `numbers.range` for more than 100,000 numbers (`numbers.range_step` likewise)", Rego: rule("count(numbers.range(0, 100000)) > 0"),
+		Report: RuleFailed, Message: "numbers.range: 100001 numbers is over the sandbox's bound of 100000"},
+	{Doing: "asks `bits.lsh` for a shift of more than 4096 bits", Rego: rule("bits.lsh(1, 4097) > 0"),
+		Report: RuleFailed, Message: "bits.lsh: a shift of 4097 bits is over the sandbox's bound of 4096"},
+	{Doing: "builds or reads more than 1 MiB in one call (`concat`, `sprintf`, `json.marshal`, `yaml.marshal`, `sort`, `==`, `print`, ...)",
+		Rego:   rule(`big := sprintf("%0600000d", [1])` + "\n\tcount(concat(\",\", [big, big])) > 0"),
+		Report: RuleFailed, Message: "over the sandbox's bound of 1048576 bytes"},
+	{Doing: "yields a `recreate` that is not a set (its type depends on the input, so the compiler could not tell)", Rego: "package failing\nrecreate := input.pod.metadata.name\n",
+		Report: RuleFailed, Message: "recreate must be a set, got string"},
+	{Doing: "yields an item that is not a container name or `{\"container\": NAME, \"reason\": TEXT, \"force\": BOOL}`, such as `{\"name\": NAME}`",
+		Rego:   "package failing\nimport rego.v1\nrecreate contains {\"name\": c.name} if {\n\tsome c in input.containers\n}\n",
+		Report: RuleFailed, Message: `recreate yielded {"name": "app"}: an object needs a non-empty string "container"`},
+	{Doing: "names a container that is not a candidate of the pod", Rego: "package failing\nimport rego.v1\nrecreate contains \"db\" if true\n",
+		Report: RuleFailed, Message: `recreate names container "db", which is not a candidate (candidates: app)`},
+	{Doing: "takes longer over the policy's pods in one pass than `--policy-evaluation-budget` (10 s)", Rego: endless, Pods: 8,
+		Report: OverBudget, Message: "per pass (the manager's --policy-evaluation-budget): the rules are not evaluated again until the policy's spec changes"},
+}
