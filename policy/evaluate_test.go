@@ -31,16 +31,7 @@ func target(now time.Time, containers ...string) Target {
 }
 
 func TestDeadlineStopsEndlessRule(t *testing.T) {
-	endless := `package loop
-import rego.v1
-recreate contains c.name if {
-	some c in input.containers
-	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
-}
-`
-	// The loop allocates as it goes; a memory bound far away leaves the
-	// deadline to stop it.
-	p := program(t, Options{Deadline: 200 * time.Millisecond, MemoryLimit: 1 << 40}, Rule{Name: "endless", Module: endless}, Rule{Name: "custom", Module: notReadyRule})
+	p := program(t, Options{Deadline: 200 * time.Millisecond}, Rule{Name: "endless", Module: policytest.Endless}, Rule{Name: "custom", Module: notReadyRule})
 	start := time.Now()
 	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
 	took := time.Since(start)

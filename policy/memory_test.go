@@ -7,18 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// greedyRule keeps what it builds: a list of ten billion strings, growing
-// until something stops it.
-const greedyRule = `package greedy
-import rego.v1
-recreate contains c.name if {
-	some c in input.containers
-	xs := [sprintf("%d-%d", [i, j]) | some i in numbers.range(0, 99999); some j in numbers.range(0, 99999)]
-	count(xs) > 0
-}
-`
+	"github.com/rejuv-dev/rejuv/policy/policytest"
+)
 
 // busyRule takes a millisecond or two and allocates about a MiB for each pod,
 // well inside the bound, so that evaluations of it are in flight when a
@@ -38,7 +29,7 @@ const testMemoryLimit = 16 << 20
 // that says so; the same rule without a bound (a bound far away) goes on
 // allocating until the deadline.
 func TestMemoryBoundStopsAGreedyRule(t *testing.T) {
-	rule := Rule{Name: "greedy", Module: greedyRule}
+	rule := Rule{Name: "greedy", Module: policytest.Greedy}
 	unbounded := program(t, Options{Deadline: 500 * time.Millisecond, MemoryLimit: 1 << 40}, rule)
 	before := allocated()
 	res, err := unbounded.Evaluate(context.Background(), target(time.Now(), "app"))
@@ -80,7 +71,7 @@ func TestMemoryBoundChargesOnlyTheGreedy(t *testing.T) {
 	// rule's allocations during one of its evaluations pass it.
 	const limit = 4 << 20
 	o := Options{Deadline: 20 * time.Second, MemoryLimit: limit}
-	greedy := program(t, o, Rule{Name: "greedy", Module: greedyRule})
+	greedy := program(t, o, Rule{Name: "greedy", Module: policytest.Greedy})
 	busy := program(t, o, Rule{Name: "busy", Module: busyRule})
 
 	before := allocated()

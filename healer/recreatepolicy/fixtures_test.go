@@ -35,15 +35,13 @@ type controller struct {
 	recorder *events.FakeRecorder
 }
 
-// newController's engine stops rules at deadline; its memory bound is far
-// away, since the endless rules of these tests allocate as they run.
 func newController(t *testing.T, deadline time.Duration) *controller {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	rec := events.NewFakeRecorder(1000)
 	return &controller{
 		Reconciler: &Reconciler{Client: admin, Reader: admin, Clock: clk, Recorder: rec,
-			Engine: policy.NewEngine(policy.Options{Clock: clk.Now, Deadline: deadline, MemoryLimit: 1 << 40})},
+			Engine: policy.NewEngine(policy.Options{Clock: clk.Now, Deadline: deadline})},
 		clock: clk, recorder: rec,
 	}
 }

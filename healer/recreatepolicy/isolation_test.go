@@ -16,17 +16,8 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
-
-// endless is a rule that never ends: each evaluation runs to the engine's
-// deadline.
-const endless = `package loop
-import rego.v1
-recreate contains c.name if {
-	some c in input.containers
-	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
-}
-`
 
 // TestSlowPolicyHaltsAtTheEvaluationBudget: a policy whose rules take
 // longer over its pods than the per-pass budget stops being evaluated
@@ -38,7 +29,7 @@ func TestSlowPolicyHaltsAtTheEvaluationBudget(t *testing.T) {
 	c := newController(t, 100*time.Millisecond)
 	c.EvaluationBudget = 250 * time.Millisecond
 	pods := createPods(t, ns, "web", 8, c.clock.Now().Add(-time.Hour))
-	spec := rulePolicy("web", endless)
+	spec := rulePolicy("web", policytest.Endless)
 	spec.Limits.MaxMatchingPercent = new(int32(100))
 	p := createPolicy(t, ns, "slow", spec)
 	start := time.Now()
@@ -95,7 +86,7 @@ func TestSlowPolicyDoesNotHoldOthersBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: events.NewFakeRecorder(1000), Workers: 4,
-		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second, MemoryLimit: 1 << 40})}
+		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second})}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +103,7 @@ func TestSlowPolicyDoesNotHoldOthersBack(t *testing.T) {
 	now := time.Now()
 	createPods(t, ns, "slow", 2, now.Add(-time.Hour))
 	pods := createPods(t, ns, "web", 1, now.Add(-time.Hour))
-	slowSpec := rulePolicy("slow", endless)
+	slowSpec := rulePolicy("slow", policytest.Endless)
 	slowSpec.Limits.MaxMatchingPercent = new(int32(100))
 	slow := createPolicy(t, ns, "slow", slowSpec)
 	time.Sleep(time.Second) // its first pass is under way: 2 pods of 3 s

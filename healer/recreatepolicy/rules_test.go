@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
 // annotated matches pods annotated rejuv.test/recreate=yes.
@@ -232,7 +233,7 @@ func TestEndlessRuleIsReported(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 100*time.Millisecond)
 	pods := createPods(t, ns, "web", 1, c.clock.Now().Add(-time.Hour))
-	bad := createPolicy(t, ns, "endless", rulePolicy("web", endless))
+	bad := createPolicy(t, ns, "endless", rulePolicy("web", policytest.Endless))
 	spec := rulePolicy("web", annotated)
 	spec.Limits.MaxMatchingPercent = new(int32(100))
 	good := createPolicy(t, ns, "fine", spec)

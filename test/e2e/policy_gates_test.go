@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
@@ -250,7 +251,7 @@ func TestPolicyEndlessRuleReported(t *testing.T) {
 	ns := newNamespace(t)
 	pods := labelledPods(t, ns, "loop", 1)
 	endless := annotationPolicy(ns, "endless", "loop", func(s *v1alpha1.RecreatePolicySpec) {
-		s.Rules = []v1alpha1.Rule{{Name: "spin", Rego: "package spin\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0\n}\n"}}
+		s.Rules = []v1alpha1.Rule{{Name: "spin", Rego: policytest.Endless}}
 		s.EvaluationInterval = &metav1.Duration{Duration: 5 * time.Second}
 	})
 	if err := c.Create(ctx, endless); err != nil {

@@ -1,13 +1,6 @@
 package refusals
 
-// endless never ends: every evaluation of it runs to the rule deadline.
-const endless = `package loop
-import rego.v1
-recreate contains c.name if {
-	some c in input.containers
-	count([x | some i in numbers.range(1, 100000); some j in numbers.range(1, 100000); x := i * j; x < 0]) > 0
-}
-`
+import "github.com/rejuv-dev/rejuv/policy/policytest"
 
 // rule is a rule that recreates every candidate container once cond
 // holds.
@@ -18,8 +11,10 @@ func rule(cond string) string {
 // RuleFailures are the rules that compile and fail when they run, for pods
 // whose only container is app.
 var RuleFailures = []RuleFailure{
-	{Doing: "runs past the rule deadline (`--rule-deadline`, 250 ms) for a pod", Rego: endless,
+	{Doing: "runs past the rule deadline (`--rule-deadline`, 250 ms) for a pod", Rego: policytest.Endless,
 		Report: RuleFailed, Message: "evaluation stopped at the deadline"},
+	{Doing: "allocates more than `--rule-memory-limit` (32 MiB) for a pod, garbage included, such as a list that keeps growing", Rego: policytest.Greedy,
+		Report: RuleFailed, Message: "evaluation stopped at the memory bound: it allocated more than 32 MiB for one pod"},
 	{Doing: "asks `numbers.range` for more than 100,000 numbers (`numbers.range_step` likewise)", Rego: rule("count(numbers.range(0, 100000)) > 0"),
 		Report: RuleFailed, Message: "numbers.range: 100001 numbers is over the sandbox's bound of 100000"},
 	{Doing: "asks `bits.lsh` for a shift of more than 4096 bits", Rego: rule("bits.lsh(1, 4097) > 0"),
@@ -34,6 +29,6 @@ var RuleFailures = []RuleFailure{
 		Report: RuleFailed, Message: `recreate yielded {"name": "app"}: an object needs a non-empty string "container"`},
 	{Doing: "names a container that is not a candidate of the pod", Rego: "package failing\nimport rego.v1\nrecreate contains \"db\" if true\n",
 		Report: RuleFailed, Message: `recreate names container "db", which is not a candidate (candidates: app)`},
-	{Doing: "takes longer over the policy's pods in one pass than `--policy-evaluation-budget` (10 s)", Rego: endless, Pods: 8,
+	{Doing: "takes longer over the policy's pods in one pass than `--policy-evaluation-budget` (10 s)", Rego: policytest.Endless, Pods: 8,
 		Report: OverBudget, Message: "per pass (the manager's --policy-evaluation-budget): the rules are not evaluated again until the policy's spec changes"},
 }

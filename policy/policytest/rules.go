@@ -1,0 +1,31 @@
+package policytest
+
+// Endless is a rule that never ends, in package loop: each evaluation runs
+// to the deadline. It spends its time in regular expressions over one
+// string, allocating a few MiB a second, so that the deadline stops it
+// long before any memory bound does.
+const Endless = `package loop
+import rego.v1
+recreate contains c.name if {
+	some c in input.containers
+	big := sprintf("%0100000d", [1])
+	every i in numbers.range(1, 1000) {
+		every j in numbers.range(1, 1000) {
+			not regex.match("(0|00)+x", big)
+			i + j > 0
+		}
+	}
+}
+`
+
+// Greedy is a rule that keeps what it builds, in package greedy: a list of
+// a hundred thousand strings of 100 KB (10 GB), growing by hundreds of MiB
+// a second until something stops it.
+const Greedy = `package greedy
+import rego.v1
+recreate contains c.name if {
+	some c in input.containers
+	xs := [sprintf("%0100000d", [i]) | some i in numbers.range(1, 100000)]
+	count(xs) > 0
+}
+`
