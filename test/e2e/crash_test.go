@@ -94,15 +94,14 @@ func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	if err := s.Kill(ctx, daemon.Name); err != nil {
 		t.Fatal(err)
 	}
+	// Right after the kill the DaemonSet's status may still count the
+	// killed pod ready, and WaitReady pass before the next pod exists.
+	waitFor(t, "the daemon pod "+daemon.Name+" replaced", func() bool {
+		next, err := s.DaemonPod(ctx)
+		return err == nil && next.UID != daemon.UID
+	})
 	if err := s.WaitReady(ctx); err != nil {
 		t.Fatal(err)
-	}
-	next, err := s.DaemonPod(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.UID == daemon.UID {
-		t.Fatalf("the daemon pod %s was not replaced", daemon.Name)
 	}
 	recreatedOnce(t, crr, pod, before)
 }

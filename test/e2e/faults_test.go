@@ -254,6 +254,10 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	before := testappDeployment(t, c, ns, "web", 3)
 	p := rollingPolicy(ns, "deleted", "web")
 	p.Spec.Recreate.Strategy.UnreadyGracePeriodSeconds = ptr.To[int64](2)
+	// The run starts 5 s after the policy's creation instead of at the
+	// next minute (30 s later on average): the policy is deleted during
+	// its first run, so no second run can follow.
+	p.Spec.Schedule.Cron = "@every 5s"
 	if err := c.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
