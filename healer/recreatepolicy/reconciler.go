@@ -282,6 +282,13 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		}
 		namespacePods := &corev1.PodList{}
 		if len(pdbs.Items) > 0 {
+			// An eviction by someone else spends its budget in the
+			// budget's status at once, before its pod is deleted: read
+			// the budgets from the API server, as the cache may not show
+			// that yet, nor the pod's deletion.
+			if err := r.Reader.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
+				return nil, fmt.Errorf("read the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
+			}
 			if err := r.Client.List(ctx, namespacePods, client.InNamespace(p.Namespace)); err != nil {
 				return nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
 			}
