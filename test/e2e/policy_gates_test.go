@@ -242,20 +242,30 @@ func TestPolicyRespectsDisruptionBudget(t *testing.T) {
 	})
 }
 
-// TestPolicyEndlessRuleReported: a rule that never ends is stopped by the
-// deadline and reported, while another policy keeps working.
-func TestPolicyEndlessRuleReported(t *testing.T) {
+// TestPolicyRunawayRulesReported: a rule that never ends is stopped by the
+// deadline, and a rule that keeps what it builds by the memory bound; each
+// is reported in its policy's status, another policy keeps working, and
+// the manager that evaluates them is not restarted (its memory limit is
+// 256 MiB; the greedy rule would build 10 GB).
+func TestPolicyRunawayRulesReported(t *testing.T) {
 	t.Parallel()
-	c := rejuvStack(t).Client
+	s := rejuvStack(t)
+	c := s.Client
 	ctx := context.Background()
+	leader, err := s.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := newNamespace(t)
 	pods := labelledPods(t, ns, "loop", 1)
-	endless := annotationPolicy(ns, "endless", "loop", func(s *v1alpha1.RecreatePolicySpec) {
-		s.Rules = []v1alpha1.Rule{{Name: "spin", Rego: policytest.Endless}}
-		s.EvaluationInterval = &metav1.Duration{Duration: 5 * time.Second}
-	})
-	if err := c.Create(ctx, endless); err != nil {
-		t.Fatal(err)
+	for name, rule := range map[string]string{"endless": policytest.Endless, "greedy": policytest.Greedy} {
+		p := annotationPolicy(ns, name, "loop", func(s *v1alpha1.RecreatePolicySpec) {
+			s.Rules = []v1alpha1.Rule{{Name: "runaway", Rego: rule}}
+			s.EvaluationInterval = &metav1.Duration{Duration: 5 * time.Second}
+		})
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := c.Create(ctx, annotationPolicy(ns, "working", "loop", nil)); err != nil {
 		t.Fatal(err)
@@ -264,17 +274,25 @@ func TestPolicyEndlessRuleReported(t *testing.T) {
 	waitPod(t, ns, pods[0].Name, "recreated by the working policy", func(p *corev1.Pod) bool {
 		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
 	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		p := readPolicy(t, c, ns, "endless")
-		ready := findCondition(p.Status.Conditions, v1alpha1.ConditionReady)
-		if ready != nil && ready.Reason == v1alpha1.ReasonEvaluationFailed && strings.Contains(ready.Message, "rule spin failed") && strings.Contains(ready.Message, "deadline") {
-			break
+	for name, stop := range map[string]string{"endless": "evaluation stopped at the deadline", "greedy": "evaluation stopped at the memory bound"} {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+			ready := findCondition(readPolicy(t, c, ns, name).Status.Conditions, v1alpha1.ConditionReady)
+			if ready != nil && ready.Reason == v1alpha1.ReasonEvaluationFailed && strings.Contains(ready.Message, "rule runaway failed") && strings.Contains(ready.Message, stop) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the %s rule is not reported as %q: %+v", name, stop, ready)
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the endless rule is not reported: %+v", ready)
-		}
-		time.Sleep(500 * time.Millisecond)
+	}
+	// A few more passes of each (every 5 s).
+	time.Sleep(10 * time.Second)
+	after, err := s.Kube.CoreV1().Pods(leader.Namespace).Get(ctx, leader.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the manager that evaluated the rules: %v", err)
+	}
+	if after.UID != leader.UID || containerStatus(after, "manager").RestartCount != containerStatus(leader, "manager").RestartCount {
+		t.Errorf("the manager %s was restarted while it evaluated the runaway rules: %+v", leader.Name, containerStatus(after, "manager"))
 	}
 }
 
