@@ -6,9 +6,11 @@ import (
 	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -90,10 +92,21 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err != nil {
 		return err
 	}
-	admission.Register(mgr.GetWebhookServer(), scheme, admission.Options{
+	opts := admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization, Self: self,
 		PolicyOnly: !o.ExecutesRequests(),
-	})
+	}
+	if o.ExecutesRequests() {
+		// Every replica serves the request webhook, which reads pods from
+		// this cache first: start it in every replica, not only in the
+		// leader, whose controllers watch pods too.
+		pods, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("watch pods for the request webhook: %w", err)
+		}
+		opts.Pods = &admission.PodCache{Reader: mgr.GetCache(), Synced: pods.HasSynced}
+	}
+	admission.Register(mgr.GetWebhookServer(), scheme, opts)
 	requests := recreatepolicy.RequestsV1alpha1
 	if o.ExecutesRequests() {
 		requests = recreatepolicy.RequestsV1beta1

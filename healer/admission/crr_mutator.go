@@ -9,8 +9,6 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -34,8 +32,9 @@ const defaultTerminationGracePeriodSeconds int64 = 30
 // call and a second read of the pod; the validating webhook keeps the
 // request immutable afterwards.
 type CRRMutator struct {
-	// Reader reads pods; it should read from the API server, not a cache,
-	// so that statusContext is the container's current identity.
+	// Cache, when set, answers for pods first (see againstPod).
+	Cache *PodCache
+	// Reader reads pods from the API server.
 	Reader     client.Reader
 	Authorizer *DisruptionAuthorizer
 	Decoder    admission.Decoder
@@ -63,17 +62,10 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	var errs field.ErrorList
 	var pod *corev1.Pod
 	if crr.Spec.PodName != "" {
-		pod = &corev1.Pod{}
-		err := m.Reader.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: crr.Spec.PodName}, pod)
-		switch {
-		case apierrors.IsNotFound(err):
-			pod = nil
-		case err != nil:
-			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("read pod %s/%s for ContainerRecreateRequest %s: %w", req.Namespace, crr.Spec.PodName, displayName(crr), err))
-		default:
-			fromPod(mutated, pod)
+		pod, errs, err = m.againstPod(ctx, mutated, req.Namespace)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("admit ContainerRecreateRequest %s: %w", displayName(crr), err))
 		}
-		errs = validateAgainstPod(mutated, req.Namespace, pod)
 	}
 	if errs = append(validateSpec(&mutated.Spec), errs...); len(errs) > 0 {
 		return invalid(displayName(crr), errs)

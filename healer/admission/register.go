@@ -32,6 +32,8 @@ const (
 type Options struct {
 	// Reader reads pods from the API server.
 	Reader client.Reader
+	// Pods, when set, answers the request webhook for pods first.
+	Pods *PodCache
 	// Client creates SubjectAccessReviews.
 	Client client.Client
 	// SkipAuthorization turns off the check that the requester may
@@ -59,7 +61,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	if !o.SkipAuthorization {
 		authz = &DisruptionAuthorizer{Client: o.Client, Self: o.Self}
 	}
-	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Cache: o.Pods, Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
