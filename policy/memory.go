@@ -84,9 +84,11 @@ func (g *memoryGuard) begin(limit uint64, cancel topdown.Cancel) *watched {
 		go g.watch()
 	}
 	w.start = g.total
-	for other := range g.inFlight {
-		other.crowded.Store(true)
+	if len(g.inFlight) > 0 {
 		w.crowded.Store(true)
+		for other := range g.inFlight {
+			other.crowded.Store(true)
+		}
 	}
 	g.inFlight[w] = struct{}{}
 	g.mu.Unlock()

@@ -4,12 +4,10 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -61,11 +59,7 @@ func TestDisruptionBudgetSeesAnEvictionTheCacheMisses(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	freeze := cacheBeforeEviction(t, c, ns)
-	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
-	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
-	setPDBStatus(t, pdb, 3, 2, 3)
-	spec := rulePolicy("web", annotated)
-	spec.Limits.MaxMatchingPercent = new(int32(100))
+	pods, pdb, spec := budgetOfOne(t, c, ns, 3)
 	p := createPolicy(t, ns, "p", spec)
 	annotate(t, pods[0])
 	freeze()

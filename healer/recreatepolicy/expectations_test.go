@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -77,11 +75,7 @@ func TestDisruptionBudgetCountsOtherPoliciesRequestsTheCacheMisses(t *testing.T)
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	behind := cacheBehind(t, c)
-	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
-	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
-	setPDBStatus(t, pdb, 3, 2, 3)
-	spec := rulePolicy("web", annotated)
-	spec.Limits.MaxMatchingPercent = new(int32(100))
+	pods, _, spec := budgetOfOne(t, c, ns, 3)
 	first, second := createPolicy(t, ns, "first", spec), createPolicy(t, ns, "second", spec)
 	annotate(t, pods[0])
 	c.reconcile(t, first)

@@ -285,7 +285,8 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 			// An eviction by someone else spends its budget in the
 			// budget's status at once, before its pod is deleted: read
 			// the budgets from the API server, as the cache may not show
-			// that yet, nor the pod's deletion.
+			// that yet, nor the pod's deletion. (The cache's list above
+			// spares that read in namespaces without budgets.)
 			if err := r.Reader.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
 				return nil, fmt.Errorf("read the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
 			}

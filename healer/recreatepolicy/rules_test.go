@@ -306,6 +306,21 @@ func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, healthy, desi
 	}
 }
 
+// budgetOfOne creates n pods labelled app=web and a PodDisruptionBudget
+// over them that allows one disruption, with the status the disruption
+// controller writes while all n are healthy, and returns them with the
+// spec of a policy whose rule matches annotated pods and that may act on
+// all of them.
+func budgetOfOne(t *testing.T, c *controller, ns string, n int) ([]*corev1.Pod, *policyv1.PodDisruptionBudget, v1alpha1.RecreatePolicySpec) {
+	t.Helper()
+	pods := createPods(t, ns, "web", n, c.clock.Now().Add(-time.Hour))
+	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
+	setPDBStatus(t, pdb, int32(n), int32(n-1), int32(n))
+	spec := rulePolicy("web", annotated)
+	spec.Limits.MaxMatchingPercent = new(int32(100))
+	return pods, pdb, spec
+}
+
 // TestDisruptionBudgetChargesRequestsInFlight: a budget that allows one
 // disruption is charged for a pod whose request is in flight but which is
 // still Ready (the disruption controller counts it healthy until its
@@ -315,11 +330,7 @@ func TestDisruptionBudgetChargesRequestsInFlight(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	c := newController(t, 0)
-	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
-	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
-	setPDBStatus(t, pdb, 4, 3, 4)
-	spec := rulePolicy("web", annotated)
-	spec.Limits.MaxMatchingPercent = new(int32(100))
+	pods, _, spec := budgetOfOne(t, c, ns, 4)
 	p := createPolicy(t, ns, "guarded", spec)
 	for _, pod := range pods {
 		annotate(t, pod)
