@@ -48,32 +48,22 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	}
 	st.Message = ""
 	s := strategy(crr)
+	failWithoutContext(crr, st)
 	var wake []time.Duration
-	for i := range crr.Spec.Containers {
-		state := &st.ContainerRecreateStates[i]
-		if !finished(state) {
-			w, stopped, err := e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], state, deadline)
-			if err != nil {
-				return Result{}, err
-			}
-			if stopped {
-				// Recorded at once: a restarted daemon must not stop it again.
-				if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
-					return Result{}, err
-				}
-			}
-			if w > 0 {
-				wake = append(wake, w)
-			}
-		}
-		if state.Phase == v1beta1.PhaseFailed && s.FailurePolicy != v1beta1.FailurePolicyIgnore {
-			failRest(st, fmt.Sprintf("not recreated: container %s failed and failurePolicy is Fail", state.Name))
+	for more := true; more && !failFast(st, s); {
+		batch := nextBatch(st, s.OrderedRecreate)
+		if len(batch) == 0 {
 			break
 		}
-		if s.OrderedRecreate && !finished(state) {
-			break
+		w, err := e.advanceAll(ctx, crr, pod, rt, st, batch, deadline)
+		if err != nil {
+			return Result{}, err
 		}
+		wake = append(wake, w...)
+		// Ordered, a container that finished in this pass lets the next go.
+		more = s.OrderedRecreate && finished(&st.ContainerRecreateStates[batch[0]])
 	}
+	failFast(st, s)
 	if allFinished(st) {
 		t := metav1.NewTime(e.Clock.Now())
 		st.Phase, st.CompletionTime = v1beta1.PhaseCompleted, &t
@@ -97,10 +87,6 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 // and whether it stopped the container now.
 func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, deadline time.Time) (time.Duration, bool, error) {
-	if c.StatusContext == nil {
-		state.Phase, state.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
-		return 0, false, nil
-	}
 	state.Phase = v1beta1.PhaseRecreating
 	if _, ok := e.stopped(crr, c.Name); ok {
 		state.IsKilled = true

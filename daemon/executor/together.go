@@ -1,0 +1,83 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// nextBatch says which containers this pass advances: every unfinished
+// one, or with orderedRecreate only the first of them.
+func nextBatch(st *v1beta1.ContainerRecreateRequestStatus, ordered bool) []int {
+	var batch []int
+	for i := range st.ContainerRecreateStates {
+		if finished(&st.ContainerRecreateStates[i]) {
+			continue
+		}
+		batch = append(batch, i)
+		if ordered {
+			break
+		}
+	}
+	return batch
+}
+
+// advanceAll advances the containers of batch together, as the kubelet
+// stops a pod's containers: their preStop hooks and stops run at the same
+// time, so none of them comes back before the others were stopped. The
+// stops are recorded at once, in one write; it returns when to look again.
+func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	st *v1beta1.ContainerRecreateRequestStatus, batch []int, deadline time.Time) ([]time.Duration, error) {
+	wake := make([]time.Duration, len(batch))
+	stopped := make([]bool, len(batch))
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
+	for k, i := range batch {
+		wg.Go(func() {
+			wake[k], stopped[k], errs[k] = e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i], deadline)
+		})
+	}
+	wg.Wait()
+	if slices.Contains(stopped, true) {
+		// Recorded at once, even when another container's stop failed: a
+		// restarted daemon must not stop them again.
+		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return wake, errors.Join(errs...)
+}
+
+// failWithoutContext fails the containers the request has no statusContext
+// for (only a request the webhook never saw lacks it), before anything is
+// stopped: with failurePolicy Fail, such a request stops nothing.
+func failWithoutContext(crr *v1beta1.ContainerRecreateRequest, st *v1beta1.ContainerRecreateRequestStatus) {
+	for i, c := range crr.Spec.Containers {
+		if s := &st.ContainerRecreateStates[i]; c.StatusContext == nil && !finished(s) {
+			s.Phase, s.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
+		}
+	}
+}
+
+// failFast fails the unfinished containers once one has failed, unless
+// failurePolicy is Ignore; it says whether it did.
+func failFast(st *v1beta1.ContainerRecreateRequestStatus, s v1beta1.ContainerRecreateRequestStrategy) bool {
+	if s.FailurePolicy == v1beta1.FailurePolicyIgnore {
+		return false
+	}
+	for _, cs := range st.ContainerRecreateStates {
+		if cs.Phase == v1beta1.PhaseFailed {
+			failRest(st, fmt.Sprintf("not recreated: container %s failed and failurePolicy is Fail", cs.Name))
+			return true
+		}
+	}
+	return false
+}

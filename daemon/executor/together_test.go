@@ -1,0 +1,159 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/daemon/cri"
+)
+
+// slowStops is a runtime with the containers "app" and "side" of the pod
+// "web", running, whose stops each take a while; it records how many stops
+// were in flight at once.
+type slowStops struct {
+	runtimeapi.RuntimeServiceClient
+	mu       sync.Mutex
+	state    map[string]runtimeapi.ContainerState
+	inFlight int
+	most     int
+	stopped  []string
+}
+
+func newSlowStops() *slowStops {
+	return &slowStops{state: map[string]runtimeapi.ContainerState{
+		"app": runtimeapi.ContainerState_CONTAINER_RUNNING, "side": runtimeapi.ContainerState_CONTAINER_RUNNING}}
+}
+
+func (r *slowStops) ListContainers(_ context.Context, in *runtimeapi.ListContainersRequest, _ ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := in.GetFilter().GetLabelSelector()[kubeletContainerNameLabel]
+	return &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{{
+		Id: name, Metadata: &runtimeapi.ContainerMetadata{Name: name}, CreatedAt: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC).UnixNano(), State: r.state[name],
+		Labels: map[string]string{kubeletPodUIDLabel: "uid-web", kubeletContainerNameLabel: name},
+	}}}, nil
+}
+
+func (r *slowStops) ContainerStatus(_ context.Context, in *runtimeapi.ContainerStatusRequest, _ ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: in.ContainerId, State: r.state[in.ContainerId]}}, nil
+}
+
+func (r *slowStops) StopContainer(_ context.Context, in *runtimeapi.StopContainerRequest, _ ...grpc.CallOption) (*runtimeapi.StopContainerResponse, error) {
+	r.mu.Lock()
+	r.inFlight++
+	r.most = max(r.most, r.inFlight)
+	r.mu.Unlock()
+	time.Sleep(200 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inFlight--
+	r.state[in.ContainerId] = runtimeapi.ContainerState_CONTAINER_EXITED
+	r.stopped = append(r.stopped, in.ContainerId)
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// written keeps every status written.
+type written struct{ statuses []v1beta1.ContainerRecreateRequestStatus }
+
+func (w *written) UpdateRequestStatus(_ context.Context, crr *v1beta1.ContainerRecreateRequest) (*v1beta1.ContainerRecreateRequest, error) {
+	w.statuses = append(w.statuses, *crr.Status.DeepCopy())
+	return crr.DeepCopy(), nil
+}
+
+// twoRunning is the request to recreate both containers of the pod "web",
+// made after they started, and that pod with both running.
+func twoRunning(strategy v1beta1.ContainerRecreateRequestStrategy) (*v1beta1.ContainerRecreateRequest, *corev1.Pod) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: "uid-r", CreationTimestamp: metav1.NewTime(at),
+			Annotations: map[string]string{v1beta1.RequestedAtAnnotation: at.Format(time.RFC3339Nano)},
+			Labels:      map[string]string{v1beta1.NodeNameLabel: "node", v1beta1.PodUIDLabel: "uid-web"}},
+		Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web", Strategy: &strategy},
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-web"}, Spec: corev1.PodSpec{NodeName: "node"}}
+	started := true
+	for _, name := range []string{"app", "side"} {
+		crr.Spec.Containers = append(crr.Spec.Containers, v1beta1.ContainerRecreateRequestContainer{Name: name,
+			StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://" + name}})
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: name})
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: name, ContainerID: "containerd://" + name,
+			Started: &started, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+	}
+	return crr, pod
+}
+
+// TestContainersAreStoppedTogether: by default a request stops its
+// containers at the same time, as the kubelet stops a pod's, so that none
+// comes back before the others were stopped, and records both stops in one
+// write; with orderedRecreate one pass stops only the first container.
+func TestContainersAreStoppedTogether(t *testing.T) {
+	for _, ordered := range []bool{false, true} {
+		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{OrderedRecreate: ordered})
+		rt := newSlowStops()
+		writes := &written{}
+		e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+			NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
+		if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+			t.Fatalf("ordered %v: %v", ordered, err)
+		}
+		wantStopped, wantAtOnce := 2, 2
+		if ordered {
+			wantStopped, wantAtOnce = 1, 1
+		}
+		if len(rt.stopped) != wantStopped || rt.most != wantAtOnce {
+			t.Errorf("ordered %v: stopped %v, at most %d stops at once; want %d stopped, %d at once", ordered, rt.stopped, rt.most, wantStopped, wantAtOnce)
+		}
+		if len(writes.statuses) == 0 {
+			t.Fatalf("ordered %v: no status written", ordered)
+		}
+		killed := 0
+		for _, s := range writes.statuses[0].ContainerRecreateStates {
+			if s.IsKilled {
+				killed++
+			}
+		}
+		if killed != wantStopped {
+			t.Errorf("ordered %v: the first write records %d stops, want %d: %+v", ordered, killed, wantStopped, writes.statuses[0].ContainerRecreateStates)
+		}
+	}
+}
+
+// TestARequestThatCannotFinishStopsNothing: a request with a container it
+// has no statusContext for (one the webhook never saw) fails that
+// container; with failurePolicy Fail it stops none of the others.
+func TestARequestThatCannotFinishStopsNothing(t *testing.T) {
+	for _, policy := range []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore} {
+		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: policy})
+		crr.Spec.Containers[1].StatusContext = nil
+		rt := newSlowStops()
+		writes := &written{}
+		e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+			NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
+		if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+			t.Fatalf("%s: %v", policy, err)
+		}
+		last := writes.statuses[len(writes.statuses)-1]
+		switch policy {
+		case v1beta1.FailurePolicyFail:
+			if len(rt.stopped) != 0 || last.Phase != v1beta1.PhaseCompleted || last.Result != v1beta1.ResultFailed {
+				t.Errorf("Fail: stopped %v, status %s/%s; want nothing stopped and the request Completed as Failed", rt.stopped, last.Phase, last.Result)
+			}
+		case v1beta1.FailurePolicyIgnore:
+			if len(rt.stopped) != 1 || rt.stopped[0] != "app" {
+				t.Errorf("Ignore: stopped %v; want app stopped", rt.stopped)
+			}
+		}
+	}
+}
