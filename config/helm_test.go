@@ -54,6 +54,9 @@ func TestHelmChart(t *testing.T) {
 		certManager bool
 		monitors    bool
 		timeout     float64
+		// unauthorized: requestAuthorization=false leaves the
+		// request-authorization policy out.
+		unauthorized bool
 	}{{
 		name: "defaults", release: "rejuv", namespace: "rejuv-system",
 		prefix: "rejuv-", socket: "/run/containerd/containerd.sock",
@@ -72,8 +75,9 @@ func TestHelmChart(t *testing.T) {
 			"certManager.enabled=true",
 			"certManager.issuerRef.kind=ClusterIssuer",
 			"certManager.issuerRef.name=company-ca",
+			"requestAuthorization=false",
 		},
-		prefix: "rejuv-canary-", socket: "/run/containerd/containerd.sock", certManager: true,
+		prefix: "rejuv-canary-", socket: "/run/containerd/containerd.sock", certManager: true, unauthorized: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +98,11 @@ func TestHelmChart(t *testing.T) {
 			for _, w := range r.webhooks() {
 				if got := w["timeoutSeconds"]; tt.timeout != 0 && got != tt.timeout {
 					t.Errorf("webhook %s: timeoutSeconds %v, want %v", w["name"], got, tt.timeout)
+				}
+			}
+			for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+				if got := r.find(kind, "", tt.prefix+"request-authorization") != nil; got == tt.unauthorized {
+					t.Errorf("%s %srequest-authorization rendered: %t, want %t", kind, tt.prefix, got, !tt.unauthorized)
 				}
 			}
 			if tt.values == nil {

@@ -72,7 +72,7 @@ func TestDefaultInstallIsComplete(t *testing.T) {
 	}
 	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "Deployment": 1, "DaemonSet": 1, "PodDisruptionBudget": 1,
 		"Service": 3, "ServiceAccount": 2, "ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
-		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2} {
+		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
 		}
@@ -197,7 +197,7 @@ func TestCertManagerVariant(t *testing.T) {
 
 // TestOpenKruiseVariant: config/openkruise is config/default less what an
 // installed OpenKruise has (the request CRD, the request and pod webhooks,
-// the daemon and its admission policy), with a manager that creates
+// the request-authorization policy, the daemon and its admission policy), with a manager that creates
 // v1alpha1 requests, and rights cut to that.
 func TestOpenKruiseVariant(t *testing.T) {
 	r := build(t, "openkruise")
@@ -205,6 +205,7 @@ func TestOpenKruiseVariant(t *testing.T) {
 	removed := []string{
 		"CustomResourceDefinition//containerrecreaterequests.apps.kruise.io",
 		"MutatingWebhookConfiguration//rejuv-mutating-webhook-configuration",
+		"ValidatingAdmissionPolicy//rejuv-request-authorization", "ValidatingAdmissionPolicyBinding//rejuv-request-authorization",
 		"ValidatingAdmissionPolicy//rejuv-daemon-scope", "ValidatingAdmissionPolicyBinding//rejuv-daemon-scope",
 		"DaemonSet/rejuv-system/rejuv-daemon", "ServiceAccount/rejuv-system/rejuv-daemon", "Service/rejuv-system/rejuv-daemon-metrics",
 		"ClusterRole//rejuv-daemon", "ClusterRoleBinding//rejuv-daemon",

@@ -60,7 +60,6 @@ type Options struct {
 	MutatingWebhookConfiguration   string
 	ValidatingWebhookConfiguration string
 	WebhookURL                     string
-	SkipCRRAuthorization           bool
 	NodeLostGrace                  time.Duration
 	PickupTimeout                  time.Duration
 	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
@@ -98,7 +97,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "rejuv-mutating-webhook-configuration", "the MutatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self and --crr-executor=rejuv)")
 	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "rejuv-validating-webhook-configuration", "the ValidatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
-	fs.BoolVar(&o.SkipCRRAuthorization, "skip-crr-authorization", false, "do not require that whoever creates a ContainerRecreateRequest may delete its pod")
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
 	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")

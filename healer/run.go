@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		return err
 	}
 	opts := admission.Options{
-		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), SkipAuthorization: o.SkipCRRAuthorization, Self: self,
+		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Self: self,
 		PolicyOnly: !o.ExecutesRequests(),
 	}
 	if o.ExecutesRequests() {
@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		return fmt.Errorf("add readiness check: %w", err)
 	}
 	log.Info("starting manager", "crrExecutor", o.CRRExecutor, "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
-		"crrAuthorization", !o.SkipCRRAuthorization, "leaderElection", o.LeaderElect, "user", self)
+		"leaderElection", o.LeaderElect, "user", self)
 	return mgr.Start(ctx)
 }
 

@@ -26,18 +26,23 @@ const defaultTerminationGracePeriodSeconds int64 = 30
 // (statusContext), its preStop and ports, the strategy's defaults, and
 // the moment it was admitted, to the nanosecond), rejects a request that
 // cannot be carried out (each rejection names the field) or that sets
-// fields only the system may set, and, unless Authorizer is nil,
-// lets only users who may delete the pod create one. Validating at this
-// stage rather than in a validating webhook spares every request a second
-// call and a second read of the pod; the validating webhook keeps the
-// request immutable afterwards.
+// fields only the system may set, and judges the manager's own requests by
+// their policy (see ownRequestDenial). Validating at this stage rather than
+// in a validating webhook spares every request a second call and a second
+// read of the pod; the validating webhook keeps the request immutable
+// afterwards. Whether a user may recreate the pod's containers at all is
+// the API server's own check (the request-authorization
+// ValidatingAdmissionPolicy), which costs the create no call.
 type CRRMutator struct {
 	// Cache, when set, answers for pods first (see againstPod).
 	Cache *PodCache
 	// Reader reads pods from the API server.
-	Reader     client.Reader
-	Authorizer *DisruptionAuthorizer
-	Decoder    admission.Decoder
+	Reader client.Reader
+	// Policies reads the RecreatePolicies the manager's requests are made for.
+	Policies client.Reader
+	// Self is the manager's own user name.
+	Self    string
+	Decoder admission.Decoder
 }
 
 // Handle implements admission.Handler.
@@ -56,9 +61,6 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	defaultStrategy(mutated)
 	annotateContainers(mutated)
 	mutated.Annotations[v1beta1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
-	// Whether the user may disrupt the pod does not depend on what the pod
-	// holds: ask while the pod is read, as the request waits for both.
-	authz := authorize(ctx, m.Authorizer, req, crr.Spec.PodName)
 	var errs field.ErrorList
 	var pod *corev1.Pod
 	if crr.Spec.PodName != "" {
@@ -70,11 +72,8 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	if errs = append(validateSpec(&mutated.Spec), errs...); len(errs) > 0 {
 		return invalid(displayName(crr), errs)
 	}
-	if denied := authz.denial(req, crr.Spec.PodName); denied != nil {
-		return *denied
-	}
-	if m.Authorizer.isSelf(req.UserInfo) {
-		if denied := ownRequestDenial(ctx, m.Authorizer.Client, crr, req.Namespace, pod); denied != nil {
+	if m.Self != "" && req.UserInfo.Username == m.Self {
+		if denied := ownRequestDenial(ctx, m.Policies, crr, req.Namespace, pod); denied != nil {
 			return *denied
 		}
 	}

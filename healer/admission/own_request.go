@@ -17,6 +17,10 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
+// The manager's requests pass the request-authorization
+// ValidatingAdmissionPolicy by this verb, since it may not delete pods.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create-for-policy
+
 // ownRequestDenial judges a request the manager itself creates. The manager
 // may not delete pods; it recreates containers on behalf of a
 // RecreatePolicy, whose creator had to be allowed to delete the pods of its

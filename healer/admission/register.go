@@ -34,11 +34,9 @@ type Options struct {
 	Reader client.Reader
 	// Pods, when set, answers the request webhook for pods first.
 	Pods *PodCache
-	// Client creates SubjectAccessReviews.
+	// Client reads the RecreatePolicies the manager's requests are made
+	// for.
 	Client client.Client
-	// SkipAuthorization turns off the check that the requester may
-	// delete the pod.
-	SkipAuthorization bool
 	// Self is the manager's own user name, whose requests a RecreatePolicy
 	// must account for instead.
 	Self string
@@ -57,11 +55,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	if o.PolicyOnly {
 		return
 	}
-	var authz *DisruptionAuthorizer
-	if !o.SkipAuthorization {
-		authz = &DisruptionAuthorizer{Client: o.Client, Self: o.Self}
-	}
-	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Cache: o.Pods, Reader: o.Reader, Authorizer: authz, Decoder: decoder}})
+	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Self: o.Self, Decoder: decoder}})
 	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
 	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))

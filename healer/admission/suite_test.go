@@ -64,6 +64,9 @@ func runWithAPIServer(m *testing.M) int {
 	if admin, err = client.New(restCfg, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
+	if err := applyAdmissionPolicies(ctx, admin, root); err != nil {
+		return fail(err)
+	}
 
 	wo := env.WebhookInstallOptions
 	server := webhook.NewServer(webhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir})
