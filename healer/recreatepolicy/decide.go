@@ -7,10 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
@@ -22,6 +24,9 @@ type decider struct {
 	p         *v1alpha1.RecreatePolicy
 	now       time.Time
 	decisions []v1alpha1.Decision
+	// budgets are the namespace's PodDisruptionBudgets, charged for each
+	// request; nil when the policy does not respect them.
+	budgets []policyv1.PodDisruptionBudget
 }
 
 // decide takes one candidate through the gates and, if it gets through,
@@ -34,24 +39,8 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 		Trigger: c.Trigger.String(), Outcome: v.Outcome, Reason: c.Reason, Message: v.Message,
 	}
 	if v.Outcome == v1alpha1.OutcomeCreated {
-		crr := planner.Request(d.p, c)
-		dec.Request = crr.Name
-		err := d.r.Requests.create(ctx, d.r.Client, crr)
-		switch {
-		case err == nil:
-			d.r.expected.created(crr, d.now)
-			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
-				"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, crr.Name, c.Reason)
-			d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
-				"RecreatePolicy %s (%s) recreates %s: %s", d.p.Name, c.Trigger, strings.Join(c.Containers, ","), c.Reason)
-		case apierrors.IsAlreadyExists(err):
-			// Decided before; the request carries on.
-			dec.Outcome, dec.Message = v1alpha1.OutcomeInFlight, "request "+crr.Name+" exists already"
-		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
-			dec.Outcome, dec.Message = v1alpha1.OutcomeError, err.Error()
-			d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeWarning, "RecreationRefused", "Recreate", "ContainerRecreateRequest %s for pod %s refused: %v", crr.Name, c.Pod.Name, err)
-		default:
-			return fmt.Errorf("create ContainerRecreateRequest %s/%s for pod %s: %w", crr.Namespace, crr.Name, c.Pod.Name, err)
+		if err := d.create(ctx, c, &dec); err != nil {
+			return err
 		}
 	}
 	if dec.Outcome == v1alpha1.OutcomeDryRun {
@@ -61,6 +50,49 @@ func (d *decider) decide(ctx context.Context, s *planner.Situation, c *planner.C
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(dec.Outcome)).Inc()
 	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)
 	d.decisions = append(d.decisions, dec)
+	return nil
+}
+
+// create charges the PodDisruptionBudgets covering the candidate's pod and
+// creates its request, recording the outcome in dec. A budget that allows
+// no disruption now holds the pod back; a charge whose request was not
+// created is taken back.
+func (d *decider) create(ctx context.Context, c *planner.Candidate, dec *v1alpha1.Decision) error {
+	crr := planner.Request(d.p, c)
+	dec.Request = crr.Name
+	if budgets := covering(d.budgets, c.Pod); len(budgets) > 0 {
+		why, err := d.r.charge(ctx, c.Pod, budgets, d.now)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			dec.Outcome, dec.Message, dec.Request = v1alpha1.OutcomeDisruptionBudget, why, ""
+			return nil
+		}
+		crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = d.now.UTC().Format(time.RFC3339)
+		defer func() {
+			if dec.Outcome != v1alpha1.OutcomeCreated {
+				d.r.release(ctx, c.Pod, budgets, d.now)
+			}
+		}()
+	}
+	err := d.r.Requests.create(ctx, d.r.Client, crr)
+	switch {
+	case err == nil:
+		d.r.expected.created(crr, d.now)
+		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+			"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, crr.Name, c.Reason)
+		d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+			"RecreatePolicy %s (%s) recreates %s: %s", d.p.Name, c.Trigger, strings.Join(c.Containers, ","), c.Reason)
+	case apierrors.IsAlreadyExists(err):
+		// Decided before; the request carries on.
+		dec.Outcome, dec.Message = v1alpha1.OutcomeInFlight, "request "+crr.Name+" exists already"
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+		dec.Outcome, dec.Message = v1alpha1.OutcomeError, err.Error()
+		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeWarning, "RecreationRefused", "Recreate", "ContainerRecreateRequest %s for pod %s refused: %v", crr.Name, c.Pod.Name, err)
+	default:
+		return fmt.Errorf("create ContainerRecreateRequest %s/%s for pod %s: %w", crr.Namespace, crr.Name, c.Pod.Name, err)
+	}
 	return nil
 }
 

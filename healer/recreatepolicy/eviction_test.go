@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -82,5 +84,53 @@ func TestDisruptionBudgetSeesAnEvictionTheCacheMisses(t *testing.T) {
 	}
 	if !decided(t, p, v1alpha1.OutcomeDisruptionBudget) {
 		t.Errorf("no DisruptionBudget decision: %+v", getPolicy(t, p).Status.RecentDecisions)
+	}
+}
+
+// TestARecreationIsChargedToTheBudgetLikeAnEviction: before a policy asks
+// for a pod's recreation it spends the budget's disruption in the budget's
+// status, as the eviction API does, so that an eviction by someone else
+// while the pod is still Ready (its container not yet stopped) is refused
+// by the API server: the two cannot both take the budget's one
+// disruption. Seen on the harness cluster under load: an eviction admitted
+// after a run's request, then two pods down under a budget of one. Once
+// the request completes, the policy takes its entry back.
+func TestARecreationIsChargedToTheBudgetLikeAnEviction(t *testing.T) {
+	needsAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	pods, pdb, spec := budgetOfOne(t, c, ns, 3)
+	p := createPolicy(t, ns, "p", spec)
+	annotate(t, pods[0])
+
+	c.reconcile(t, p)
+	crrs := requestsOf(t, p)
+	if len(crrs) != 1 || crrs[0].Spec.PodName != pods[0].Name {
+		t.Fatalf("requests %v, want one for %s", crrs, pods[0].Name)
+	}
+	live := &policyv1.PodDisruptionBudget{}
+	if err := admin.Get(ctx, client.ObjectKeyFromObject(pdb), live); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := live.Status.DisruptedPods[pods[0].Name]; !ok || live.Status.DisruptionsAllowed != 0 {
+		t.Fatalf("budget after the request: %d disruptions allowed, disrupted %v; want 0 and %s charged",
+			live.Status.DisruptionsAllowed, live.Status.DisruptedPods, pods[0].Name)
+	}
+
+	victim := pods[2]
+	err := admin.SubResource("eviction").Create(ctx, victim, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim.Name}})
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("evict %s while %s's request is in flight and both are Ready: %v; want refused by the budget", victim.Name, pods[0].Name, err)
+	}
+
+	complete(t, c, &crrs[0], true)
+	c.clock.Step(time.Second)
+	c.reconcile(t, p)
+	if err := admin.Get(ctx, client.ObjectKeyFromObject(pdb), live); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := live.Status.DisruptedPods[pods[0].Name]; ok {
+		t.Errorf("the budget still counts %s disrupted after its request completed: %v", pods[0].Name, live.Status.DisruptedPods)
 	}
 }

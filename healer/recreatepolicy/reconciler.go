@@ -109,12 +109,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	situation, err := r.situation(ctx, p, spec, pods, facts, now)
+	situation, budgets, err := r.situation(ctx, p, spec, pods, facts, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 
-	d := decider{r: r, p: p, now: now}
+	d := decider{r: r, p: p, now: now, budgets: budgets}
 	var requeue time.Duration
 	evalFailures := ""
 
@@ -262,7 +262,7 @@ func (r *Reconciler) selectPods(ctx context.Context, p *v1alpha1.RecreatePolicy,
 }
 
 // situation gathers what the gates need.
-func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, error) {
+func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, []policyv1.PodDisruptionBudget, error) {
 	s := &planner.Situation{
 		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
@@ -278,7 +278,7 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 	if respect := p.Spec.Rollout.RespectPodDisruptionBudgets; respect == nil || *respect {
 		pdbs := &policyv1.PodDisruptionBudgetList{}
 		if err := r.Client.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
-			return nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
+			return nil, nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
 		}
 		namespacePods := &corev1.PodList{}
 		if len(pdbs.Items) > 0 {
@@ -288,15 +288,17 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 			// that yet, nor the pod's deletion. (The cache's list above
 			// spares that read in namespaces without budgets.)
 			if err := r.Reader.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
-				return nil, fmt.Errorf("read the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
+				return nil, nil, fmt.Errorf("read the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
 			}
 			if err := r.Client.List(ctx, namespacePods, client.InNamespace(p.Namespace)); err != nil {
-				return nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
+				return nil, nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
 			}
+			r.releaseCompleted(ctx, pdbs.Items, facts.completedCharges)
 		}
 		s.Disruption = disruptionCheck(pdbs.Items, namespacePods.Items, facts.inFlight)
+		return s, pdbs.Items, nil
 	}
-	return s, nil
+	return s, nil, nil
 }
 
 // runSchedule fires the schedule and carries the current run on. It

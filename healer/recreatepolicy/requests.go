@@ -27,6 +27,10 @@ type requestFacts struct {
 	// runs are the policy's requests of each scheduled run, by run time
 	// (RFC 3339) and pod UID.
 	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
+	// completedCharges are, by pod name, when the budgets were charged for
+	// a request of the namespace that has completed since: entries of
+	// the budgets' disruptedPods to take back.
+	completedCharges map[string]time.Time
 }
 
 func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *requestFacts {
@@ -35,6 +39,8 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		lastRecreated: map[planner.ContainerKey]time.Time{},
 		recreations:   map[planner.ContainerKey]int{},
 		runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
+
+		completedCharges: map[string]time.Time{},
 	}
 	for i := range crrs {
 		crr := &crrs[i]
@@ -47,6 +53,9 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		active := crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
 		if active && uid != "" {
 			f.inFlight[uid] = true
+		}
+		if at, ok := chargedAt(crr); ok && !active && now.Sub(at) < disruptedTimeout {
+			f.completedCharges[crr.Spec.PodName] = at
 		}
 		if crr.Labels[appsv1beta1.PolicyLabel] != policyName {
 			continue

@@ -71,6 +71,7 @@ func TestShippedRolesGrantOnlyWhatTheCodeUses(t *testing.T) {
 			{"create-for-policy", "apps.kruise.io", "containerrecreaterequests", "", "shop", "", true},
 			{"update-any-node", "apps.kruise.io", "containerrecreaterequests", "status", "shop", "web-1", true},
 			{"patch", "", "pods", "status", "shop", "web-1", true},
+			{"update", "policy", "poddisruptionbudgets", "status", "shop", "web", true},
 			{"create", "events.k8s.io", "events", "", "shop", "", true},
 			{"get", "", "secrets", "", ns, "rejuv-webhook-certs", true},
 			{"create", "", "secrets", "", ns, "", true},
@@ -93,6 +94,7 @@ func TestShippedRolesGrantOnlyWhatTheCodeUses(t *testing.T) {
 			{"update", "admissionregistration.k8s.io", "validatingadmissionpolicies", "", "", "rejuv-daemon-scope", false},
 			{"update", "apiextensions.k8s.io", "customresourcedefinitions", "", "", "recreatepolicies.rejuv.dev", false},
 			{"update", "rejuv.dev", "recreatepolicies", "", "shop", "web", false},
+			{"update", "policy", "poddisruptionbudgets", "", "shop", "web", false},
 		}},
 		{daemonUser, []act{
 			{"list", "", "pods", "", "", "", true},

@@ -42,6 +42,11 @@ const (
 	// RunAnnotation is the scheduled time of the run that created the
 	// request, RFC 3339.
 	RunAnnotation = "rejuv.dev/run"
+	// DisruptionChargedAnnotation is when the policy charged the
+	// PodDisruptionBudgets covering the pod for the request (their
+	// status.disruptedPods entry), RFC 3339: the entries it takes back once
+	// the request completes.
+	DisruptionChargedAnnotation = "rejuv.dev/disruption-charged"
 	// SourceLabel names the tool that created a request by hand, e.g.
 	// kubectl.
 	SourceLabel = "rejuv.dev/source"
