@@ -41,9 +41,10 @@ const (
 // bracketed by two scrapes of the API server's and the manager replicas'
 // metrics, whose differences give, per path, the calls per create and the
 // mean per call of the mutating webhook, of the conversion webhook in each
-// direction, of etcd, of the pod reads and SubjectAccessReviews made
-// during the call (none, when the manager's cache has the pod), and of the
-// request-authorization admission policy's check in the API server.
+// direction, of etcd, and of the pod reads and SubjectAccessReviews made
+// during the call (none, when the manager's cache has the pod: who may
+// create a request is the API server's own check, which its metrics time
+// only when it refuses).
 //
 //	go test -run '^$' -bench BenchmarkCreateCall -benchtime 1x -timeout 20m ./test/bench
 func BenchmarkCreateCall(b *testing.B) {
@@ -272,7 +273,6 @@ var (
 		"apiserver_request_sli_duration_seconds",
 		"etcd_request_duration_seconds",
 		"controller_runtime_webhook_latency_seconds",
-		"apiserver_validating_admission_policy_check_duration_seconds",
 	}
 	keptResources = map[string]bool{crrResource: true, "configmaps": true, "pods": true, "subjectaccessreviews": true}
 )
@@ -509,9 +509,6 @@ func printCreateCall(paths []*createPath, outside metricDelta, requests int, loa
 	sar := fixed(map[string]string{"verb": "POST", "resource": "subjectaccessreviews"})
 	row("SubjectAccessReview POST: calls per create", calls("apiserver_request_duration_seconds", sar))
 	row("  per call, in the API server", mean("apiserver_request_duration_seconds", sar))
-	vap := fixed(map[string]string{"policy": "rejuv-request-authorization"})
-	row("admission policy request-authorization: checks", calls("apiserver_validating_admission_policy_check_duration_seconds", vap))
-	row("  per check, in the API server", mean("apiserver_validating_admission_policy_check_duration_seconds", vap))
 
 	// Outside the create calls' windows: the requests' lifetimes (the
 	// daemon's and the manager's writes, the watch caches' conversions).
