@@ -94,6 +94,17 @@ func twoRunning(strategy v1beta1.ContainerRecreateRequestStrategy) (*v1beta1.Con
 	return crr, pod
 }
 
+// onePass runs one pass of the executor over the request, a second after
+// it was made, with both containers running.
+func onePass(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) (*slowStops, *written, error) {
+	rt := newSlowStops()
+	writes := &written{}
+	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
+	_, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"})
+	return rt, writes, err
+}
+
 // TestContainersAreStoppedTogether: by default a request stops its
 // containers at the same time, as the kubelet stops a pod's, so that none
 // comes back before the others were stopped, and records both stops in one
@@ -101,11 +112,8 @@ func twoRunning(strategy v1beta1.ContainerRecreateRequestStrategy) (*v1beta1.Con
 func TestContainersAreStoppedTogether(t *testing.T) {
 	for _, ordered := range []bool{false, true} {
 		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{OrderedRecreate: ordered})
-		rt := newSlowStops()
-		writes := &written{}
-		e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
-			NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
-		if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+		rt, writes, err := onePass(crr, pod)
+		if err != nil {
 			t.Fatalf("ordered %v: %v", ordered, err)
 		}
 		wantStopped, wantAtOnce := 2, 2
@@ -137,11 +145,8 @@ func TestARequestThatCannotFinishStopsNothing(t *testing.T) {
 	for _, policy := range []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore} {
 		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: policy})
 		crr.Spec.Containers[1].StatusContext = nil
-		rt := newSlowStops()
-		writes := &written{}
-		e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
-			NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
-		if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+		rt, writes, err := onePass(crr, pod)
+		if err != nil {
 			t.Fatalf("%s: %v", policy, err)
 		}
 		last := writes.statuses[len(writes.statuses)-1]
