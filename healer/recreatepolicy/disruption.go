@@ -25,13 +25,11 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 	for i := range namespacePods {
 		byUID[namespacePods[i].UID] = &namespacePods[i]
 	}
-	// Budgets whose selector does not parse, or selects nothing, cover no
-	// pod.
 	selectors := make([]labels.Selector, len(pdbs))
 	allowed := make([]int32, len(pdbs))
 	for i := range pdbs {
-		sel, err := metav1.LabelSelectorAsSelector(pdbs[i].Spec.Selector)
-		if err != nil || sel.Empty() {
+		sel := budgetSelector(&pdbs[i])
+		if sel == nil {
 			continue
 		}
 		selectors[i] = sel
@@ -82,4 +80,14 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 		}
 		return true, ""
 	}
+}
+
+// budgetSelector is the budget's selector, nil for one that does not parse
+// or selects nothing: such a budget covers no pod.
+func budgetSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return nil
+	}
+	return sel
 }
