@@ -82,11 +82,12 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 	}
 }
 
-// budgetSelector is the budget's selector, nil for one that does not parse
-// or selects nothing: such a budget covers no pod.
+// budgetSelector is the budget's selector as the eviction API reads it
+// (policy/v1): an empty selector covers every pod of the namespace, a null
+// one none; nil for one that does not parse, which covers no pod.
 func budgetSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-	if err != nil || sel.Empty() {
+	if err != nil {
 		return nil
 	}
 	return sel

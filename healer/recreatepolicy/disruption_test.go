@@ -50,3 +50,51 @@ func TestDisruptionOfAnUnreadyPod(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetSelectorsAsTheEvictionAPIReadsThem: in policy/v1 an empty
+// selector covers every pod of the namespace and a null one none, as the
+// eviction API and the disruption controller read them.
+func TestBudgetSelectorsAsTheEvictionAPIReadsThem(t *testing.T) {
+	ready := func(name string, labels map[string]string) corev1.Pod {
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), Labels: labels},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		}
+	}
+	pods := []corev1.Pod{ready("web", map[string]string{"app": "web"}), ready("bare", nil)}
+	// Both pods are healthy and the budget wants both: any pod it covers
+	// may not go.
+	budget := func(sel *metav1.LabelSelector) policyv1.PodDisruptionBudget {
+		return policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: "all"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: sel},
+			Status:     policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 2, DesiredHealthy: 2},
+		}
+	}
+	cases := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		target   types.UID
+		allowed  bool
+	}{
+		{"empty selector, labelled pod", &metav1.LabelSelector{}, "web", false},
+		{"empty selector, pod without labels", &metav1.LabelSelector{}, "bare", false},
+		{"null selector", nil, "web", true},
+		{"matchLabels, pod it selects", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, "web", false},
+		{"matchLabels, pod it does not select", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, "bare", true},
+	}
+	for _, tc := range cases {
+		pdbs := []policyv1.PodDisruptionBudget{budget(tc.selector)}
+		ok, why := disruptionCheck(pdbs, pods, nil)(tc.target)
+		if ok != tc.allowed {
+			t.Errorf("%s: disruption allowed %v (%s), want %v", tc.name, ok, why, tc.allowed)
+		}
+		pod := &pods[0]
+		if tc.target == "bare" {
+			pod = &pods[1]
+		}
+		if got := len(covering(pdbs, pod)) == 1; got == tc.allowed {
+			t.Errorf("%s: budget charged for the pod %v, want %v", tc.name, got, !tc.allowed)
+		}
+	}
+}
