@@ -35,6 +35,17 @@ func (c Containers) Match(name string) bool {
 // they stop (restartPolicy Always, the default); a native sidecar always
 // is.
 func (c Containers) Candidates(pod *corev1.Pod) []string {
+	return c.matching(pod, pods.RestartsContainers(pod))
+}
+
+// Matching returns the names of the pod's containers and sidecars the
+// patterns match, in the order of Candidates, whether or not the kubelet
+// would start them again once stopped.
+func (c Containers) Matching(pod *corev1.Pod) []string {
+	return c.matching(pod, true)
+}
+
+func (c Containers) matching(pod *corev1.Pod, regular bool) []string {
 	var names []string
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
@@ -42,7 +53,7 @@ func (c Containers) Candidates(pod *corev1.Pod) []string {
 			names = append(names, ic.Name)
 		}
 	}
-	if !pods.RestartsContainers(pod) {
+	if !regular {
 		return names
 	}
 	for i := range pod.Spec.Containers {

@@ -107,8 +107,23 @@ func (d *decider) note(kind planner.TriggerKind, outcome v1alpha1.DecisionOutcom
 
 // skip records a decision to leave a pod alone.
 func (d *decider) skip(pod *corev1.Pod, msg string) {
-	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(planner.TriggerSchedule), string(v1alpha1.OutcomeSkipped)).Inc()
-	d.decisions = append(d.decisions, v1alpha1.Decision{Time: metav1.NewTime(d.now), Pod: pod.Name, Trigger: string(planner.TriggerSchedule), Outcome: v1alpha1.OutcomeSkipped, Message: msg})
+	d.skipped(&planner.Candidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerSchedule}}, msg)
+}
+
+// skipped records a decision to leave a candidate alone: what triggered
+// it and why, and why nothing is done.
+func (d *decider) skipped(c *planner.Candidate, msg string) {
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(v1alpha1.OutcomeSkipped)).Inc()
+	d.decisions = append(d.decisions, v1alpha1.Decision{
+		Time: metav1.NewTime(d.now), Pod: c.Pod.Name, Containers: c.Containers,
+		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeSkipped, Reason: c.Reason, Message: msg,
+	})
+}
+
+// unrestartableMessage says why a pod with restartPolicy Never or
+// OnFailure is left alone.
+func unrestartableMessage(pod *corev1.Pod) string {
+	return fmt.Sprintf("restartPolicy %s: the kubelet would not start the pod's containers again once stopped", pod.Spec.RestartPolicy)
 }
 
 // flush puts the new decisions at the head of the status list. A decision

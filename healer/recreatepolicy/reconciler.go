@@ -139,6 +139,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 					return ctrl.Result{}, err
 				}
 			}
+			for _, c := range v.unrestartable {
+				d.skipped(c, unrestartableMessage(c.Pod))
+			}
 			requeue = spec.EvaluationInterval
 		}
 	}
@@ -339,7 +342,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 		run.Recreated, run.Skipped = int32(prog.done), int32(len(prog.skipped))
 		if started {
 			for _, pod := range prog.skipped {
-				d.skip(pod, fmt.Sprintf("restartPolicy %s: the kubelet would not start the pod's containers again once stopped", pod.Spec.RestartPolicy))
+				d.skip(pod, unrestartableMessage(pod))
 			}
 		}
 		switch {

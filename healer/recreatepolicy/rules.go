@@ -18,7 +18,11 @@ import (
 // verdicts is what the rules said of the selected pods.
 type verdicts struct {
 	candidates []*planner.Candidate
-	noData     []v1alpha1.RuleNoData
+	// unrestartable are the pods the rules matched whose matched
+	// containers the kubelet would not start again once stopped
+	// (restartPolicy Never or OnFailure): left alone, with a decision.
+	unrestartable []*planner.Candidate
+	noData        []v1alpha1.RuleNoData
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
 	failures map[string]failure
@@ -46,10 +50,13 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 			v.budget = &overBudgetPass{evaluated: i, took: took}
 			break
 		}
-		names := spec.Containers.Candidates(pod)
+		// Every container the patterns name is evaluated, so that a
+		// match the kubelet would not act on is said, not dropped.
+		names := spec.Containers.Matching(pod)
 		if len(names) == 0 {
 			continue
 		}
+		restartable := spec.Containers.Candidates(pod)
 		notReady := hist.observe(pod, now)
 		target := policy.Target{Pod: pod}
 		for _, name := range names {
@@ -66,8 +73,9 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 			v.failures[""] = failure{pods: f.pods + 1, err: err}
 			continue
 		}
-		var c *planner.Candidate
-		var reasons []string
+		// What the kubelet would start again is a candidate; what it
+		// would not is left alone, with a decision.
+		var act, left match
 		podNoData := false
 		for _, res := range results {
 			if res.Err != nil {
@@ -80,24 +88,22 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 				podNoData = true
 			}
 			for _, m := range res.Matches {
-				if c == nil {
-					c = &planner.Candidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerRule, Rule: res.Rule}}
+				into := &act
+				if !slices.Contains(restartable, m.Container) {
+					into = &left
 				}
-				if !slices.Contains(c.Containers, m.Container) {
-					c.Containers = append(c.Containers, m.Container)
-				}
-				c.Force = c.Force || m.Force
-				reason := m.Reason
-				if reason == "" {
-					reason = "matched"
-				}
-				reasons = append(reasons, fmt.Sprintf("%s: %s: %s", res.Rule, m.Container, reason))
+				into.add(pod, res.Rule, m)
 			}
 		}
-		switch {
-		case c != nil:
-			c.Reason = strings.Join(reasons, "; ")
+		c := act.candidate()
+		if c != nil {
 			v.candidates = append(v.candidates, c)
+		}
+		if l := left.candidate(); l != nil {
+			v.unrestartable = append(v.unrestartable, l)
+		}
+		switch {
+		case c != nil || len(left.reasons) > 0:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "match").Inc()
 		case podNoData:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "no_data").Inc()
@@ -116,6 +122,38 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		v.noData = v.noData[:32]
 	}
 	return v
+}
+
+// match gathers the matches of several rules for one pod into one
+// candidate: the containers of all, the trigger of the first, the reasons
+// of all.
+type match struct {
+	c       *planner.Candidate
+	reasons []string
+}
+
+func (g *match) add(pod *corev1.Pod, rule string, m policy.Match) {
+	if g.c == nil {
+		g.c = &planner.Candidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerRule, Rule: rule}}
+	}
+	if !slices.Contains(g.c.Containers, m.Container) {
+		g.c.Containers = append(g.c.Containers, m.Container)
+	}
+	g.c.Force = g.c.Force || m.Force
+	reason := m.Reason
+	if reason == "" {
+		reason = "matched"
+	}
+	g.reasons = append(g.reasons, fmt.Sprintf("%s: %s: %s", rule, m.Container, reason))
+}
+
+// candidate is the gathered candidate with its reasons, nil when nothing
+// matched.
+func (g *match) candidate() *planner.Candidate {
+	if g.c != nil {
+		g.c.Reason = strings.Join(g.reasons, "; ")
+	}
+	return g.c
 }
 
 // failureText sums up the rules that failed.

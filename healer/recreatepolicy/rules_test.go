@@ -90,6 +90,49 @@ func TestInlineRuleTriggers(t *testing.T) {
 	}
 }
 
+// TestRuleMatchOnAPodTheKubeletWouldNotRestart: a rule matching a pod with
+// restartPolicy Never or OnFailure creates no request (the kubelet would
+// not start the container again) and says so in a Skipped decision that
+// carries the rule's reason; evaluating again does not pile decisions up.
+func TestRuleMatchOnAPodTheKubeletWouldNotRestart(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure} {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.ToLower(string(policy)), Labels: map[string]string{"app": "batch"},
+				Annotations: map[string]string{"rejuv.test/recreate": "yes"}},
+			Spec: corev1.PodSpec{NodeName: "node-a", RestartPolicy: policy, Containers: []corev1.Container{{Name: "app", Image: "img"}}},
+		}
+		if err := admin.Create(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+		setPodStatus(t, pod, true, "containerd://"+pod.Name+"-1", 0, c.clock.Now().Add(-time.Hour))
+	}
+	p := createPolicy(t, ns, "custom", rulePolicy("batch", annotated))
+	for range 3 {
+		c.reconcile(t, p)
+		c.clock.Step(30 * time.Second)
+	}
+	if crrs := requestsOf(t, p); len(crrs) != 0 {
+		t.Errorf("%d requests for pods the kubelet would not restart: %s", len(crrs), crrs[0].Spec.PodName)
+	}
+	decisions := getPolicy(t, p).Status.RecentDecisions
+	if len(decisions) != 2 {
+		t.Errorf("%d decisions after three evaluations, want one per pod: %+v", len(decisions), decisions)
+	}
+	for _, pod := range []string{"never", "onfailure"} {
+		var said bool
+		for _, d := range decisions {
+			said = said || d.Pod == pod && d.Outcome == v1alpha1.OutcomeSkipped && d.Trigger == "rule/asked" &&
+				strings.Contains(d.Reason, "asked by annotation") && strings.Contains(d.Message, "the kubelet would not start")
+		}
+		if !said {
+			t.Errorf("no Skipped decision for pod %s with the rule's reason and why: %+v", pod, decisions)
+		}
+	}
+}
+
 func TestDryRunCreatesNothing(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
