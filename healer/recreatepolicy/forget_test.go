@@ -22,30 +22,8 @@ import (
 func TestEngineForgetsDeletedPods(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		// Only this test's namespace: the other tests drive Reconcile
-		// themselves, on fake clocks.
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller: config.Controller{SkipNameValidation: new(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	engine := policy.NewEngine(policy.Options{})
-	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Recorder: mgr.GetEventRecorder("test")}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	startManager(t, ns, engine)
 
 	pods := createPods(t, ns, "web", 3, time.Now().Add(-time.Hour))
 	createPolicy(t, ns, "watch", rulePolicy("web", annotated))
@@ -63,4 +41,32 @@ func TestEngineForgetsDeletedPods(t *testing.T) {
 	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, cached(1)); err != nil {
 		t.Errorf("after 2 of 3 pods were deleted the engine holds %d pods, want 1", engine.Pods().Len())
 	}
+}
+
+// startManager runs the controller with engine under a manager, as in the
+// cluster, watching only namespace ns (the other tests drive Reconcile
+// themselves, on fake clocks), until the test ends.
+func startManager(t *testing.T, ns string, engine *policy.Engine) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller: config.Controller{SkipNameValidation: new(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Recorder: mgr.GetEventRecorder("test")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 }

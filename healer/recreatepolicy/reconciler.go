@@ -48,6 +48,7 @@ type Reconciler struct {
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history
 	expected   expectations
+	dropped    droppedCharges
 	namespaces namespaceLocks
 }
 
@@ -67,6 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
+			r.releaseDropped(ctx, req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read RecreatePolicy %s: %w", req, err)
@@ -297,6 +299,7 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 				return nil, nil, fmt.Errorf("list the pods of namespace %s: %w", p.Namespace, err)
 			}
 			r.releaseCompleted(ctx, pdbs.Items, facts.completedCharges)
+			r.releaseCompleted(ctx, pdbs.Items, r.dropped.take(p.Namespace))
 		}
 		s.Disruption = disruptionCheck(pdbs.Items, namespacePods.Items, facts.inFlight)
 		return s, pdbs.Items, nil

@@ -35,9 +35,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("recreatepolicy").
 		WithOptions(workers.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(r.Requests.object()).
+		Watches(r.Requests.object(), r.requestEvents(mgr)).
 		Watches(&corev1.Pod{}, r.podEvents()).
 		Complete(r)
+}
+
+// requestEvents enqueues the policy that owns a request; a request
+// deleted before it completed leaves its budget charge to take back.
+func (r *Reconciler) requestEvents(mgr ctrl.Manager) handler.EventHandler {
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.RecreatePolicy{}, handler.OnlyControllerOwner())
+	return handler.Funcs{
+		CreateFunc:  owner.Create,
+		UpdateFunc:  owner.Update,
+		GenericFunc: owner.Generic,
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.dropped.requestDeleted(e.Object)
+			owner.Delete(ctx, e, q)
+		},
+	}
 }
 
 // podEvents enqueues the policies that select a pod; a deleted pod's

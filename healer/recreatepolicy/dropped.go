@@ -1,0 +1,73 @@
+package recreatepolicy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// droppedCharges are the budget charges of requests deleted before they
+// completed (by hand, or by the garbage collector after their policy),
+// by namespace and pod name: entries of the budgets' disruptedPods that
+// no completion will take back. The namespace's next pass takes them
+// back. They are kept in memory: after a manager restart, the disruption
+// controller's two-minute timeout takes such an entry back instead.
+type droppedCharges struct {
+	mu          sync.Mutex
+	byNamespace map[string]map[string]time.Time
+}
+
+// requestDeleted records the charge of a deleted request that had not
+// completed. o is a request in either version.
+func (d *droppedCharges) requestDeleted(o client.Object) {
+	crr, ok := o.(*appsv1beta1.ContainerRecreateRequest)
+	if old, isOld := o.(*appsv1alpha1.ContainerRecreateRequest); isOld {
+		crr, ok = &appsv1beta1.ContainerRecreateRequest{}, old.ConvertTo(crr) == nil
+	}
+	if !ok || crr.Status.Phase == appsv1beta1.PhaseCompleted {
+		return
+	}
+	at, charged := chargedAt(crr)
+	if !charged {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byNamespace == nil {
+		d.byNamespace = map[string]map[string]time.Time{}
+	}
+	if d.byNamespace[crr.Namespace] == nil {
+		d.byNamespace[crr.Namespace] = map[string]time.Time{}
+	}
+	d.byNamespace[crr.Namespace][crr.Spec.PodName] = at
+}
+
+// take returns the namespace's dropped charges and forgets them.
+func (d *droppedCharges) take(namespace string) map[string]time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.byNamespace[namespace]
+	delete(d.byNamespace, namespace)
+	return out
+}
+
+// releaseDropped takes back the namespace's dropped charges from its
+// budgets as they are now; used when no pass of a policy reads them (its
+// policy is gone).
+func (r *Reconciler) releaseDropped(ctx context.Context, namespace string) {
+	dropped := r.dropped.take(namespace)
+	if len(dropped) == 0 {
+		return
+	}
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	if err := r.Reader.List(ctx, pdbs, client.InNamespace(namespace)); err != nil {
+		return
+	}
+	r.releaseCompleted(ctx, pdbs.Items, dropped)
+}
