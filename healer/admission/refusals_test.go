@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,12 @@ func TestEveryRefusal(t *testing.T) {
 				}
 				if !hasCause(err, r.Field, r.Message) {
 					t.Errorf("got %v\nwant a cause on %s containing %q", err, r.Field, r.Message)
+				}
+				// A webhook's refusal says so; the API server's own checks
+				// (schema, CEL) come before the validating webhooks.
+				byWebhook := strings.Contains(err.Error(), "admission webhook")
+				if want := r.Stage == refusals.StageWebhook || r.Stage == refusals.StageCompile; byWebhook != want {
+					t.Errorf("refused at stage %q, but by a webhook: %v (%v)", r.Stage, byWebhook, err)
 				}
 			})
 		}

@@ -34,6 +34,8 @@ var Policies = []Refusal{
 		Field: "spec.containers[0]", Message: "only * and ? may be used as wildcards"},
 	{Input: "a pattern that cannot match a container name", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: ["app_*"]}`,
 		Field: "spec.containers[0]", Message: "cannot match a container name"},
+	{Input: "a container pattern longer than 63 characters", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [` + strings.Repeat("c", 64) + `]}`,
+		Field: "spec.containers[0]", Message: "may not be more than 63 bytes"},
 
 	{Input: "a cron expression that is not one", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "61 * * * *"}}`,
 		Field: "spec.schedule.cron", Message: "not a cron expression"},
@@ -45,20 +47,32 @@ var Policies = []Refusal{
 		Field: "spec.schedule.cron", Message: "set the time zone in timeZone, not in the expression"},
 	{Input: "an empty cron expression", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: ""}}`,
 		Field: "spec.schedule.cron", Message: "should be at least 1 chars long"},
+	{Input: "a cron expression longer than 256 characters", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "` + strings.Repeat("0", 257) + `"}}`,
+		Field: "spec.schedule.cron", Message: "may not be more than 256 bytes"},
 	{Input: "an unknown time zone", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 3 * * *", timeZone: Europe/Atlantis}}`,
 		Field: "spec.schedule.timeZone", Message: "unknown time zone (an IANA name such as Europe/Berlin or UTC)"},
 	{Input: "the time zone Local", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 3 * * *", timeZone: Local}}`,
 		Field: "spec.schedule.timeZone", Message: "Local depends on the manager's machine"},
+	{Input: "a time zone longer than 64 characters", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily", timeZone: ` + strings.Repeat("z", 65) + `}}`,
+		Field: "spec.schedule.timeZone", Message: "may not be more than 64 bytes"},
 	{Input: "a starting deadline below 1 s", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily", startingDeadlineSeconds: 0}}`,
 		Field: "spec.schedule.startingDeadlineSeconds", Message: "should be greater than or equal to 1"},
 	{Input: "a window that never opens", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [{cron: "0 0 31 4 *", duration: 1h}]}`,
 		Field: "spec.windows[0].cron", Message: "never fires"},
+	{Input: "a window that is not a cron expression", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [{cron: "* 25 * * *"}]}`,
+		Field: "spec.windows[0].cron", Message: "not a cron expression"},
+	{Input: "a window in an unknown time zone", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [{cron: "* 0-6 * * *", timeZone: Mars/Olympus}]}`,
+		Field: "spec.windows[0].timeZone", Message: "unknown time zone"},
 	{Input: "more than 8 windows", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, windows: [` + strings.Repeat(`{cron: "@daily", duration: 1h},`, 9) + `]}`,
 		Field: "spec.windows", Message: "must have at most 8 items"},
 
 	{Input: "an evaluation interval that is not a duration", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, evaluationInterval: soon}`,
 		Field: "spec.evaluationInterval", Message: "should match"},
+	{Input: "an evaluation interval below 1 s", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], evaluationInterval: 500ms}`,
+		Field: "spec.evaluationInterval", Message: "must be at least 1s"},
 	{Input: "a cooldown that is not a duration", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {cooldown: "5 minutes"}}`,
+		Field: "spec.limits.cooldown", Message: "should match"},
+	{Input: "a negative cooldown", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {cooldown: "-5m"}}`,
 		Field: "spec.limits.cooldown", Message: "should match"},
 	{Input: "maxPerHour below 1", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {maxPerHour: 0}}`,
 		Field: "spec.limits.maxPerHour", Message: "should be greater than or equal to 1"},
@@ -82,6 +96,12 @@ var Policies = []Refusal{
 		Field: "spec.recreate.strategy.failurePolicy", Message: `Unsupported value: "Retry"`},
 	{Input: "a negative grace period", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {strategy: {terminationGracePeriodSeconds: -1}}}`,
 		Field: "spec.recreate.strategy.terminationGracePeriodSeconds", Message: "should be greater than or equal to 0"},
+	{Input: "a negative unready grace", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {strategy: {unreadyGracePeriodSeconds: -5}}}`,
+		Field: "spec.recreate.strategy.unreadyGracePeriodSeconds", Message: "should be greater than or equal to 0"},
+	{Input: "a negative minStartedSeconds", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {strategy: {minStartedSeconds: -1}}}`,
+		Field: "spec.recreate.strategy.minStartedSeconds", Message: "should be greater than or equal to 0"},
+	{Input: "a negative TTL", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, recreate: {ttlSecondsAfterFinished: -1}}`,
+		Field: "spec.recreate.ttlSecondsAfterFinished", Message: "should be greater than or equal to 0"},
 
 	{Input: "more than 16 rules", Stage: StageSchema, Spec: `{selector: {}, rules: [` + numberedRules(17) + `]}`,
 		Field: "spec.rules", Message: "must have at most 16 items"},
@@ -97,8 +117,12 @@ var Policies = []Refusal{
 		Field: "spec.rules[0].builtin", Message: "set builtin or rego"},
 	{Input: "an unknown builtin", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: memory-leek}]}`,
 		Field: "spec.rules[0].builtin", Message: `Unsupported value: "memory-leek": supported values: "max-age", "memory-leak"`},
+	{Input: "a builtin name longer than 63 characters", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: x, builtin: ` + strings.Repeat("b", 64) + `}]}`,
+		Field: "spec.rules[0].builtin", Message: "may not be more than 63 bytes"},
 	{Input: "an unknown parameter", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFour: 10m}}]}`,
 		Field: "spec.rules[0].parameters[notReadyFour]", Message: "unknown parameter (known: "},
+	{Input: "more than 32 parameters", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: x, builtin: max-age, parameters: {` + numberedParameters(33) + `}}]}`,
+		Field: "spec.rules[0].parameters", Message: "must have at most 32 items"},
 	{Input: "a parameter of the wrong type", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFor: [10]}}]}`,
 		Field: "spec.rules[0].parameters[notReadyFor]", Message: "duration"},
 	{Input: "a duration given as a number", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: x, builtin: stuck-readiness, parameters: {notReadyFor: 600}}]}`,
@@ -108,6 +132,8 @@ var Policies = []Refusal{
 
 	{Input: "Rego that does not parse", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: custom, rego: \"package x\\nrecreate contains c if {\\n  c := \\n}\"}]}",
 		Field: "spec.rules[0].rego", Message: `rule "custom" does not compile: line 4: rego_parse_error`},
+	{Input: "Rego longer than 64 KiB", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: big, rego: "package x\\n` + strings.Repeat("#", 65536) + `"}]}`,
+		Field: "spec.rules[0].rego", Message: "may not be more than 65536 bytes"},
 	{Input: "Rego without recreate", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: quiet, rego: \"package x\\nallow := true\"}]}",
 		Field: "spec.rules[0].rego", Message: `the module does not define the rule "recreate"`},
 	{Input: "a recreate that is never a set", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: one, rego: \"package x\\nrecreate := \\\"app\\\"\"}]}",
@@ -129,6 +155,16 @@ func numbered(prefix string, n int) string {
 		names[i] = fmt.Sprintf("%s%d", prefix, i)
 	}
 	return strings.Join(names, ", ")
+}
+
+// numberedParameters is n parameters p0: 1 onwards, as a YAML flow
+// mapping's items.
+func numberedParameters(n int) string {
+	params := make([]string, n)
+	for i := range params {
+		params[i] = fmt.Sprintf("p%d: 1", i)
+	}
+	return strings.Join(params, ", ")
 }
 
 // numberedRules is n builtin rules r0 onwards, as a YAML flow list's items.
