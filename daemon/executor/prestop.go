@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -96,15 +97,43 @@ func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, 
 	if host := req.Header.Get("Host"); host != "" {
 		req.Host = host
 	}
+	// The kubelet's defaults, where the hook sets none (an empty Accept
+	// is sent as none).
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", hookUserAgent)
+	}
+	if v, ok := req.Header["Accept"]; !ok {
+		req.Header.Set("Accept", "*/*")
+	} else if len(v) == 1 && v[0] == "" {
+		req.Header.Del("Accept")
+	}
 	resp, err := hookClient.Do(req)
+	if isPlainHTTPAnswer(err) {
+		// An https hook answered in plain http: the kubelet tries again
+		// in http, without the Authorization header.
+		retry := req.Clone(ctx)
+		retry.URL.Scheme = "http"
+		retry.Header.Del("Authorization")
+		resp, err = hookClient.Do(retry)
+	}
 	if err != nil {
 		return fmt.Errorf("preStop httpGet %s: %w", u.String(), err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return fmt.Errorf("preStop httpGet %s: %s", u.String(), resp.Status)
-	}
-	return nil
+	// As the kubelet, any answer counts as the hook having run, whatever
+	// its status.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	return resp.Body.Close()
+}
+
+// hookUserAgent is the User-Agent of a preStop httpGet the hook sets none
+// for, in the kubelet's form (kube-lifecycle/VERSION).
+const hookUserAgent = "kube-lifecycle/rejuv"
+
+// isPlainHTTPAnswer tells whether an https request failed because the
+// server answered in plain http.
+func isPlainHTTPAnswer(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue) && strings.Contains(ue.Err.Error(), "server gave HTTP response to HTTPS client")
 }
 
 // hookClient calls preStop httpGet hooks as the kubelet does: an https

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -64,5 +65,50 @@ func TestPreStopHTTPGetAsTheKubelet(t *testing.T) {
 	}
 	if err := preStopHTTP(context.Background(), hook(t, srv, corev1.URISchemeHTTP, "/moved"), pod, nil); err != nil || local.Load() != 1 {
 		t.Errorf("redirect on the same host: %v, %d calls of /drain; want followed", err, local.Load())
+	}
+}
+
+// TestPreStopHTTPGetAnswersAsTheKubeletReadsThem: as the kubelet, any
+// answer counts as the hook having run (a 500 is no failure), an https
+// hook that answers in plain http is called again in http without its
+// Authorization header, and the kubelet's User-Agent and Accept are sent
+// unless the hook sets its own.
+func TestPreStopHTTPGetAnswersAsTheKubeletReadsThem(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	type call struct{ path, agent, accept, auth string }
+	var mu sync.Mutex
+	var calls []call
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls = append(calls, call{r.URL.Path, r.UserAgent(), r.Header.Get("Accept"), r.Header.Get("Authorization")})
+		mu.Unlock()
+		if r.URL.Path == "/broken" {
+			http.Error(w, "draining failed", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	last := func() call {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(calls) == 0 {
+			return call{}
+		}
+		return calls[len(calls)-1]
+	}
+
+	if err := preStopHTTP(context.Background(), hook(t, srv, corev1.URISchemeHTTP, "/broken"), pod, nil); err != nil || last().path != "/broken" {
+		t.Errorf("a hook answering 500: %v (last call %+v); want called and no error", err, last())
+	}
+	if c := last(); c.agent != "kube-lifecycle/rejuv" || c.accept != "*/*" {
+		t.Errorf("defaults sent: User-Agent %q, Accept %q; want kube-lifecycle/rejuv and */*", c.agent, c.accept)
+	}
+
+	h := hook(t, srv, corev1.URISchemeHTTPS, "/plain")
+	h.HTTPHeaders = []corev1.HTTPHeader{{Name: "Authorization", Value: "Bearer secret"}, {Name: "User-Agent", Value: "drainer"}, {Name: "Accept", Value: ""}}
+	if err := preStopHTTP(context.Background(), h, pod, nil); err != nil {
+		t.Errorf("an https hook answering in plain http: %v; want called again in http", err)
+	}
+	if c := last(); c.path != "/plain" || c.auth != "" || c.agent != "drainer" || c.accept != "" {
+		t.Errorf("the http retry: %+v; want /plain without Authorization, the hook's User-Agent, no Accept", c)
 	}
 }

@@ -65,7 +65,9 @@ func (r *slowStops) StopContainer(_ context.Context, in *runtimeapi.StopContaine
 }
 
 // written keeps every status written.
-type written struct{ statuses []v1beta1.ContainerRecreateRequestStatus }
+type written struct {
+	statuses []v1beta1.ContainerRecreateRequestStatus
+}
 
 func (w *written) UpdateRequestStatus(_ context.Context, crr *v1beta1.ContainerRecreateRequest) (*v1beta1.ContainerRecreateRequest, error) {
 	w.statuses = append(w.statuses, *crr.Status.DeepCopy())
