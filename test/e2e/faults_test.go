@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
@@ -242,10 +243,58 @@ func TestRequestDeletedMidFlight(t *testing.T) {
 	}
 }
 
+// TestRequestDeletedAfterItsStop deletes a request after its container
+// was stopped, while it waits minStartedSeconds for the new container and
+// holds the pod's readiness gate: the pod is Ready again once the new
+// container is, and the container was stopped once, not again.
+func TestRequestDeletedAfterItsStop(t *testing.T) {
+	t.Parallel()
+	c := rejuvStack(t).Client
+	ctx := context.Background()
+	ns := gatedNamespace(t, c)
+	before := createPod(t, ns, testappPod("stopped"))
+	crr := newRequest(ns, "deleted-late", before.Name, "app")
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](1), MinStartedSeconds: 20}
+	if err := c.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request's stop recorded", func() bool {
+		got := &v1beta1.ContainerRecreateRequest{}
+		if c.Get(ctx, client.ObjectKeyFromObject(crr), got) != nil {
+			return false
+		}
+		states := got.Status.ContainerRecreateStates
+		return len(states) == 1 && states[0].IsKilled && got.Status.Phase != v1beta1.PhaseCompleted
+	})
+	// The premise: the request holds the pod out of service.
+	held := waitPod(t, ns, before.Name, "any state", func(*corev1.Pod) bool { return true })
+	if gate := pods.Condition(held, v1beta1.PodReadyCondition); gate == nil || gate.Status != corev1.ConditionFalse {
+		t.Fatalf("the pod's %s condition is %+v once the stop is recorded; want False, held by the request", v1beta1.PodReadyCondition, gate)
+	}
+	if err := c.Delete(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	after := waitPod(t, ns, before.Name, "Ready with a new container", func(p *corev1.Pod) bool {
+		return podReady(true)(p) && containerStatus(p, "app").ContainerID != containerStatus(before, "app").ContainerID
+	})
+	// The request would have held the pod 20 s after the new container
+	// started.
+	if took := time.Since(deleted); took > 15*time.Second {
+		t.Errorf("the pod was Ready again %s after its request was deleted", took)
+	}
+	time.Sleep(3 * time.Second)
+	after = waitPod(t, ns, before.Name, "Ready", podReady(true))
+	if n := containerStatus(after, "app").RestartCount - containerStatus(before, "app").RestartCount; n != 1 {
+		t.Errorf("%d restarts after a request deleted after its stop, want 1", n)
+	}
+}
+
 // TestPolicyDeletedMidRun deletes a policy while its rolling run has a
 // request in flight, its pods gated: the garbage collector deletes the
-// policy's requests, no pod is left NotReady, none is recreated twice and
-// no request is created afterwards.
+// policy's requests, no pod is left NotReady, none is recreated twice, no
+// more than maxUnavailable pods are down at once, and no request is
+// created afterwards.
 func TestPolicyDeletedMidRun(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -261,6 +310,8 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	if err := c.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "web"})
+	defer stopWatch()
 	waitRunInFlight(t, c, ns, "deleted", 0)
 	if err := c.Delete(ctx, p); err != nil {
 		t.Fatal(err)
@@ -271,6 +322,9 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	})
 	time.Sleep(5 * time.Second)
 	after := waitPods(t, c, ns, "app=web", 3)
+	if most := stopWatch(); most > 1 {
+		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", most)
+	}
 	list := &v1beta1.ContainerRecreateRequestList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
 		t.Errorf("%d requests after the policy was deleted (%v)", len(list.Items), err)
@@ -290,7 +344,8 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 // TestEvictionBySomeoneElseDuringARun evicts a pod through the eviction
 // API as a run starts, under a PodDisruptionBudget that allows one
 // disruption: between the eviction and the run, never fewer than the
-// budget's healthy pods, and the run still recreates every pod once.
+// budget's healthy pods, and the run still recreates every pod once (the
+// victim's replacement by its own start).
 func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -352,6 +407,25 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 		if after[name] == nil && name != victim {
 			t.Errorf("pod %s of the run is gone", name)
 		}
+	}
+	// Every pod left is recreated, once: the three the eviction spared by
+	// the run's requests, the victim's replacement by its start after the
+	// run's time (the run counts it done without a request).
+	for name, a := range after {
+		b := pods[name]
+		if b == nil {
+			if perPod[name] != 0 {
+				t.Errorf("pod %s, the victim's replacement, got %d requests; it started after the run's time", name, perPod[name])
+			}
+			continue
+		}
+		if perPod[name] != 1 || containerStatus(a, "app").RestartCount != containerStatus(b, "app").RestartCount+1 {
+			t.Errorf("pod %s: %d requests, restartCount %d -> %d; want recreated exactly once", name, perPod[name],
+				containerStatus(b, "app").RestartCount, containerStatus(a, "app").RestartCount)
+		}
+	}
+	if run.Recreated != 4 {
+		t.Errorf("run %+v, want 4 pods recreated (three by request, the replacement by its start)", run)
 	}
 }
 

@@ -13,18 +13,22 @@ import (
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled: in the middle of a
-// rolling run, with a request in flight, the kube-apiserver is stopped for
-// 3 s and started again; later in the same run, the manager replica that
-// holds the lease is deleted at once and the other replica takes over. The
-// run finishes, no container is recreated twice, the budget is never
-// exceeded. Not parallel: every test needs the API server and the manager.
-func TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled(t *testing.T) {
+// TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges: in the middle of
+// a rolling run, with a request of the run in flight and a request made by
+// hand stopping a container that ignores SIGTERM, the kube-apiserver is
+// stopped for 3 s and started again; later in the same run, the manager
+// replica that holds the lease is deleted at once (a crash) and the other
+// takes over; later still, the new leader is deleted gracefully and hands
+// the lease over as it shuts down (a rolling update of the manager). The
+// run finishes, the request made by hand succeeds, no container is
+// recreated twice, the budget is never exceeded. Not parallel: every test
+// needs the API server and the manager.
+func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 	s := rejuvStack(t)
 	c := s.Client
 	ctx := context.Background()
 	ns := newNamespace(t)
-	before := testappDeployment(t, c, ns, "api", 4)
+	before := testappDeployment(t, c, ns, "api", 6)
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "crash"},
 		Spec: v1alpha1.RecreatePolicySpec{
@@ -40,9 +44,10 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled(t *testing.T) {
 	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
 	defer stopWatch()
 
-	// Restart the API server while the first pod's request is in flight,
-	// and kill the leader once the run has recreated two pods.
+	// The API server goes while the run's first pod and the request made
+	// by hand are in flight.
 	waitRunInFlight(t, c, ns, "crash", 0)
+	byHand, byHandPod, byHandBefore, _ := stubbornRequest(t, "api-restart")
 	if err := cluster.Stop(harness.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
@@ -50,28 +55,47 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderKilled(t *testing.T) {
 	if err := cluster.Start(ctx, harness.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
+
+	// A crash of the leader once the run has recreated two pods.
 	waitRunInFlight(t, c, ns, "crash", 2)
-	leader, err := s.Leader(ctx)
+	crashed, err := s.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Kill(ctx, leader.Name); err != nil {
+	if err := s.Kill(ctx, crashed.Name); err != nil {
 		t.Fatal(err)
 	}
 
-	run := finishRun(t, c, ns, "crash")
-	if run.State != v1alpha1.RunCompleted || run.Recreated != 4 {
-		t.Fatalf("run %+v, want Completed with 4 pods recreated", run)
-	}
-	next, err := s.Leader(ctx)
+	// A graceful handover once it has recreated four.
+	waitRunInFlight(t, c, ns, "crash", 4)
+	handing, err := s.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if next.Name == leader.Name {
-		t.Errorf("the killed replica %s still holds the lease", leader.Name)
+	if handing.Name == crashed.Name {
+		t.Fatalf("the crashed replica %s still holds the lease after two more pods", crashed.Name)
+	}
+	if err := s.Kube.CoreV1().Pods(handing.Namespace).Delete(ctx, handing.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	handed := time.Now()
+	var next string
+	waitFor(t, "the lease handed over by "+handing.Name, func() bool {
+		l, err := s.Leader(ctx)
+		if err == nil && l.Name != handing.Name {
+			next = l.Name
+		}
+		return next != ""
+	})
+	t.Logf("%s handed the lease to %s %s after its graceful deletion", handing.Name, next, time.Since(handed).Round(100*time.Millisecond))
+
+	run := finishRun(t, c, ns, "crash")
+	if run.State != v1alpha1.RunCompleted || run.Recreated != 6 {
+		t.Fatalf("run %+v, want Completed with 6 pods recreated", run)
 	}
 	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
 	}
 	recreatedOncePerPod(t, c, ns, "crash", "app=api", before, run)
+	recreatedOnce(t, byHand, byHandPod, byHandBefore)
 }
