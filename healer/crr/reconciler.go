@@ -211,12 +211,24 @@ func replaced(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) bool {
 }
 
 // nodeLost says why the node counts as lost, or how long until it would.
+// A node the cache shows lost is read again from the API server before
+// the request is ended for it: the cache may be behind a node that is
+// back.
 func (r *Reconciler) nodeLost(ctx context.Context, nodeName string, now time.Time) (string, time.Duration, error) {
+	why, wait, err := r.nodeVerdict(ctx, r.Client, nodeName, now)
+	if why == "" || err != nil {
+		return why, wait, err
+	}
+	return r.nodeVerdict(ctx, r.Reader, nodeName, now)
+}
+
+// nodeVerdict is nodeLost from what reader holds.
+func (r *Reconciler) nodeVerdict(ctx context.Context, reader client.Reader, nodeName string, now time.Time) (string, time.Duration, error) {
 	if nodeName == "" {
 		return "", 0, nil
 	}
 	node := &corev1.Node{}
-	err := r.Client.Get(ctx, types.NamespacedName{Name: nodeName}, node)
+	err := reader.Get(ctx, types.NamespacedName{Name: nodeName}, node)
 	var since time.Time
 	var why string
 	switch {

@@ -257,6 +257,57 @@ func waitMetric(t *testing.T, get func() float64, want float64) {
 	}
 }
 
+// TestNodeLostInTheCacheOnlyEndsNothing: a controller whose cache still
+// shows the node NotReady for longer than the grace, or deleted, after it
+// came back ends no request: it confirms with the API server first.
+func TestNodeLostInTheCacheOnlyEndsNothing(t *testing.T) {
+	needsAPIServer(t)
+	t.Parallel()
+	node := readyNode(t)
+	pod := createPod(t, newNamespace(t), node, false)
+	crr := createCRR(t, pod, "node-behind", nil, recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending))
+	lost := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	lost.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+	for name, cached := range map[string]*corev1.Node{"NotReady for an hour": lost, "deleted": nil} {
+		behind, err := client.NewWithWatch(env.Config, client.Options{Scheme: admin.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &Reconciler{
+			Client: interceptor.NewClient(behind, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				n, ok := obj.(*corev1.Node)
+				switch {
+				case !ok:
+					return c.Get(ctx, key, obj, opts...)
+				case cached == nil:
+					return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+				default:
+					cached.DeepCopyInto(n)
+					return nil
+				}
+			}}),
+			Reader: admin, Recorder: events.NewFakeRecorder(100),
+		}
+		r.setDefaults()
+		r.NodeLostGrace = time.Second
+		if cached == nil {
+			// The cache has missed the node for longer than the grace.
+			r.nodeGoneSince = map[string]time.Time{node: time.Now().Add(-time.Hour)}
+		}
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(crr)}); err != nil {
+			t.Fatalf("cache with the node %s: %v", name, err)
+		}
+		got := &v1beta1.ContainerRecreateRequest{}
+		if err := admin.Get(context.Background(), client.ObjectKeyFromObject(crr), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == v1beta1.PhaseCompleted {
+			t.Errorf("cache with the node %s: the request ended (%s) though the node is Ready", name, got.Status.Message)
+		}
+	}
+}
+
 // TestPodMissingFromTheCacheEndsNothing: a controller whose cache has not
 // seen the pod yet (just created, or the cache behind) ends no request: it
 // confirms with the API server before failing a request for a deleted or
