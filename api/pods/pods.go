@@ -39,6 +39,24 @@ func RestartsContainers(pod *corev1.Pod) bool {
 	return pod.Spec.RestartPolicy == "" || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
 }
 
+// Restartable says whether the kubelet starts the named container of the
+// pod again once it is stopped: a native sidecar, or a regular container
+// of a pod that RestartsContainers. An init container, or a name the pod
+// does not have, is not.
+func Restartable(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.Name == name {
+			return IsSidecar(c)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return RestartsContainers(pod)
+		}
+	}
+	return false
+}
+
 // Finished says whether the pod has terminated for good.
 func Finished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed

@@ -41,3 +41,32 @@ func TestPodQuestions(t *testing.T) {
 		t.Error("Condition found a condition the pod does not have")
 	}
 }
+
+func TestRestartable(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := func(policy corev1.RestartPolicy) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{
+			RestartPolicy:  policy,
+			InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always}},
+			Containers:     []corev1.Container{{Name: "app"}},
+		}}
+	}
+	cases := []struct {
+		policy corev1.RestartPolicy
+		name   string
+		want   bool
+	}{
+		{"", "app", true},
+		{corev1.RestartPolicyAlways, "app", true},
+		{corev1.RestartPolicyOnFailure, "app", false},
+		{corev1.RestartPolicyNever, "app", false},
+		{corev1.RestartPolicyNever, "proxy", true},
+		{corev1.RestartPolicyAlways, "setup", false},
+		{corev1.RestartPolicyAlways, "ghost", false},
+	}
+	for _, tc := range cases {
+		if got := Restartable(pod(tc.policy), tc.name); got != tc.want {
+			t.Errorf("restartPolicy %q, container %s: Restartable %v, want %v", tc.policy, tc.name, got, tc.want)
+		}
+	}
+}

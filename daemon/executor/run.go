@@ -48,7 +48,7 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	}
 	st.Message = ""
 	s := strategy(crr)
-	failWithoutContext(crr, st)
+	failUnrecreatable(crr, pod, st)
 	var wake []time.Duration
 	for more := true; more && !failFast(st, s); {
 		batch := nextBatch(st, s.OrderedRecreate)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 )
 
@@ -56,13 +57,21 @@ func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreat
 	return wake, errors.Join(errs...)
 }
 
-// failWithoutContext fails the containers the request has no statusContext
-// for (only a request the webhook never saw lacks it), before anything is
-// stopped: with failurePolicy Fail, such a request stops nothing.
-func failWithoutContext(crr *v1beta1.ContainerRecreateRequest, st *v1beta1.ContainerRecreateRequestStatus) {
+// failUnrecreatable fails, before anything is stopped, the containers the
+// request cannot recreate: those it has no statusContext for (only a
+// request the webhook never saw lacks it), and those the kubelet would not
+// start again once stopped (checked by the webhook at creation, and again
+// here against the pod itself, whatever another webhook changed after
+// Rejuv's). With failurePolicy Fail, such a request stops nothing.
+func failUnrecreatable(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, st *v1beta1.ContainerRecreateRequestStatus) {
 	for i, c := range crr.Spec.Containers {
-		if s := &st.ContainerRecreateStates[i]; c.StatusContext == nil && !finished(s) {
+		s := &st.ContainerRecreateStates[i]
+		switch {
+		case finished(s):
+		case c.StatusContext == nil:
 			s.Phase, s.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
+		case !pods.Restartable(pod, c.Name):
+			s.Phase, s.Message = v1beta1.PhaseFailed, fmt.Sprintf("the kubelet would not start container %s again once stopped (pod restartPolicy %s, or not a container or native sidecar of the pod)", c.Name, pod.Spec.RestartPolicy)
 		}
 	}
 }

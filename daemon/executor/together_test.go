@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +162,45 @@ func TestARequestThatCannotFinishStopsNothing(t *testing.T) {
 			if len(rt.stopped) != 1 || rt.stopped[0] != "app" {
 				t.Errorf("Ignore: stopped %v; want app stopped", rt.stopped)
 			}
+		}
+	}
+}
+
+// TestContainersTheKubeletWouldNotRestartAreNotStopped: whatever another
+// webhook changed after Rejuv's, the daemon stops no container the
+// kubelet would not start again (a pod with restartPolicy OnFailure, an
+// init container, a name the pod does not have): the request fails before
+// anything is stopped.
+func TestContainersTheKubeletWouldNotRestartAreNotStopped(t *testing.T) {
+	cases := map[string]func(*v1beta1.ContainerRecreateRequest, *corev1.Pod){
+		"restartPolicy OnFailure": func(_ *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+			pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		},
+		"an init container": func(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+			pod.Spec.InitContainers = []corev1.Container{{Name: "setup"}}
+			crr.Spec.Containers[1].Name = "setup"
+		},
+		"a container the pod lacks": func(crr *v1beta1.ContainerRecreateRequest, _ *corev1.Pod) {
+			crr.Spec.Containers[1].Name = "ghost"
+		},
+	}
+	for name, change := range cases {
+		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: v1beta1.FailurePolicyFail})
+		change(crr, pod)
+		rt, writes, err := onePass(crr, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		last := writes.statuses[len(writes.statuses)-1]
+		if len(rt.stopped) != 0 || last.Phase != v1beta1.PhaseCompleted || last.Result != v1beta1.ResultFailed {
+			t.Errorf("%s: stopped %v, status %s/%s; want nothing stopped and the request Completed as Failed", name, rt.stopped, last.Phase, last.Result)
+		}
+		var said bool
+		for _, s := range last.ContainerRecreateStates {
+			said = said || strings.Contains(s.Message, "the kubelet would not start container")
+		}
+		if !said {
+			t.Errorf("%s: states %+v; want one saying the kubelet would not start it again", name, last.ContainerRecreateStates)
 		}
 	}
 }
