@@ -51,16 +51,21 @@ images: ## Build the manager's and the daemon's images (linux/amd64 and linux/ar
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images
 
 .PHONY: test
+# On a fresh machine helm and the cluster's Kubernetes binaries are both
+# compiled from source: helm is built beside the cluster's start, filling the
+# core that downloads and links leave idle.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
 	  local ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
 	  printf 'phase %s: %d.%03ds\n' "$$name" $$((ms / 1000)) $$((ms % 1000)) | tee -a $(PHASE_LOG); }; \
+	beside() { local log=$$(mktemp) main=0 side=0; $$1 >"$$log" 2>&1 & local pid=$$!; shift; \
+	  "$$@" || main=$$?; wait $$pid || side=$$?; cat "$$log"; rm -f "$$log"; \
+	  [ $$main -eq 0 ] && [ $$side -eq 0 ]; }; \
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
-	phase "cluster up" $(CLUSTER) up; \
-	phase "helm" $(CLUSTER) helm; \
+	phase "cluster up, helm beside it" beside "$(CLUSTER) helm" $(CLUSTER) up; \
 	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
 	phase "install paths" $(GO) test -count=1 -timeout 30m ./test/e2e/install/

@@ -54,33 +54,47 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("lock Kubernetes binary cache %s: %w", dir, err)
 	}
 	defer unlock()
+	var missing []string
 	for _, b := range KubeBinaries {
-		if isExecutable(filepath.Join(dir, b)) {
-			continue
+		if !isExecutable(filepath.Join(dir, b)) {
+			missing = append(missing, b)
 		}
-		start := time.Now()
-		fmt.Fprintf(cfg.out(), "harness: building %s %s (cached afterwards in %s)\n", b, cfg.KubernetesVersion, dir)
-		if err := buildKubeBinary(ctx, cfg, b); err != nil {
-			return err
-		}
-		fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", b, since(start))
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	start := time.Now()
+	fmt.Fprintf(cfg.out(), "harness: building %s %s (cached afterwards in %s)\n", strings.Join(missing, ", "), cfg.KubernetesVersion, dir)
+	if err := buildKubeBinaries(ctx, cfg, missing); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", strings.Join(missing, ", "), since(start))
 	return nil
 }
 
-func buildKubeBinary(ctx context.Context, cfg Config, name string) error {
-	goBin := goTool()
-	out := filepath.Join(cfg.KubeBinDir(), name)
-	tmp := out + ".tmp"
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", versionLDFlags(cfg.KubernetesVersion), "-o", tmp, "k8s.io/kubernetes/cmd/"+name)
+// buildKubeBinaries builds the named programs in one go build: the
+// packages they share are compiled once and their links run side by side,
+// where one build after another would link one at a time.
+func buildKubeBinaries(ctx context.Context, cfg Config, names []string) error {
+	tmp, err := os.MkdirTemp(cfg.KubeBinDir(), ".build-")
+	if err != nil {
+		return fmt.Errorf("create a build folder for the Kubernetes binaries: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	args := []string{"build", "-trimpath", "-ldflags", versionLDFlags(cfg.KubernetesVersion), "-o", tmp + string(filepath.Separator)}
+	for _, name := range names {
+		args = append(args, "k8s.io/kubernetes/cmd/"+name)
+	}
+	cmd := exec.CommandContext(ctx, goTool(), args...)
 	cmd.Dir = cfg.KubeBuildDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("build %s %s in %s: %w\n%s", name, cfg.KubernetesVersion, cfg.KubeBuildDir, err, tail(string(b), 30))
+		return fmt.Errorf("build %s %s in %s: %w\n%s", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.KubeBuildDir, err, tail(string(b), 30))
 	}
-	if err := os.Rename(tmp, out); err != nil {
-		return fmt.Errorf("build %s: %w", name, err)
+	for _, name := range names {
+		if err := os.Rename(filepath.Join(tmp, name), cfg.KubeBinary(name)); err != nil {
+			return fmt.Errorf("build %s: %w", name, err)
+		}
 	}
 	return nil
 }
