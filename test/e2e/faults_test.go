@@ -275,7 +275,7 @@ func TestRequestDeletedAfterItsStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	after := waitPod(t, ns, before.Name, "Ready with a new container", func(p *corev1.Pod) bool {
+	waitPod(t, ns, before.Name, "Ready with a new container", func(p *corev1.Pod) bool {
 		return podReady(true)(p) && containerStatus(p, "app").ContainerID != containerStatus(before, "app").ContainerID
 	})
 	// The request would have held the pod 20 s after the new container
@@ -284,7 +284,7 @@ func TestRequestDeletedAfterItsStop(t *testing.T) {
 		t.Errorf("the pod was Ready again %s after its request was deleted", took)
 	}
 	time.Sleep(3 * time.Second)
-	after = waitPod(t, ns, before.Name, "Ready", podReady(true))
+	after := waitPod(t, ns, before.Name, "Ready", podReady(true))
 	if n := containerStatus(after, "app").RestartCount - containerStatus(before, "app").RestartCount; n != 1 {
 		t.Errorf("%d restarts after a request deleted after its stop, want 1", n)
 	}
