@@ -257,6 +257,38 @@ func waitMetric(t *testing.T, get func() float64, want float64) {
 	}
 }
 
+// reconcilerBehind is a Reconciler whose cache holds cached for every
+// object of its type (missing, for nil) and is right about the rest; its
+// Reader is the API server.
+func reconcilerBehind[T any, P interface {
+	*T
+	client.Object
+	DeepCopyInto(*T)
+}](t *testing.T, resource string, cached P) *Reconciler {
+	t.Helper()
+	behind, err := client.NewWithWatch(env.Config, client.Options{Scheme: admin.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{
+		Client: interceptor.NewClient(behind, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			out, ok := obj.(P)
+			switch {
+			case !ok:
+				return c.Get(ctx, key, obj, opts...)
+			case cached == nil:
+				return apierrors.NewNotFound(corev1.Resource(resource), key.Name)
+			default:
+				cached.DeepCopyInto(out)
+				return nil
+			}
+		}}),
+		Reader: admin, Recorder: events.NewFakeRecorder(100),
+	}
+	r.setDefaults()
+	return r
+}
+
 // TestNodeLostInTheCacheOnlyEndsNothing: a controller whose cache still
 // shows the node NotReady for longer than the grace, or deleted, after it
 // came back ends no request: it confirms with the API server first.
@@ -270,26 +302,7 @@ func TestNodeLostInTheCacheOnlyEndsNothing(t *testing.T) {
 	lost.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
 		LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
 	for name, cached := range map[string]*corev1.Node{"NotReady for an hour": lost, "deleted": nil} {
-		behind, err := client.NewWithWatch(env.Config, client.Options{Scheme: admin.Scheme()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &Reconciler{
-			Client: interceptor.NewClient(behind, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				n, ok := obj.(*corev1.Node)
-				switch {
-				case !ok:
-					return c.Get(ctx, key, obj, opts...)
-				case cached == nil:
-					return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
-				default:
-					cached.DeepCopyInto(n)
-					return nil
-				}
-			}}),
-			Reader: admin, Recorder: events.NewFakeRecorder(100),
-		}
-		r.setDefaults()
+		r := reconcilerBehind(t, "nodes", cached)
 		r.NodeLostGrace = time.Second
 		if cached == nil {
 			// The cache has missed the node for longer than the grace.
@@ -320,26 +333,7 @@ func TestPodMissingFromTheCacheEndsNothing(t *testing.T) {
 	older := pod.DeepCopy()
 	older.UID = "00000000-0000-0000-0000-000000000002"
 	for name, cached := range map[string]*corev1.Pod{"missing": nil, "an older incarnation": older} {
-		behind, err := client.NewWithWatch(env.Config, client.Options{Scheme: admin.Scheme()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &Reconciler{
-			Client: interceptor.NewClient(behind, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				p, ok := obj.(*corev1.Pod)
-				switch {
-				case !ok:
-					return c.Get(ctx, key, obj, opts...)
-				case cached == nil:
-					return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
-				default:
-					cached.DeepCopyInto(p)
-					return nil
-				}
-			}}),
-			Reader: admin, Recorder: events.NewFakeRecorder(100),
-		}
-		r.setDefaults()
+		r := reconcilerBehind(t, "pods", cached)
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(crr)}); err != nil {
 			t.Fatalf("cache with the pod %s: %v", name, err)
 		}
