@@ -106,7 +106,15 @@ func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 	e := &Executor{Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
 	step := func(rt *runtimeOf, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, state *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
 		t.Helper()
-		_, stopped, err := e.advance(context.Background(), crr, pod, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], state, time.Time{})
+		client := &cri.Client{Runtime: rt}
+		_, target, err := e.advance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state)
+		if err != nil || target == "" {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return false
+		}
+		stopped, err := e.stopInstance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state, target, nil, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

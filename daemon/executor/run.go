@@ -84,9 +84,9 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 // not only what the pod's status reports: a container the kubelet has
 // started but not yet reported (its postStart hook still runs) predates the
 // request too, and is what a stop must reach. It returns when to look again
-// and whether it stopped the container now.
+// and the instance to stop now, if any: advanceAll stops it.
 func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, deadline time.Time) (time.Duration, bool, error) {
+	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState) (time.Duration, string, error) {
 	state.Phase = v1beta1.PhaseRecreating
 	if _, ok := e.stopped(crr, c.Name); ok {
 		state.IsKilled = true
@@ -94,42 +94,35 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	cs := pods.ContainerStatus(pod, c.Name)
 	in, err := newestInstance(ctx, rt, pod, c.Name)
 	if err != nil {
-		return 0, false, err
+		return 0, "", err
 	}
 	if in == nil {
 		state.Message = waitingMessage(cs)
-		return 0, false, nil
+		return 0, "", nil
 	}
 	if in.since(crr, state) {
 		if in.reported(cs) {
-			return e.waitStarted(ctx, crr, pod, rt, cs, state), false, nil
+			return e.waitStarted(ctx, crr, pod, rt, cs, state), "", nil
 		}
 		state.Message = "a new container was created; waiting for the kubelet to report it"
-		return 0, false, nil
+		return 0, "", nil
 	}
 	switch {
 	case state.IsKilled:
 		state.Message = waitingMessage(cs)
-		return 0, false, nil
+		return 0, "", nil
 	case in.state == runtimeapi.ContainerState_CONTAINER_EXITED:
 		state.Message = exitedMessage
-		return 0, false, nil
+		return 0, "", nil
 	}
 	// The instance predates the request and runs, or is starting: an
 	// instance the status does not report yet has not finished starting.
 	starting := !in.reported(cs) || cs.State.Running == nil || (cs.Started != nil && !*cs.Started)
 	if starting && !strategy(crr).ForceRecreate {
 		state.Message = "waiting for the container to finish starting before stopping it (forceRecreate stops it at once)"
-		return 0, false, nil
+		return 0, "", nil
 	}
-	stopped, err := e.stop(ctx, crr, pod, rt, c, in.id, deadline)
-	if err != nil || !stopped {
-		state.Message = exitedMessage
-		return 0, false, err
-	}
-	state.IsKilled = true
-	state.Message = "stopped; waiting for the kubelet to start a new container"
-	return 0, true, nil
+	return 0, in.id, nil
 }
 
 // exitedMessage says that a container exited without this request's stop.
@@ -137,8 +130,10 @@ const exitedMessage = "the container exited without being stopped; waiting for t
 
 // stop runs the preStop hook and stops the container's instance id through
 // the CRI within the grace period, unless it has exited already; it says
-// whether it stopped it.
-func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, id string, deadline time.Time) (bool, error) {
+// whether it stopped it. A hook that started before (hookStarted, from the
+// request's status: the daemon restarted while it ran) is not run again,
+// and the grace is counted from its start.
+func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, id string, hookStarted *metav1.Time, deadline time.Time) (bool, error) {
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name, "containerID", id)
 	grace := defaultGrace
 	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
@@ -159,11 +154,16 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 		return false, nil
 	}
 	start := time.Now()
-	if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
-		log.Info("preStop failed; stopping anyway", "error", err.Error())
-		e.event(crr, pod, corev1.EventTypeWarning, "PreStopFailed", "container %s: %v; stopping it anyway", c.Name, err)
+	if hookStarted != nil {
+		start = hookStarted.Time
+		log.Info("preStop started before the daemon restarted; not running it again", "started", start.UTC().Format(time.RFC3339))
+	} else {
+		if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
+			log.Info("preStop failed; stopping anyway", "error", err.Error())
+			e.event(crr, pod, corev1.EventTypeWarning, "PreStopFailed", "container %s: %v; stopping it anyway", c.Name, err)
+		}
+		phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
 	}
-	phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		return false, fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -34,16 +35,53 @@ func nextBatch(st *v1beta1.ContainerRecreateRequestStatus, ordered bool) []int {
 // advanceAll advances the containers of batch together, as the kubelet
 // stops a pod's containers: their preStop hooks and stops run at the same
 // time, so none of them comes back before the others were stopped. The
-// stops are recorded at once, in one write; it returns when to look again.
+// hooks about to start are recorded first, in one write, so that a daemon
+// that dies while one runs does not run it again; the stops are recorded at
+// once, in one write. It returns when to look again.
 func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	st *v1beta1.ContainerRecreateRequestStatus, batch []int, deadline time.Time) ([]time.Duration, error) {
 	wake := make([]time.Duration, len(batch))
-	stopped := make([]bool, len(batch))
+	targets := make([]string, len(batch))
 	errs := make([]error, len(batch))
 	var wg sync.WaitGroup
 	for k, i := range batch {
 		wg.Go(func() {
-			wake[k], stopped[k], errs[k] = e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i], deadline)
+			wake[k], targets[k], errs[k] = e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil || !slices.ContainsFunc(targets, func(id string) bool { return id != "" }) {
+		return wake, err
+	}
+
+	// A hook recorded as started before this pass was cut short by a
+	// restart: it is not run again. The others are recorded now.
+	resumed := make([]*metav1.Time, len(batch))
+	record := false
+	for k, i := range batch {
+		s := &st.ContainerRecreateStates[i]
+		switch {
+		case targets[k] == "" || crr.Spec.Containers[i].PreStop == nil:
+		case s.PreStopStartedAt != nil:
+			resumed[k] = s.PreStopStartedAt
+		default:
+			now := metav1.NewTime(e.Clock.Now())
+			s.PreStopStartedAt, record = &now, true
+		}
+	}
+	if record {
+		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
+			return wake, err
+		}
+	}
+
+	stopped := make([]bool, len(batch))
+	for k, i := range batch {
+		if targets[k] == "" {
+			continue
+		}
+		wg.Go(func() {
+			stopped[k], errs[k] = e.stopInstance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i], targets[k], resumed[k], deadline)
 		})
 	}
 	wg.Wait()
@@ -55,6 +93,20 @@ func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreat
 		}
 	}
 	return wake, errors.Join(errs...)
+}
+
+// stopInstance stops the container's instance id (see stop) and records
+// the outcome in its state; it says whether it stopped it.
+func (e *Executor) stopInstance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, id string, hookStarted *metav1.Time, deadline time.Time) (bool, error) {
+	ok, err := e.stop(ctx, crr, pod, rt, c, id, hookStarted, deadline)
+	if err != nil || !ok {
+		state.Message = exitedMessage
+		return false, err
+	}
+	state.IsKilled = true
+	state.Message = "stopped; waiting for the kubelet to start a new container"
+	return true, nil
 }
 
 // failUnrecreatable fails, before anything is stopped, the containers the

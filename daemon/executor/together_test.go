@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -202,5 +203,75 @@ func TestContainersTheKubeletWouldNotRestartAreNotStopped(t *testing.T) {
 		if !said {
 			t.Errorf("%s: states %+v; want one saying the kubelet would not start it again", name, last.ContainerRecreateStates)
 		}
+	}
+}
+
+// hookedStops is slowStops with an exec preStop hook whose runs it counts,
+// and stops that can fail as if the daemon died before it could stop.
+type hookedStops struct {
+	*slowStops
+	writes *written
+	// runs counts the hook's runs; recordedFirst says whether the hook's
+	// start was in a status written before each run.
+	runs          int
+	recordedFirst bool
+	failStops     bool
+}
+
+func (r *hookedStops) ExecSync(context.Context, *runtimeapi.ExecSyncRequest, ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs++
+	r.recordedFirst = false
+	for _, st := range r.writes.statuses {
+		for _, s := range st.ContainerRecreateStates {
+			r.recordedFirst = r.recordedFirst || s.Name == "app" && s.PreStopStartedAt != nil
+		}
+	}
+	return &runtimeapi.ExecSyncResponse{}, nil
+}
+
+func (r *hookedStops) StopContainer(ctx context.Context, in *runtimeapi.StopContainerRequest, opts ...grpc.CallOption) (*runtimeapi.StopContainerResponse, error) {
+	if r.failStops {
+		return nil, errors.New("the daemon died before the stop")
+	}
+	return r.slowStops.StopContainer(ctx, in, opts...)
+}
+
+// TestAPreStopCutShortIsNotRunAgain: the daemon records a preStop hook's
+// start in the request's status before it runs the hook, so that a daemon
+// that died while the hook ran (here: before the stop) stops the container
+// after its restart without running the hook a second time.
+func TestAPreStopCutShortIsNotRunAgain(t *testing.T) {
+	crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: v1beta1.FailurePolicyFail})
+	crr.Spec.Containers = crr.Spec.Containers[:1]
+	crr.Spec.Containers[0].PreStop = &v1beta1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"drain"}}}
+	writes := &written{}
+	rt := &hookedStops{slowStops: newSlowStops(), writes: writes, failStops: true}
+	pass := func(crr *v1beta1.ContainerRecreateRequest) error {
+		// A new Executor each time: what a restarted daemon knows is the
+		// request's status.
+		e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+			NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second))}
+		_, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"})
+		return err
+	}
+	if err := pass(crr); err == nil {
+		t.Fatal("the first pass stopped the container; want its stop cut short")
+	}
+	if rt.runs != 1 || !rt.recordedFirst {
+		t.Fatalf("first pass: the hook ran %d times, its start recorded before it ran: %v; want once, recorded first", rt.runs, rt.recordedFirst)
+	}
+	restarted := crr.DeepCopy()
+	restarted.Status = writes.statuses[len(writes.statuses)-1]
+	rt.failStops = false
+	if err := pass(restarted); err != nil {
+		t.Fatal(err)
+	}
+	if rt.runs != 1 || len(rt.stopped) != 1 || rt.stopped[0] != "app" {
+		t.Errorf("after the restart: the hook ran %d times in all, stopped %v; want it run once and app stopped", rt.runs, rt.stopped)
+	}
+	if s := writes.statuses[len(writes.statuses)-1].ContainerRecreateStates[0]; !s.IsKilled || s.PreStopStartedAt == nil {
+		t.Errorf("state after the restart %+v; want isKilled with the hook's start kept", s)
 	}
 }

@@ -106,6 +106,57 @@ func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	recreatedOnce(t, crr, pod, before)
 }
 
+// TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice deletes the daemon's
+// pod at once while a container's exec preStop hook runs (it appends a
+// line to a file, then sleeps): the DaemonSet's next pod reads the hook's
+// start from the request's status and stops the container without running
+// the hook again. The file holds one line; the container restarted once.
+// Not parallel: the other tests' requests need the daemon.
+func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
+	s := rejuvStack(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	spec := controlledPod("hooked")
+	spec.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo ran >> /ctl/prestop; sleep 6"}}}}
+	pod := createPod(t, ns, spec)
+	before := containerStatus(pod, "app")
+	daemon, err := s.DaemonPod(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crr := newRequest(ns, "hook-cut-short", pod.Name, "app")
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(int64(15))}
+	if err := s.Client.Create(ctx, crr); err != nil {
+		t.Fatal(err)
+	}
+	// The premise: the hook has started (recorded, and its line written)
+	// and the container is not stopped yet.
+	waitFor(t, "the hook under way", func() bool {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: crr.Name}, cur) != nil {
+			return false
+		}
+		states := cur.Status.ContainerRecreateStates
+		return len(states) == 1 && states[0].PreStopStartedAt != nil && !states[0].IsKilled &&
+			strings.TrimSpace(execIn(t, ns, pod.Name, "side", "sh", "-c", "cat /ctl/prestop 2>/dev/null; true")) == "ran"
+	})
+	if err := s.Kill(ctx, daemon.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the daemon pod "+daemon.Name+" replaced", func() bool {
+		next, err := s.DaemonPod(ctx)
+		return err == nil && next.UID != daemon.UID
+	})
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recreatedOnce(t, crr, pod, before)
+	if lines := strings.Fields(execIn(t, ns, pod.Name, "side", "cat", "/ctl/prestop")); len(lines) != 1 {
+		t.Errorf("the preStop hook ran %d times (%q), want once", len(lines), lines)
+	}
+}
+
 // TestDaemonRollingUpdateDuringAStop changes the DaemonSet's pod template
 // while its daemon stops a container that ignores SIGTERM: the rolling
 // update replaces the daemon mid-request, and the request still ends

@@ -38,6 +38,18 @@ func (crr *ContainerRecreateRequest) ConvertTo(dstRaw conversion.Hub) error {
 			delete(annotations, v1beta1.SyncContainerStatusesAnnotation)
 		}
 	}
+	if v, ok := annotations[v1beta1.PreStopStartedAnnotation]; ok {
+		var started map[string]metav1.Time
+		if json.Unmarshal([]byte(v), &started) == nil {
+			for i := range dst.Status.ContainerRecreateStates {
+				s := &dst.Status.ContainerRecreateStates[i]
+				if t, ok := started[s.Name]; ok {
+					s.PreStopStartedAt = &t
+				}
+			}
+			delete(annotations, v1beta1.PreStopStartedAnnotation)
+		}
+	}
 	if v := annotations[v1beta1.ResultAnnotation]; v != "" {
 		dst.Status.Result = v1beta1.ContainerRecreateRequestResult(v)
 		delete(annotations, v1beta1.ResultAnnotation)
@@ -79,6 +91,19 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 	}
 	if src.Status.Result != "" {
 		set(v1beta1.ResultAnnotation, string(src.Status.Result))
+	}
+	started := map[string]metav1.Time{}
+	for _, st := range src.Status.ContainerRecreateStates {
+		if st.PreStopStartedAt != nil {
+			started[st.Name] = *st.PreStopStartedAt
+		}
+	}
+	if len(started) > 0 {
+		b, err := json.Marshal(started)
+		if err != nil {
+			return fmt.Errorf("convert ContainerRecreateRequest %s/%s to v1alpha1: preStop start times: %w", src.Namespace, src.Name, err)
+		}
+		set(v1beta1.PreStopStartedAnnotation, string(b))
 	}
 	if src.Status.ContainerStatusSnapshot != nil {
 		b, err := json.Marshal(src.Status.ContainerStatusSnapshot)

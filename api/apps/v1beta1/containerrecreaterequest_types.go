@@ -234,6 +234,13 @@ type ContainerRecreateRequestContainerRecreateState struct {
 	// IsKilled says the daemon has stopped the container for this request.
 	// +optional
 	IsKilled bool `json:"isKilled,omitempty"`
+	// PreStopStartedAt is when the daemon started the container's preStop
+	// hook, recorded before the hook runs: a daemon restarted while the hook
+	// ran stops the container without running the hook again, with what is
+	// left of the grace period. v1alpha1 carries it in the annotation
+	// rejuv.dev/prestop-started.
+	// +optional
+	PreStopStartedAt *metav1.Time `json:"preStopStartedAt,omitempty"`
 }
 
 // ContainerRecreateRequestSyncContainerStatus is a container's status as

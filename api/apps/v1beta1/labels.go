@@ -47,6 +47,12 @@ const (
 	// status.disruptedPods entry), RFC 3339: the entries it takes back once
 	// the request completes.
 	DisruptionChargedAnnotation = "rejuv.dev/disruption-charged"
+
+	// PreStopStartedAnnotation carries, in v1alpha1, when the daemon
+	// started each container's preStop hook (status.containerRecreateStates
+	// [].preStopStartedAt of v1beta1), as JSON: container name to RFC 3339
+	// time.
+	PreStopStartedAnnotation = "rejuv.dev/prestop-started"
 	// SourceLabel names the tool that created a request by hand, e.g.
 	// kubectl.
 	SourceLabel = "rejuv.dev/source"
