@@ -345,7 +345,8 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 // API as a run starts, under a PodDisruptionBudget that allows one
 // disruption: between the eviction and the run, never fewer than the
 // budget's healthy pods, and the run still recreates every pod once (the
-// victim's replacement by its own start).
+// victim's replacement by its own start). When the run's first request
+// wins the race, it was charged to the budget and the eviction is refused.
 func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -375,26 +376,43 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 		victim = name
 		break
 	}
-	if err := kube.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim}}); err != nil {
+	asked := time.Now()
+	err := kube.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim}})
+	evicted := time.Now()
+	refused := apierrors.IsTooManyRequests(err)
+	if err != nil && !refused {
 		t.Fatalf("evict %s just before the run: %v", victim, err)
 	}
-	evicted := time.Now()
 	run := finishRun(t, c, ns, "rolling")
 	fewest := stopWatch()
 	if run.State != v1alpha1.RunCompleted {
 		t.Fatalf("run %+v, want Completed", run)
 	}
+	var first time.Time
+	for _, crr := range policyRequests(t, c, ns, "rolling") {
+		at, err := time.Parse(time.RFC3339Nano, crr.Annotations[v1beta1.RequestedAtAnnotation])
+		if err == nil && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	// The premise: the eviction and the run's first request race, within
+	// moments of each other. Either may win.
+	if d := first.Sub(asked); d < -2*time.Second || d > 2*time.Second {
+		t.Fatalf("the run's first request was admitted %s after the eviction was asked for; want them within 2 s", d)
+	}
+	if refused {
+		// The run's request came first and was charged to the budget as
+		// an eviction is, so the budget refused the eviction.
+		if !first.Before(evicted) {
+			t.Errorf("the eviction was refused, yet the run's first request was admitted %s after it returned", first.Sub(evicted))
+		}
+		t.Logf("the run's first request came %s before the eviction returned; the budget refused the eviction", evicted.Sub(first))
+		victim = ""
+	}
 	if fewest < 3 {
 		// Which came first tells the two races apart: an eviction the
 		// policy's pass did not see, or one the budget allowed while it
 		// still counted a pod with a request in flight as healthy.
-		var first time.Time
-		for _, crr := range policyRequests(t, c, ns, "rolling") {
-			at, err := time.Parse(time.RFC3339Nano, crr.Annotations[v1beta1.RequestedAtAnnotation])
-			if err == nil && (first.IsZero() || at.Before(first)) {
-				first = at
-			}
-		}
 		t.Errorf("%d healthy pods at one moment (Ready, not terminating, no request in flight); the budget keeps 3 of 4 (the run's first request was admitted %s after the eviction returned)",
 			fewest, first.Sub(evicted))
 	}
@@ -425,7 +443,7 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 		}
 	}
 	if run.Recreated != 4 {
-		t.Errorf("run %+v, want 4 pods recreated (three by request, the replacement by its start)", run)
+		t.Errorf("run %+v, want 4 pods recreated (by request, and a replacement by its start)", run)
 	}
 }
 
