@@ -395,10 +395,11 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 			first = at
 		}
 	}
-	// The premise: the eviction and the run's first request race, within
-	// moments of each other. Either may win.
-	if d := first.Sub(asked); d < -2*time.Second || d > 2*time.Second {
-		t.Fatalf("the run's first request was admitted %s after the eviction was asked for; want them within 2 s", d)
+	// The premise: the eviction is asked for as the run fires, so that it
+	// races the run's first request. Either may win; a won eviction holds
+	// the run back until the budget allows again.
+	if d := asked.Sub(next); d > time.Second {
+		t.Fatalf("the eviction was asked for %s after the run's time; want it racing the run's start", d)
 	}
 	if refused {
 		// The run's request came first and was charged to the budget as
