@@ -82,15 +82,12 @@ func recreatedOnce(t *testing.T, crr *v1beta1.ContainerRecreateRequest, pod *cor
 	}
 }
 
-// TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice deletes the
-// daemon's pod at once while it stops a container that ignores SIGTERM:
-// the DaemonSet's next pod resumes the request from its status, which ends
-// Succeeded with the container restarted exactly once. Not parallel: the
-// other tests' requests need the daemon.
-func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
+// killDaemon deletes the daemon pod at once and waits until the
+// DaemonSet's next pod is ready.
+func killDaemon(t *testing.T, daemon *corev1.Pod) {
+	t.Helper()
 	s := rejuvStack(t)
 	ctx := context.Background()
-	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon")
 	if err := s.Kill(ctx, daemon.Name); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +100,16 @@ func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	if err := s.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice deletes the
+// daemon's pod at once while it stops a container that ignores SIGTERM:
+// the DaemonSet's next pod resumes the request from its status, which ends
+// Succeeded with the container restarted exactly once. Not parallel: the
+// other tests' requests need the daemon.
+func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
+	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon")
+	killDaemon(t, daemon)
 	recreatedOnce(t, crr, pod, before)
 }
 
@@ -141,16 +148,7 @@ func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
 		return len(states) == 1 && states[0].PreStopStartedAt != nil && !states[0].IsKilled &&
 			strings.TrimSpace(execIn(t, ns, pod.Name, "side", "sh", "-c", "cat /ctl/prestop 2>/dev/null; true")) == "ran"
 	})
-	if err := s.Kill(ctx, daemon.Name); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the daemon pod "+daemon.Name+" replaced", func() bool {
-		next, err := s.DaemonPod(ctx)
-		return err == nil && next.UID != daemon.UID
-	})
-	if err := s.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	killDaemon(t, daemon)
 	recreatedOnce(t, crr, pod, before)
 	if lines := strings.Fields(execIn(t, ns, pod.Name, "side", "cat", "/ctl/prestop")); len(lines) != 1 {
 		t.Errorf("the preStop hook ran %d times (%q), want once", len(lines), lines)
