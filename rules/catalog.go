@@ -35,6 +35,9 @@ type Rule struct {
 	Module string
 	// Source is the module's Rego source.
 	Source string
+	// ReadsMemory is set when the rule reads the memory signal, which the
+	// manager then samples for the pods of the policies that use it.
+	ReadsMemory bool
 }
 
 // Builtins returns the built-in rules sorted by name. The library is embedded,
@@ -109,8 +112,9 @@ func parseRule(file, src string) (Rule, error) {
 	r := Rule{
 		Name:    strings.TrimSuffix(file, ".rego"),
 		Package: strings.TrimPrefix(mod.Package.Path.String(), "data."),
-		Module:  file,
-		Source:  src,
+		Module:      file,
+		Source:      src,
+		ReadsMemory: readsMemory(mod),
 	}
 	if want := PackagePrefix + strings.ReplaceAll(r.Name, "-", "_"); r.Package != want {
 		return Rule{}, fmt.Errorf("package is %s, want %s", r.Package, want)

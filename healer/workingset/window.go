@@ -1,0 +1,108 @@
+package workingset
+
+import (
+	"math"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/policy"
+)
+
+// Window is one container's working set over the last slots: a ring of
+// fixed slots, one per sampling interval, each holding the working set in
+// KiB (0 for no sample). A slot's time is implied by its place, so a
+// sample costs 4 bytes: a window of an hour at 15 s is 240 slots, 960
+// bytes.
+type Window struct {
+	// name is the container's.
+	name string
+	// kib holds slot s at kib[s % len(kib)].
+	kib []uint32
+	// newest is the slot of the newest sample; -1 before the first.
+	newest int64
+	// latest is the newest sample to the byte.
+	latest int64
+	// container identifies the container instance the samples are of
+	// (a hash of its ID); a new instance starts an empty window.
+	container uint64
+}
+
+// newWindow is an empty window of n slots.
+func newWindow(name string, n int, container uint64) *Window {
+	return &Window{name: name, kib: make([]uint32, n), newest: -1, container: container}
+}
+
+// add records the working set sampled in slot; a slot older than the
+// window is dropped, and a second sample in one slot replaces the first.
+func (w *Window) add(slot int64, bytes int64) {
+	if bytes <= 0 || slot < 0 {
+		return
+	}
+	n := int64(len(w.kib))
+	if w.newest >= 0 && slot <= w.newest-n {
+		return
+	}
+	if slot > w.newest {
+		// The slots skipped since the newest hold no sample.
+		from := max(w.newest+1, slot-n+1)
+		for s := from; s < slot; s++ {
+			w.kib[s%n] = 0
+		}
+		w.newest, w.latest = slot, bytes
+	} else if slot == w.newest {
+		w.latest = bytes
+	}
+	w.kib[slot%n] = uint32(min((bytes+1023)/1024, math.MaxUint32))
+}
+
+// summary is what the rules see of the window: the newest working set and
+// a least-squares line through the samples. A window slot stands for its
+// interval, so WindowSeconds is the time from the start of the oldest
+// sample's slot to the end of the newest's. R2 is 0 when the samples do
+// not vary.
+func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
+	if w.newest < 0 {
+		return nil
+	}
+	n := int64(len(w.kib))
+	from := max(w.newest-n+1, 0)
+	step := interval.Seconds()
+	// Two passes, the second over deviations from the means: sums of
+	// squared gigabytes would cancel away a slow leak's variance.
+	var count, oldest int64
+	var mx, my float64
+	for s := from; s <= w.newest; s++ {
+		if v := w.kib[s%n]; v != 0 {
+			if count == 0 {
+				oldest = s
+			}
+			count++
+			mx += float64(s - w.newest)
+			my += float64(v)
+		}
+	}
+	m := &policy.MemoryWindow{
+		WorkingSetBytes: w.latest,
+		Samples:         int(count),
+		WindowSeconds:   float64(w.newest-oldest+1) * step,
+	}
+	if count < 2 {
+		return m
+	}
+	mx /= float64(count)
+	my /= float64(count)
+	// In slots and KiB; scaled to seconds and bytes at the end.
+	var sxx, syy, sxy float64
+	for s := oldest; s <= w.newest; s++ {
+		if v := w.kib[s%n]; v != 0 {
+			dx, dy := float64(s-w.newest)-mx, float64(v)-my
+			sxx += dx * dx
+			syy += dy * dy
+			sxy += dx * dy
+		}
+	}
+	m.SlopeBytesPerSecond = sxy / sxx * 1024 / step
+	if syy > 0 {
+		m.R2 = math.Min(1, sxy*sxy/(sxx*syy))
+	}
+	return m
+}

@@ -1,0 +1,102 @@
+package workingset
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+const mib = 1 << 20
+
+// fill adds one sample per slot from slot 1000 on: f gives the working set
+// at seconds since the first.
+func fill(w *Window, slots int, interval time.Duration, f func(sec float64) float64) {
+	for i := range slots {
+		w.add(int64(1000+i), int64(f(float64(i)*interval.Seconds())))
+	}
+}
+
+func TestWindowFitsTheLineTheRulesRead(t *testing.T) {
+	interval := 30 * time.Second
+	hour := 120
+	for _, tc := range []struct {
+		name string
+		f    func(sec float64) float64
+		// wantSlope in MiB/h, with the smallest r2 and the largest.
+		wantSlope    float64
+		minR2, maxR2 float64
+	}{
+		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 }, 60, 0.999, 1},
+		{"flat", func(float64) float64 { return 100 * mib }, 0, 0, 0},
+		// A garbage-collected heap: up 40Mi over 5 min, then back.
+		{"a sawtooth", func(s float64) float64 { return 100*mib + math.Mod(s, 300)*40*mib/300 }, -1, 0, 0.05},
+		// A cache warming up: one step of 200Mi after 10 minutes.
+		{"a step", func(s float64) float64 {
+			if s < 600 {
+				return 100 * mib
+			}
+			return 300 * mib
+		}, -1, 0, 0.6},
+	} {
+		w := newWindow("app", hour, 1)
+		fill(w, hour, interval, tc.f)
+		m := w.summary(interval)
+		if m.Samples != hour || m.WindowSeconds != 3600 {
+			t.Errorf("%s: %d samples over %gs, want %d over 3600s", tc.name, m.Samples, m.WindowSeconds, hour)
+		}
+		slope := m.SlopeBytesPerSecond * 3600 / mib
+		if tc.wantSlope >= 0 && math.Abs(slope-tc.wantSlope) > 1 {
+			t.Errorf("%s: slope %.2f MiB/h, want %.0f", tc.name, slope, tc.wantSlope)
+		}
+		if m.R2 < tc.minR2 || m.R2 > tc.maxR2 {
+			t.Errorf("%s: r2 %.3f, want within [%g, %g]", tc.name, m.R2, tc.minR2, tc.maxR2)
+		}
+		if want := int64(tc.f(float64(hour-1) * 30)); m.WorkingSetBytes != want {
+			t.Errorf("%s: working set %d, want the newest sample %d", tc.name, m.WorkingSetBytes, want)
+		}
+	}
+}
+
+// A slow leak on a large heap: sums of squared bytes would lose it.
+func TestWindowKeepsASlowLeakOnALargeHeap(t *testing.T) {
+	interval := 30 * time.Second
+	w := newWindow("app", 120, 1)
+	fill(w, 120, interval, func(s float64) float64 { return 8<<30 + s*20*mib/3600 })
+	m := w.summary(interval)
+	if slope := m.SlopeBytesPerSecond * 3600 / mib; math.Abs(slope-20) > 0.1 || m.R2 < 0.999 {
+		t.Errorf("slope %.3f MiB/h with r2 %.4f, want 20 MiB/h with r2 about 1", slope, m.R2)
+	}
+}
+
+func TestWindowSlots(t *testing.T) {
+	interval := 30 * time.Second
+	w := newWindow("app", 4, 1)
+	if w.summary(interval) != nil {
+		t.Fatal("an empty window has a summary")
+	}
+	w.add(10, 10*mib)
+	if m := w.summary(interval); m.Samples != 1 || m.WindowSeconds != 30 || m.SlopeBytesPerSecond != 0 {
+		t.Errorf("one sample: %+v", m)
+	}
+	w.add(10, 11*mib) // the same slot again: replaced
+	w.add(12, 12*mib) // slot 11 missed
+	m := w.summary(interval)
+	if m.Samples != 2 || m.WindowSeconds != 90 || m.WorkingSetBytes != 12*mib {
+		t.Errorf("two slots of three: %+v", m)
+	}
+	if slope := m.SlopeBytesPerSecond; math.Abs(slope-float64(mib)/60) > 1 {
+		t.Errorf("slope %g B/s, want 1 MiB a minute", slope)
+	}
+	w.add(8, 99*mib) // four slots before the newest: out of the window, dropped
+	if m := w.summary(interval); m.Samples != 2 {
+		t.Errorf("a sample older than the window was kept: %+v", m)
+	}
+	w.add(20, 20*mib)
+	if m := w.summary(interval); m.Samples != 1 || m.WindowSeconds != 30 {
+		t.Errorf("a jump past the window leaves only the new sample: %+v", m)
+	}
+	w.add(21, 0) // no working set: no sample
+	if m := w.summary(interval); m.Samples != 1 {
+		t.Errorf("a zero working set counted as a sample: %+v", m)
+	}
+}

@@ -1,0 +1,28 @@
+package rules
+
+import "testing"
+
+func TestReadsMemory(t *testing.T) {
+	for _, r := range Builtins() {
+		want := r.Name == "memory-leak" || r.Name == "memory-near-limit"
+		if r.ReadsMemory != want {
+			t.Errorf("built-in %s: ReadsMemory is %v, want %v", r.Name, r.ReadsMemory, want)
+		}
+	}
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"a field", "package x\nrecreate contains c.name if { some c in input.containers; c.memory.workingSetBytes > 1 }", true},
+		{"an index", "package x\nrecreate contains c.name if { some c in input.containers; c[\"memory\"] }", true},
+		{"object.get", "package x\nrecreate contains c.name if { some c in input.containers; object.get(c, [\"memory\", \"r2\"], 0) > 1 }", true},
+		{"rego v0", "package x\nrecreate[c.name] { c := input.containers[_]; c.memory.r2 > 0.9 }", true},
+		{"no memory", "package x\nrecreate contains c.name if { some c in input.containers; c.restartCount > 3 }", false},
+		{"a limit only", "package x\nrecreate contains c.name if { some c in input.containers; c.resources.limits.cpu > 3 }", false},
+		{"does not parse", "package x\nrecreate contains memory if {", false},
+	} {
+		if got := ReadsMemory(tc.src); got != tc.want {
+			t.Errorf("%s: ReadsMemory is %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
