@@ -13,6 +13,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
+	"github.com/rejuv-dev/rejuv/healer/workingset"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -71,10 +72,25 @@ type Options struct {
 	PolicyWorkers int
 	// PolicyEvaluationBudget bounds one pass of a policy's rules over its
 	// pods; a policy over it halts.
-	PolicyEvaluationBudget   time.Duration
-	CertCheckInterval        time.Duration
-	webhookURLHostForCertSAN string
+	PolicyEvaluationBudget time.Duration
+	// MemorySource is where the working set comes from: MemoryMetricsAPI
+	// or MemoryNone.
+	MemorySource string
+	// MemoryInterval is the time between working set samples, and
+	// MemoryWindow how far back each container's window reaches.
+	MemoryInterval, MemoryWindow time.Duration
+	CertCheckInterval            time.Duration
+	webhookURLHostForCertSAN     string
 }
+
+// Where the working set of containers comes from.
+const (
+	MemoryMetricsAPI = "metrics.k8s.io"
+	MemoryNone       = "none"
+)
+
+// maxMemorySlots bounds a window's slots (4 bytes each).
+const maxMemorySlots = 100_000
 
 // BindFlags registers the options on fs with their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
@@ -104,6 +120,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&o.RuleMemoryLimit, "rule-memory-limit", "how much a policy's rules may allocate for one pod before they are stopped (garbage included; a quantity such as 32Mi)")
 	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
 	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
+	fs.StringVar(&o.MemorySource, "memory-source", MemoryMetricsAPI, `where the working set of containers comes from, for the memory rules: "metrics.k8s.io" (metrics-server) or "none"`)
+	fs.DurationVar(&o.MemoryInterval, "memory-sample-interval", workingset.DefaultInterval, "time between working set samples, and the width of a window's slot")
+	fs.DurationVar(&o.MemoryWindow, "memory-window", workingset.DefaultWindow, "how far back each container's working set window reaches; a memory-leak rule's minObservation beyond it can never be met")
 	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
 }
 
@@ -155,6 +174,19 @@ func (o *Options) Validate() error {
 	}
 	if o.RuleMemoryLimit.Sign() <= 0 {
 		errs = append(errs, fmt.Errorf("--rule-memory-limit: %s must be positive", &o.RuleMemoryLimit))
+	}
+	switch o.MemorySource {
+	case MemoryMetricsAPI, MemoryNone:
+	default:
+		errs = append(errs, fmt.Errorf("--memory-source: %q is not %q or %q", o.MemorySource, MemoryMetricsAPI, MemoryNone))
+	}
+	switch {
+	case o.MemoryInterval < time.Second:
+		errs = append(errs, fmt.Errorf("--memory-sample-interval: %s is below 1s", o.MemoryInterval))
+	case o.MemoryWindow < 2*o.MemoryInterval:
+		errs = append(errs, fmt.Errorf("--memory-window: %s is shorter than two samples (--memory-sample-interval %s)", o.MemoryWindow, o.MemoryInterval))
+	case o.MemoryWindow/o.MemoryInterval > maxMemorySlots:
+		errs = append(errs, fmt.Errorf("--memory-window: %s holds more than %d samples of %s (%d bytes each per container)", o.MemoryWindow, maxMemorySlots, o.MemoryInterval, 4))
 	}
 	if o.PolicyWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--policy-workers: %d must be at least 1", o.PolicyWorkers))

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +24,7 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/certs"
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
+	"github.com/rejuv-dev/rejuv/healer/workingset"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -119,6 +121,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
 		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget}
+	sampler, err := newSampler(mgr, o)
+	if err != nil {
+		return err
+	}
+	if sampler != nil {
+		policies.Memory = sampler
+	}
 	if err := policies.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
 	}
@@ -179,4 +188,26 @@ func setupRequestControllers(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
 	}
 	return nil
+}
+
+// newSampler adds the working set sampler of --memory-source, nil for
+// none.
+func newSampler(mgr ctrl.Manager, o Options) (*workingset.Sampler, error) {
+	var source workingset.Source
+	switch o.MemorySource {
+	case MemoryMetricsAPI:
+		c, err := metricsclient.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return nil, fmt.Errorf("create the metrics.k8s.io client: %w", err)
+		}
+		source = workingset.MetricsAPI{Client: c}
+	default:
+		return nil, nil
+	}
+	workingset.RegisterMetrics()
+	s := &workingset.Sampler{Reader: mgr.GetClient(), Source: source, Interval: o.MemoryInterval, Window: o.MemoryWindow}
+	if err := mgr.Add(s); err != nil {
+		return nil, fmt.Errorf("add the working set sampler: %w", err)
+	}
+	return s, nil
 }

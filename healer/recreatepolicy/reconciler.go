@@ -44,6 +44,9 @@ type Reconciler struct {
 	// rules over its pods (default DefaultEvaluationBudget); a policy over
 	// it halts.
 	EvaluationBudget time.Duration
+	// Memory is the working set history the memory rules read; nil when
+	// the manager samples no memory source.
+	Memory MemoryHistory
 
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history

@@ -42,7 +42,7 @@ type failure struct {
 func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) verdicts {
 	v := verdicts{failures: map[string]failure{}}
 	type noDataKey struct{ rule, signal string }
-	noData := map[noDataKey]int{}
+	noData := map[noDataKey]*v1alpha1.RuleNoData{}
 	start := time.Now()
 	budget := r.evaluationBudget()
 	for i, pod := range pods {
@@ -59,10 +59,11 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		restartable := spec.Containers.Candidates(pod)
 		notReady := hist.observe(pod, now)
 		target := policy.Target{Pod: pod}
+		var memory memoryNotes
 		for _, name := range names {
 			key := planner.ContainerKey{Pod: pod.UID, Container: name}
 			target.Containers = append(target.Containers, policy.Candidate{
-				Name: name, NotReadySince: notReady[name],
+				Name: name, NotReadySince: notReady[name], Memory: memory.read(r.Memory, pod, name),
 				Recreations: facts.recreations[key], LastRecreation: facts.lastRecreated[key],
 			})
 		}
@@ -84,7 +85,11 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 				continue
 			}
 			for _, nd := range res.NoData {
-				noData[noDataKey{res.Rule, nd.Signal}]++
+				k := noDataKey{res.Rule, nd.Signal}
+				if noData[k] == nil {
+					noData[k] = &v1alpha1.RuleNoData{Rule: res.Rule, Signal: nd.Signal, Reason: memory.reason(r.Memory, nd)}
+				}
+				noData[k].Pods++
 				podNoData = true
 			}
 			for _, m := range res.Matches {
@@ -112,8 +117,8 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		}
 	}
 	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(time.Since(start).Seconds())
-	for k, n := range noData {
-		v.noData = append(v.noData, v1alpha1.RuleNoData{Rule: k.rule, Signal: k.signal, Pods: int32(n)})
+	for _, nd := range noData {
+		v.noData = append(v.noData, *nd)
 	}
 	slices.SortFunc(v.noData, func(a, b v1alpha1.RuleNoData) int {
 		return strings.Compare(a.Rule+"\x00"+a.Signal, b.Rule+"\x00"+b.Signal)

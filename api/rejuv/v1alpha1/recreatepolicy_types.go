@@ -349,6 +349,11 @@ type RuleNoData struct {
 	Signal string `json:"signal"`
 	// Pods is how many selected pods lacked it.
 	Pods int32 `json:"pods"`
+	// Reason says why the signal is missing, when the manager knows: for
+	// memory, what the metrics source answered (for one of the pods).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // MaxRecentDecisions caps status.recentDecisions.

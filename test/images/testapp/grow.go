@@ -13,6 +13,9 @@ const growTicks = 10
 type grower struct {
 	state   *state
 	ballast *ballast
+	// after delays the first growth; freeEvery, when set, frees the
+	// ballast that often.
+	after, freeEvery time.Duration
 	// owed carries the bytes of earlier ticks not yet allocated, so rates that
 	// do not divide by growTicks are honoured over a second.
 	owed int64
@@ -33,16 +36,31 @@ func (g *grower) tick() {
 	}
 }
 
-// run ticks until ctx is done.
+// run ticks until ctx is done, from after on.
 func (g *grower) run(ctx context.Context) {
+	if g.after > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(g.after):
+		}
+	}
 	t := time.NewTicker(time.Second / growTicks)
 	defer t.Stop()
+	var free <-chan time.Time
+	if g.freeEvery > 0 {
+		f := time.NewTicker(g.freeEvery)
+		defer f.Stop()
+		free = f.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			g.tick()
+		case <-free:
+			g.ballast.free()
 		}
 	}
 }

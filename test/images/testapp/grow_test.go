@@ -80,3 +80,27 @@ func TestBallastTouchesEveryPage(t *testing.T) {
 		}
 	}
 }
+
+func TestGrowthStartsAfterItsDelay(t *testing.T) {
+	a := testApp(t, options{growRate: 4 << 20})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	start := time.Now()
+	go (&grower{state: a.state, ballast: a.ballast, after: 500 * time.Millisecond}).run(ctx)
+	eventually(t, "memory to grow", func() bool { return a.ballast.heldBytes() > 0 })
+	if took := time.Since(start); took < 500*time.Millisecond {
+		t.Errorf("memory grew %s after the start, before its 500ms delay", took)
+	}
+}
+
+func TestGrowthIsFreedEveryPeriod(t *testing.T) {
+	const limit = 256 << 10
+	a := testApp(t, options{growRate: 1 << 20, growLimit: limit})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go (&grower{state: a.state, ballast: a.ballast, freeEvery: 400 * time.Millisecond}).run(ctx)
+	// Up to the limit, down at the free, and up again: a sawtooth.
+	eventually(t, "memory to reach the limit", func() bool { return a.ballast.heldBytes() >= limit })
+	eventually(t, "memory to be freed", func() bool { return a.ballast.heldBytes() < limit })
+	eventually(t, "memory to grow again", func() bool { return a.ballast.heldBytes() >= limit })
+}

@@ -16,6 +16,8 @@ type options struct {
 	unreadyAfter  time.Duration
 	growRate      int64
 	growLimit     int64
+	growAfter     time.Duration
+	freeEvery     time.Duration
 	exitAfter     time.Duration
 	exitCode      int
 	controlFile   string
@@ -34,6 +36,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.startupDelay, "startup-delay", 0, "wait this long before listening")
 	fs.Var(quantityValue{&o.growRate}, "grow-rate", "memory to allocate and hold per second, a quantity such as 1Mi")
 	fs.Var(quantityValue{&o.growLimit}, "grow-limit", "stop growing once this much memory is held; 0 means no limit")
+	fs.DurationVar(&o.growAfter, "grow-after", 0, "start growing this long after starting: with a grow-limit reached in a second, a one-time step such as a cache warming up")
+	fs.DurationVar(&o.freeEvery, "free-every", 0, "free all the memory grown so far this often, as a garbage-collected heap falls back: with a grow-rate, a sawtooth; 0 means never")
 	fs.DurationVar(&o.unreadyAfter, "unready-after", 0, "stop answering /readyz with 200 this long after starting, as a wedged app would; 0 means never")
 	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit this long after starting; 0 means never")
 	fs.IntVar(&o.exitCode, "exit-code", 0, "exit code for --exit-after")

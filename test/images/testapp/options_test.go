@@ -21,12 +21,12 @@ func TestParseFlags(t *testing.T) {
 			name: "all set",
 			args: []string{
 				"--listen=127.0.0.1:9000", "--ready=false", "--live=false", "--ignore-sigterm",
-				"--startup-delay=2s", "--grow-rate=1Mi", "--grow-limit=2M", "--exit-after=1m",
+				"--startup-delay=2s", "--grow-rate=1Mi", "--grow-limit=2M", "--grow-after=20s", "--free-every=1m", "--exit-after=1m",
 				"--exit-code=3", "--control-file=/etc/testapp/control",
 			},
 			want: options{
 				listen: "127.0.0.1:9000", ignoreSigterm: true, startupDelay: 2 * time.Second,
-				growRate: 1 << 20, growLimit: 2_000_000, exitAfter: time.Minute, exitCode: 3,
+				growRate: 1 << 20, growLimit: 2_000_000, growAfter: 20 * time.Second, freeEvery: time.Minute, exitAfter: time.Minute, exitCode: 3,
 				controlFile: "/etc/testapp/control",
 			},
 		},

@@ -65,7 +65,7 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 			log.Error("shut down HTTP server", "err", err)
 		}
 	}()
-	go (&grower{state: a.state, ballast: a.ballast}).run(ctx)
+	go (&grower{state: a.state, ballast: a.ballast, after: o.growAfter, freeEvery: o.freeEvery}).run(ctx)
 	if ctl != nil {
 		go ctl.run(ctx, controlFilePoll)
 	}
