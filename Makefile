@@ -5,9 +5,11 @@
 # test/cluster/kubebuild/go.mod (a Go module pins it, with checksums).
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
-# Helm, for the chart in config/helm/rejuv; test/cluster/harness/helm.go
-# reads this line to build the same version for the chart's tests.
+# Helm, for the chart in config/helm/rejuv, and metrics-server, for the
+# memory rules' end-to-end tests; test/cluster/harness/goprograms.go reads
+# these lines to build the same versions for the tests.
 HELM_VERSION           ?= v4.3.1
+METRICS_SERVER_VERSION ?= v0.9.0
 
 GO      ?= go
 # Rejuv's version has one home, the Helm chart's appVersion: the images' tag
@@ -51,9 +53,10 @@ images: ## Build the manager's and the daemon's images (linux/amd64 and linux/ar
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images
 
 .PHONY: test
-# On a fresh machine helm and the cluster's Kubernetes binaries are both
-# compiled from source: helm is built beside the cluster's start, filling the
-# core that downloads and links leave idle.
+# On a fresh machine helm, metrics-server and the cluster's Kubernetes
+# binaries are all compiled from source: helm and metrics-server are built
+# beside the cluster's start, filling the core that downloads and links
+# leave idle.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
@@ -65,7 +68,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
-	phase "cluster up, helm beside it" beside "$(CLUSTER) helm" $(CLUSTER) up; \
+	phase "cluster up, helm and metrics-server beside it" beside "$(CLUSTER) tools" $(CLUSTER) up; \
 	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
 	phase "install paths" $(GO) test -count=1 -timeout 30m ./test/e2e/install/

@@ -76,7 +76,10 @@ func durationText(sec float64) string {
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
 	}
-	return strings.TrimSuffix(s, "h0m")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // truncate keeps a reason within the API's 1024 characters.

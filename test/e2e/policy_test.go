@@ -234,7 +234,13 @@ func watchUnavailable(c client.Client, ns string, labels map[string]string) (sto
 // waitFor polls cond for up to 30 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitWithin(t, what, 30*time.Second, cond)
+}
+
+// waitWithin polls cond for up to limit.
+func waitWithin(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -2,6 +2,7 @@ package images
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,8 +87,15 @@ func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir st
 			return nil, err
 		}
 		binary := filepath.Join(dir, img.Name)
-		if err := compile(ctx, img.Package, p, img.LDFlags, binary); err != nil {
-			return nil, fmt.Errorf("compile %s for %s: %w", img.Package, p, err)
+		switch {
+		case img.Binary == "":
+			if err := compile(ctx, img.Package, p, img.LDFlags, binary); err != nil {
+				return nil, fmt.Errorf("compile %s for %s: %w", img.Package, p, err)
+			}
+		case p.OS != runtime.GOOS || p.Architecture != runtime.GOARCH:
+			return nil, fmt.Errorf("%s is built for the host (%s); cannot add it to an image for %s", img.Binary, HostPlatform(), p)
+		default:
+			binary = img.Binary
 		}
 		layerPath := filepath.Join(dir, "layer.tar")
 		if err := writeLayer(layerPath, rootfs(img.Name, binary, busybox)); err != nil {
@@ -136,7 +144,7 @@ func assemble(img Image, p v1.Platform, layerPath string) (v1.Image, error) {
 	}
 	return mutate.Append(base, mutate.Addendum{
 		Layer:     layer,
-		History:   v1.History{Created: created, CreatedBy: "rejuv test/images: " + img.Package},
+		History:   v1.History{Created: created, CreatedBy: "rejuv test/images: " + cmp.Or(img.Package, filepath.Base(img.Binary))},
 		MediaType: types.OCILayer,
 	})
 }

@@ -15,6 +15,10 @@ type Image struct {
 	Name string
 	// Package is the Go package to build, e.g. "github.com/rejuv-dev/rejuv/test/images/testapp".
 	Package string
+	// Binary, when set, is a program built already (for the host's
+	// platform) that the image carries instead of building Package: a
+	// program from another module, such as metrics-server.
+	Binary string
 	// Busybox adds a static busybox as /bin/sh and the usual applets, so that
 	// `kubectl exec POD -- sh -c ...` works in the container.
 	Busybox bool

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// The manager samples every 10s with windows of 2m (test/deploy/overlay);
+// metrics-server scrapes the kubelet every 10s. The leak rule judges from
+// a minute and six samples, with the fit the default asks.
+var leakParams = map[string]string{
+	"minObservation": `"60s"`, "minSamples": `6`, "minFit": `0.9`, "horizon": `"10m"`,
+}
+
+// TestMemoryHealing: the memory rules on the working set that the manager
+// samples from metrics.k8s.io, served by metrics-server scraping the
+// kubelet. Without metrics-server, the policy's status says which signal
+// is missing and why, and nothing is recreated. With it, a steady leak is
+// recreated in place before it reaches its limit; a sawtooth and a
+// one-time step are judged and left alone; a plateau near the limit is
+// recreated by memory-near-limit.
+func TestMemoryHealing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	metrics, err := metricsclient.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := &deploy.MetricsServer{}
+	if ms.Client, err = deploy.Client(cluster); err != nil {
+		t.Fatal(err)
+	}
+	// A cluster kept from an earlier run may have it.
+	if err := ms.Uninstall(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("without metrics-server", func(t *testing.T) {
+		if _, err := metrics.PodMetricses("default").List(ctx, metav1.ListOptions{}); err == nil {
+			t.Fatal("premise: the metrics API answers without metrics-server")
+		}
+		pod := memoryPod(t, "nometrics", "--grow-rate=0")
+		p := builtinPolicy(pod.Namespace, "near", "nometrics", "memory-near-limit", map[string]string{"fraction": `0.01`})
+		createPolicy(t, p)
+		var last []v1alpha1.RuleNoData
+		waitWithin(t, "the policy's status to say the memory signal is missing, and why", time.Minute, func() bool {
+			last = readPolicy(t, rejuvStack(t).Client, p.Namespace, p.Name).Status.NoData
+			for _, nd := range last {
+				if nd.Rule == "memory-near-limit" && nd.Signal == "memory" && nd.Pods == 1 && strings.Contains(nd.Reason, "metrics.k8s.io") {
+					return true
+				}
+			}
+			return false
+		})
+		t.Logf("status.noData: %+v", last)
+		if n := len(policyRequests(t, rejuvStack(t).Client, p.Namespace, p.Name)); n != 0 {
+			t.Errorf("%d requests without metrics", n)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	start := time.Now()
+	if ms, err = deploy.InstallMetricsServer(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("metrics-server serving in %s", time.Since(start).Round(time.Second))
+	t.Cleanup(func() {
+		if err := ms.Uninstall(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("group", func(t *testing.T) {
+		t.Run("a steady leak is recreated before its limit", testSteadyLeak)
+		t.Run("a sawtooth and a step are left alone", testCalmMemory)
+		t.Run("a plateau near the limit is recreated", testPlateau)
+	})
+}
+
+// memoryPod runs testapp with args and a 300Mi memory limit, labelled
+// app=name, in a new namespace.
+func memoryPod(t *testing.T, name string, args ...string) *corev1.Pod {
+	t.Helper()
+	p := testappPod(name)
+	p.Labels = map[string]string{"app": name}
+	p.Spec.Containers[0].Args = args
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}
+	return createPod(t, newNamespace(t), p)
+}
+
+// testSteadyLeak: a container leaking 1Mi/s, with a 300Mi limit, is
+// recreated in place by the leak rule's projection long before the limit:
+// the kernel never kills it, its pod keeps its UID and IP, and the reason
+// says how fast it grew and when it would have reached the limit.
+func testSteadyLeak(t *testing.T) {
+	t.Parallel()
+	pod := memoryPod(t, "leak", "--grow-rate=1Mi")
+	p := builtinPolicy(pod.Namespace, "leak", "leak", "memory-leak", leakParams)
+	createPolicy(t, p)
+	firstRequest(t, p, 3*time.Minute)
+	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "reaches 90% of the 300Mi memory limit in")
+	reason := crr.Annotations["rejuv.dev/reason"]
+	t.Logf("reason: %s", reason)
+	if !strings.Contains(reason, "grows") || !strings.Contains(reason, "/h (r2 ") {
+		t.Errorf("the reason %q does not say how fast the working set grew", reason)
+	}
+	healed, err := kube.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := containerStatus(healed, "app")
+	if last := cs.LastTerminationState.Terminated; last == nil || last.Reason == "OOMKilled" {
+		t.Errorf("the leaking container's end: %+v, want stopped by the request, not OOMKilled", last)
+	}
+	if healed.Status.PodIP != pod.Status.PodIP {
+		t.Errorf("pod IP %s -> %s, want it kept", pod.Status.PodIP, healed.Status.PodIP)
+	}
+	// What the container held when it was stopped: the request's
+	// creation, against its start and its rate.
+	grown := crr.CreationTimestamp.Sub(containerStatus(pod, "app").State.Running.StartedAt.Time)
+	t.Logf("recreated %s after the container started, at about %dMi of 300Mi", grown.Round(time.Second), int(grown.Seconds()))
+	if grown > 200*time.Second {
+		t.Errorf("recreated %s after the start: past 200Mi of the 300Mi limit", grown)
+	}
+}
+
+// firstRequest waits for the policy's first request, the status in the
+// failure.
+func firstRequest(t *testing.T, p *v1alpha1.RecreatePolicy, limit time.Duration) {
+	t.Helper()
+	c := rejuvStack(t).Client
+	deadline := time.Now().Add(limit)
+	for len(policyRequests(t, c, p.Namespace, p.Name)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request within %s; policy status %+v", limit, readPolicy(t, c, p.Namespace, p.Name).Status)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// testCalmMemory: a sawtooth (a heap growing 2Mi/s and freed every 35s)
+// and a one-time step (100Mi after 30s) are judged over full windows and
+// never recreated: neither fits a line.
+func testCalmMemory(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	var pods []*corev1.Pod
+	for name, args := range map[string][]string{
+		"sawtooth": {"--grow-rate=2Mi", "--free-every=35s"},
+		"step":     {"--grow-after=30s", "--grow-rate=100Mi", "--grow-limit=100Mi"},
+	} {
+		p := testappPod(name)
+		p.Labels = map[string]string{"app": "calm"}
+		p.Spec.Containers[0].Args = args
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}
+		pods = append(pods, createPod(t, ns, p))
+	}
+	p := builtinPolicy(ns, "leak", "calm", "memory-leak", leakParams)
+	createPolicy(t, p)
+	c := rejuvStack(t).Client
+	// Judged, with full history, for two minutes past the first window.
+	judgedSince := time.Time{}
+	waitWithin(t, "both pods judged with a full window", 3*time.Minute, func() bool {
+		s := readPolicy(t, c, ns, p.Name).Status
+		if s.LastEvaluationTime == nil || len(s.NoData) != 0 {
+			return false
+		}
+		judgedSince = s.LastEvaluationTime.Time
+		return true
+	})
+	for time.Since(judgedSince) < 2*time.Minute {
+		if crrs := policyRequests(t, c, ns, p.Name); len(crrs) != 0 {
+			t.Fatalf("request %s for %s: %s", crrs[0].Name, crrs[0].Spec.PodName, crrs[0].Annotations["rejuv.dev/reason"])
+		}
+		time.Sleep(2 * time.Second)
+	}
+	s := readPolicy(t, c, ns, p.Name).Status
+	if len(s.NoData) != 0 || s.LastEvaluationTime == nil || time.Since(s.LastEvaluationTime.Time) > 10*time.Second {
+		t.Errorf("premise: the pods were not judged to the end: noData %+v, last evaluation %v", s.NoData, s.LastEvaluationTime)
+	}
+	for _, pod := range pods {
+		now, err := kube.CoreV1().Pods(ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := containerStatus(now, "app").RestartCount; n != 0 {
+			t.Errorf("%s restarted %d times", pod.Name, n)
+		}
+	}
+}
+
+// testPlateau: a container that holds 240Mi of its 300Mi limit (80%) is
+// recreated by memory-near-limit at a fraction of 0.75.
+func testPlateau(t *testing.T) {
+	t.Parallel()
+	pod := memoryPod(t, "plateau", "--grow-rate=20Mi", "--grow-limit=240Mi")
+	p := builtinPolicy(pod.Namespace, "near", "plateau", "memory-near-limit", map[string]string{"fraction": `0.75`})
+	createPolicy(t, p)
+	firstRequest(t, p, 2*time.Minute)
+	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "of the 300Mi memory limit (threshold 75%)")
+	if crr.Status.Phase != v1beta1.PhaseCompleted {
+		t.Errorf("request %s: %s", crr.Name, crr.Status.Phase)
+	}
+	t.Logf("reason: %s", crr.Annotations["rejuv.dev/reason"])
+}
+
