@@ -33,6 +33,10 @@ func TestOptionsValidate(t *testing.T) {
 		{args: []string{"--crr-executor=kruise"}, want: []string{`--crr-executor: "kruise" is not "rejuv" or "openkruise"`}},
 		{args: []string{"--webhook-port=0", "--pickup-timeout=0s"}, want: []string{"--webhook-port: 0 is not a TCP port", "--pickup-timeout: 0s must be positive"}},
 		{args: []string{"--policy-workers=0", "--policy-evaluation-budget=0s"}, want: []string{"--policy-workers: 0 must be at least 1", "--policy-evaluation-budget: 0s must be positive"}},
+		{args: []string{"--memory-source=prom"}, want: []string{`--memory-source: "prom" is not "metrics.k8s.io" or "none"`}},
+		{args: []string{"--memory-sample-interval=500ms"}, want: []string{"--memory-sample-interval: 500ms is below 1s"}},
+		{args: []string{"--memory-sample-interval=1m", "--memory-window=90s"}, want: []string{"--memory-window: 1m30s is shorter than two samples (--memory-sample-interval 1m0s)"}},
+		{args: []string{"--memory-sample-interval=1s", "--memory-window=48h"}, want: []string{"--memory-window: 48h0m0s holds more than 100000 samples of 1s (4 bytes each per container)"}},
 		{args: []string{"--rule-memory-limit=64Mi"}},
 		{args: []string{"--rule-memory-limit=0"}, want: []string{"--rule-memory-limit: 0 must be positive"}},
 	}
@@ -61,6 +65,9 @@ func TestOptionsValidate(t *testing.T) {
 // each pass within a budget, unless the flags say otherwise.
 func TestPolicyIsolationDefaults(t *testing.T) {
 	o := parsed(t)
+	if o.MemorySource != "metrics.k8s.io" || o.MemoryInterval.String() != "30s" || o.MemoryWindow.String() != "1h0m0s" {
+		t.Errorf("--memory-source %s, --memory-sample-interval %s, --memory-window %s; want metrics.k8s.io, 30s and 1h", o.MemorySource, o.MemoryInterval, o.MemoryWindow)
+	}
 	if o.PolicyWorkers != 4 || o.PolicyEvaluationBudget.String() != "10s" || o.RuleMemoryLimit.String() != "32Mi" {
 		t.Errorf("--policy-workers %d, --policy-evaluation-budget %s, --rule-memory-limit %s; want 4, 10s and 32Mi", o.PolicyWorkers, o.PolicyEvaluationBudget, &o.RuleMemoryLimit)
 	}

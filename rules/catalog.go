@@ -110,8 +110,8 @@ func parseRule(file, src string) (Rule, error) {
 		return Rule{}, err
 	}
 	r := Rule{
-		Name:    strings.TrimSuffix(file, ".rego"),
-		Package: strings.TrimPrefix(mod.Package.Path.String(), "data."),
+		Name:        strings.TrimSuffix(file, ".rego"),
+		Package:     strings.TrimPrefix(mod.Package.Path.String(), "data."),
 		Module:      file,
 		Source:      src,
 		ReadsMemory: readsMemory(mod),

@@ -65,7 +65,7 @@ type readsMemory struct {
 	reads      bool
 }
 
-// NeedLeaderElection: only the leader samples.
+// NeedLeaderElection is true: only the leader samples.
 func (s *Sampler) NeedLeaderElection() bool { return true }
 
 // Start samples every interval until ctx ends.

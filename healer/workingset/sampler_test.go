@@ -22,14 +22,13 @@ import (
 )
 
 // fakeSource answers with the working sets set per namespace and counts
-// the calls; history, when set, makes it a Historian.
+// the calls.
 type fakeSource struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	bytes   map[string]map[string]int64 // namespace -> pod -> bytes of container app
-	err     error
-	calls   map[string]int
-	history bool
+	mu    sync.Mutex
+	now   func() time.Time
+	bytes map[string]map[string]int64 // namespace -> pod -> bytes of container app
+	err   error
+	calls map[string]int
 }
 
 func (f *fakeSource) Name() string { return "fake" }

@@ -188,4 +188,3 @@ func metricsServerObjects(image string) []client.Object {
 func subjectsOf(name, namespace string) []rbacv1.Subject {
 	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}
 }
-

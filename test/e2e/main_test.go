@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
@@ -27,6 +29,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The tests' controller-runtime clients log nothing worth reading;
+	// without a logger, controller-runtime prints a warning instead.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	c, release, err := harness.Shared(ctx)

@@ -16,11 +16,11 @@ import (
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// The manager samples every 10s with windows of 2m (test/deploy/overlay);
+// The manager samples every 5s with windows of 2m (test/deploy/overlay);
 // metrics-server scrapes the kubelet every 10s. The leak rule judges from
-// a minute and six samples, with the fit the default asks.
+// a minute and five samples, with the fit the default asks.
 var leakParams = map[string]string{
-	"minObservation": `"60s"`, "minSamples": `6`, "minFit": `0.9`, "horizon": `"10m"`,
+	"minObservation": `"60s"`, "minSamples": `5`, "minFit": `0.9`, "horizon": `"10m"`,
 }
 
 // TestMemoryHealing: the memory rules on the working set that the manager
@@ -80,11 +80,13 @@ func TestMemoryHealing(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	t.Run("group", func(t *testing.T) {
-		t.Run("a steady leak is recreated before its limit", testSteadyLeak)
-		t.Run("a sawtooth and a step are left alone", testCalmMemory)
-		t.Run("a plateau near the limit is recreated", testPlateau)
-	})
+	// The three start together and are checked one after the other: one
+	// slot of the suite's parallel tests, most of it waiting for windows
+	// to fill.
+	calm, leak, plateau := startCalmMemory(t), startSteadyLeak(t), startPlateau(t)
+	t.Run("a plateau near the limit is recreated", plateau)
+	t.Run("a steady leak is recreated before its limit", leak)
+	t.Run("a sawtooth and a step are left alone", calm)
 }
 
 // memoryPod runs testapp with args and a 300Mi memory limit, labelled
@@ -98,15 +100,18 @@ func memoryPod(t *testing.T, name string, args ...string) *corev1.Pod {
 	return createPod(t, newNamespace(t), p)
 }
 
-// testSteadyLeak: a container leaking 1Mi/s, with a 300Mi limit, is
+// startSteadyLeak: a container leaking 1Mi/s, with a 300Mi limit, is
 // recreated in place by the leak rule's projection long before the limit:
 // the kernel never kills it, its pod keeps its UID and IP, and the reason
 // says how fast it grew and when it would have reached the limit.
-func testSteadyLeak(t *testing.T) {
-	t.Parallel()
+func startSteadyLeak(t *testing.T) func(t *testing.T) {
 	pod := memoryPod(t, "leak", "--grow-rate=1Mi")
 	p := builtinPolicy(pod.Namespace, "leak", "leak", "memory-leak", leakParams)
 	createPolicy(t, p)
+	return func(t *testing.T) { checkSteadyLeak(t, pod, p) }
+}
+
+func checkSteadyLeak(t *testing.T, pod *corev1.Pod, p *v1alpha1.RecreatePolicy) {
 	firstRequest(t, p, 3*time.Minute)
 	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "reaches 90% of the 300Mi memory limit in")
 	reason := crr.Annotations["rejuv.dev/reason"]
@@ -148,11 +153,10 @@ func firstRequest(t *testing.T, p *v1alpha1.RecreatePolicy, limit time.Duration)
 	}
 }
 
-// testCalmMemory: a sawtooth (a heap growing 2Mi/s and freed every 35s)
+// startCalmMemory: a sawtooth (a heap growing 2Mi/s and freed every 35s)
 // and a one-time step (100Mi after 30s) are judged over full windows and
 // never recreated: neither fits a line.
-func testCalmMemory(t *testing.T) {
-	t.Parallel()
+func startCalmMemory(t *testing.T) func(t *testing.T) {
 	ns := newNamespace(t)
 	var pods []*corev1.Pod
 	for name, args := range map[string][]string{
@@ -167,8 +171,13 @@ func testCalmMemory(t *testing.T) {
 	}
 	p := builtinPolicy(ns, "leak", "calm", "memory-leak", leakParams)
 	createPolicy(t, p)
-	c := rejuvStack(t).Client
-	// Judged, with full history, for two minutes past the first window.
+	return func(t *testing.T) { checkCalmMemory(t, pods, p) }
+}
+
+func checkCalmMemory(t *testing.T, pods []*corev1.Pod, p *v1alpha1.RecreatePolicy) {
+	c, ns := rejuvStack(t).Client, p.Namespace
+	// Judged, with full history, for a minute past the first full
+	// window: the step and the teeth pass through the 2m window.
 	judgedSince := time.Time{}
 	waitWithin(t, "both pods judged with a full window", 3*time.Minute, func() bool {
 		s := readPolicy(t, c, ns, p.Name).Status
@@ -178,7 +187,7 @@ func testCalmMemory(t *testing.T) {
 		judgedSince = s.LastEvaluationTime.Time
 		return true
 	})
-	for time.Since(judgedSince) < 2*time.Minute {
+	for time.Since(judgedSince) < time.Minute {
 		if crrs := policyRequests(t, c, ns, p.Name); len(crrs) != 0 {
 			t.Fatalf("request %s for %s: %s", crrs[0].Name, crrs[0].Spec.PodName, crrs[0].Annotations["rejuv.dev/reason"])
 		}
@@ -199,13 +208,16 @@ func testCalmMemory(t *testing.T) {
 	}
 }
 
-// testPlateau: a container that holds 240Mi of its 300Mi limit (80%) is
+// startPlateau: a container that holds 240Mi of its 300Mi limit (80%) is
 // recreated by memory-near-limit at a fraction of 0.75.
-func testPlateau(t *testing.T) {
-	t.Parallel()
+func startPlateau(t *testing.T) func(t *testing.T) {
 	pod := memoryPod(t, "plateau", "--grow-rate=20Mi", "--grow-limit=240Mi")
 	p := builtinPolicy(pod.Namespace, "near", "plateau", "memory-near-limit", map[string]string{"fraction": `0.75`})
 	createPolicy(t, p)
+	return func(t *testing.T) { checkPlateau(t, pod, p) }
+}
+
+func checkPlateau(t *testing.T, pod *corev1.Pod, p *v1alpha1.RecreatePolicy) {
 	firstRequest(t, p, 2*time.Minute)
 	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "of the 300Mi memory limit (threshold 75%)")
 	if crr.Status.Phase != v1beta1.PhaseCompleted {
@@ -213,4 +225,3 @@ func testPlateau(t *testing.T) {
 	}
 	t.Logf("reason: %s", crr.Annotations["rejuv.dev/reason"])
 }
-
