@@ -16,7 +16,7 @@ import (
 )
 
 // samples are applied in this order: the namespace first.
-var samples = []string{"namespace.yaml", "stuck-readiness.yaml", "rolling-restart.yaml", "custom-rule.yaml"}
+var samples = []string{"namespace.yaml", "stuck-readiness.yaml", "rolling-restart.yaml", "memory-leak.yaml", "custom-rule.yaml"}
 
 func sampleList() string { return strings.Join(samples, ", ") }
 

@@ -55,11 +55,16 @@ func run(ctx context.Context, duration time.Duration) error {
 		fmt.Printf("  kubectl -n %s get rp,crr,pods          # policies, requests, pods\n", namespace)
 		fmt.Printf("  kubectl -n %s get rp -o wide           # with the last decision's pod and reason\n", namespace)
 		fmt.Printf("  kubectl -n %s describe rp heal-frozen  # conditions, recent decisions, events\n", namespace)
+		fmt.Printf("  kubectl -n %s describe rp heal-leaky   # the leak's decisions; status.noData while its window fills\n", namespace)
 		fmt.Printf("  kubectl -n rejuv-system get pods           # the manager's two replicas and the node's daemon\n")
 		fmt.Printf("  kubectl -n rejuv-system logs deploy/rejuv-healer\n")
 		fmt.Printf("  kubectl explain rp.spec.rules\n\n")
 		say("make demo again resumes; make undeploy removes Rejuv; make down stops the cluster and undoes its changes to this machine")
 	}()
+	say("building metrics-server and installing it in kube-system, for the memory rules (the first time builds it, about 5 minutes)")
+	if _, err := deploy.InstallMetricsServer(ctx, cluster); err != nil {
+		return err
+	}
 	say("applying config/samples: " + sampleList())
 	if err := applySamples(ctx, stack.Client); err != nil {
 		return err
