@@ -62,7 +62,7 @@ func run(ctx context.Context, duration time.Duration) error {
 		say("make demo again resumes; make undeploy removes Rejuv; make down stops the cluster and undoes its changes to this machine")
 	}()
 	say("building metrics-server and installing it in kube-system, for the memory rules (the first time builds it, about 5 minutes)")
-	if _, err := deploy.InstallMetricsServer(ctx, cluster); err != nil {
+	if _, err := deploy.InstallMetricsServer(ctx, cluster, stack.Client); err != nil {
 		return err
 	}
 	say("applying config/samples: " + sampleList())

@@ -38,9 +38,9 @@ const (
 )
 
 // InstallMetricsServer builds metrics-server (once, into the cache), loads
-// its image onto the node, applies its objects and waits until the
+// its image onto the node, applies its objects with c and waits until the
 // metrics API answers.
-func InstallMetricsServer(ctx context.Context, cluster *harness.Cluster) (*MetricsServer, error) {
+func InstallMetricsServer(ctx context.Context, cluster *harness.Cluster, c client.Client) (*MetricsServer, error) {
 	bin, err := harness.EnsureMetricsServer(ctx)
 	if err != nil {
 		return nil, err
@@ -48,10 +48,6 @@ func InstallMetricsServer(ctx context.Context, cluster *harness.Cluster) (*Metri
 	img := images.Image{Name: metricsServerName, Binary: bin, Repository: images.Registry + "/" + metricsServerName,
 		Tag: filepath.Base(filepath.Dir(bin))}
 	if err := cluster.BuildImage(ctx, img); err != nil {
-		return nil, err
-	}
-	c, err := Client(cluster)
-	if err != nil {
 		return nil, err
 	}
 	m := &MetricsServer{Client: c}

@@ -37,10 +37,7 @@ func TestMemoryHealing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := &deploy.MetricsServer{}
-	if ms.Client, err = deploy.Client(cluster); err != nil {
-		t.Fatal(err)
-	}
+	ms := &deploy.MetricsServer{Client: rejuvStack(t).Client}
 	// A cluster kept from an earlier run may have it.
 	if err := ms.Uninstall(ctx); err != nil {
 		t.Fatal(err)
@@ -71,7 +68,7 @@ func TestMemoryHealing(t *testing.T) {
 		return
 	}
 	start := time.Now()
-	if ms, err = deploy.InstallMetricsServer(ctx, cluster); err != nil {
+	if ms, err = deploy.InstallMetricsServer(ctx, cluster, rejuvStack(t).Client); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("metrics-server serving in %s", time.Since(start).Round(time.Second))
