@@ -275,7 +275,8 @@ func BenchmarkSamplerMemory(b *testing.B) {
 				objs = append(objs, runningPod(ns, fmt.Sprintf("web-%d", p), "web", fmt.Sprintf("%d-%d", n, p), start))
 			}
 		}
-		st := newSamplerTest(b, objs...)
+		st := newSamplerTest(b)
+		st.s.Reader = newStaticReader(objs)
 		st.s.Interval, st.s.Window = DefaultInterval, DefaultWindow
 		for n := range namespaces {
 			ns := fmt.Sprintf("ns-%d", n)
@@ -294,6 +295,44 @@ func BenchmarkSamplerMemory(b *testing.B) {
 		b.ReportMetric(float64(st.source.calls["ns-0"])/float64(st.s.slots())*namespaces, "calls/pass")
 		b.ReportMetric(float64(4*st.s.slots()), "B-of-samples/container")
 	}
+}
+
+// staticReader lists fixed policies and pods without copying them deeply,
+// so that the benchmark measures the sampler, not a fake client.
+type staticReader struct {
+	policies []v1alpha1.RecreatePolicy
+	pods     map[string][]corev1.Pod
+}
+
+func newStaticReader(objs []client.Object) *staticReader {
+	r := &staticReader{pods: map[string][]corev1.Pod{}}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *v1alpha1.RecreatePolicy:
+			r.policies = append(r.policies, *o)
+		case *corev1.Pod:
+			r.pods[o.Namespace] = append(r.pods[o.Namespace], *o)
+		}
+	}
+	return r
+}
+
+func (r *staticReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return errors.New("staticReader: no Get")
+}
+
+func (r *staticReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := &client.ListOptions{}
+	o.ApplyOptions(opts)
+	switch l := list.(type) {
+	case *v1alpha1.RecreatePolicyList:
+		l.Items = r.policies
+	case *corev1.PodList:
+		l.Items = r.pods[o.Namespace]
+	default:
+		return fmt.Errorf("staticReader: no list of %T", list)
+	}
+	return nil
 }
 
 // heapInUse is the live heap after a collection.
