@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"time"
 
@@ -224,8 +225,9 @@ func (s *Sampler) sampleNamespace(ctx context.Context, ns string, selectors []la
 			continue
 		}
 		id, started, ok := runningContainer(p, sm.Container)
-		if !ok || sm.Time.Before(started) {
-			// Not running, or sampled before this instance started.
+		if !ok || sm.Time.Before(started) || (sm.ContainerID != "" && !isInstance(p, sm.Container, sm.ContainerID)) {
+			// Not running, or sampled before this instance started or
+			// of another instance.
 			continue
 		}
 		w := s.window(nw, p.UID, sm.Container, id)
@@ -277,6 +279,19 @@ func runningContainer(p *corev1.Pod, name string) (uint64, time.Time, bool) {
 		return h.Sum64(), cs.State.Running.StartedAt.Time, true
 	}
 	return 0, time.Time{}, false
+}
+
+// isInstance reports whether id is the runtime's ID of the pod's running
+// container name.
+func isInstance(p *corev1.Pod, name, id string) bool {
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		if cs.Name == name {
+			_, own, _ := strings.Cut(cs.ContainerID, "://")
+			return own == id
+		}
+	}
+	return false
 }
 
 // Memory is the window of a pod's container, or nil with why there is

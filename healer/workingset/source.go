@@ -27,6 +27,10 @@ type Historian interface {
 // Sample is one container's working set at a time.
 type Sample struct {
 	Pod, Container string
-	Time           time.Time
-	Bytes          int64
+	// ContainerID, when the source knows it, is the runtime's ID of the
+	// container instance (without the runtime:// prefix): a sample of
+	// another instance is not counted.
+	ContainerID string
+	Time        time.Time
+	Bytes       int64
 }
