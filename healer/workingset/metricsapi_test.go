@@ -21,13 +21,13 @@ func TestMetricsAPIReadsTheWorkingSet(t *testing.T) {
 	// The generated fake files pod metrics under a resource its own List
 	// does not read (podmetricses, not pods): answer the list directly.
 	list := &metricsv1beta1.PodMetricsList{Items: []metricsv1beta1.PodMetrics{{
-			ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop"},
-			Timestamp:  metav1.NewTime(at), Window: metav1.Duration{Duration: 15 * time.Second},
-			Containers: []metricsv1beta1.ContainerMetrics{
-				{Name: "app", Usage: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi"), corev1.ResourceCPU: resource.MustParse("10m")}},
-				{Name: "cpu-only", Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
-			},
-		}}}
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop"},
+		Timestamp:  metav1.NewTime(at), Window: metav1.Duration{Duration: 15 * time.Second},
+		Containers: []metricsv1beta1.ContainerMetrics{
+			{Name: "app", Usage: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi"), corev1.ResourceCPU: resource.MustParse("10m")}},
+			{Name: "cpu-only", Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+		},
+	}}}
 	client := metricsfake.NewSimpleClientset()
 	var asked string
 	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
