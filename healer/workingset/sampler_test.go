@@ -42,7 +42,7 @@ func (f *fakeSource) Sample(_ context.Context, ns string) ([]Sample, error) {
 	}
 	var out []Sample
 	for pod, b := range f.bytes[ns] {
-		out = append(out, Sample{Pod: pod, Container: "app", Time: f.now(), Bytes: b})
+		out = append(out, Sample{Pod: pod, Container: "app", ContainerID: f.ids[pod], Time: f.now(), Bytes: b})
 	}
 	return out, nil
 }
@@ -191,6 +191,25 @@ func TestSamplerStartsANewWindowForANewContainer(t *testing.T) {
 	st.pass()
 	if m, _ := st.s.Memory(pod, "app"); m == nil || m.Samples != 1 || m.WorkingSetBytes != 20*mib {
 		t.Errorf("the new container's window is %+v, want its one sample of 20Mi", m)
+	}
+}
+
+// TestSamplerCountsOnlyTheRunningInstance: a source that says which
+// container instance a sample is of (Prometheus, from the cgroup) has the
+// samples of another instance left out.
+func TestSamplerCountsOnlyTheRunningInstance(t *testing.T) {
+	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	st := newSamplerTest(t, memoryPolicy("shop", "leaks", "memory-leak"), runningPod("shop", "web-0", "web", "a", start))
+	st.source.bytes["shop"] = map[string]int64{"web-0": 100 * mib}
+	st.source.ids = map[string]string{"web-0": "old"}
+	st.pass()
+	if m, _ := st.s.Memory(st.pod("shop", "web-0"), "app"); m != nil {
+		t.Fatalf("a sample of another instance was counted: %+v", m)
+	}
+	st.source.ids["web-0"] = "a"
+	st.pass()
+	if m, _ := st.s.Memory(st.pod("shop", "web-0"), "app"); m == nil || m.Samples != 1 {
+		t.Errorf("the running instance's sample: %+v, want one", m)
 	}
 }
 
