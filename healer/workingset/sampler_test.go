@@ -29,6 +29,8 @@ type fakeSource struct {
 	bytes map[string]map[string]int64 // namespace -> pod -> bytes of container app
 	err   error
 	calls map[string]int
+	// ids, when set for a pod, is the container ID its samples carry.
+	ids map[string]string
 }
 
 func (f *fakeSource) Name() string { return "fake" }
