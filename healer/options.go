@@ -73,9 +73,11 @@ type Options struct {
 	// PolicyEvaluationBudget bounds one pass of a policy's rules over its
 	// pods; a policy over it halts.
 	PolicyEvaluationBudget time.Duration
-	// MemorySource is where the working set comes from: MemoryMetricsAPI
-	// or MemoryNone.
+	// MemorySource is where the working set comes from: MemoryMetricsAPI,
+	// MemoryPrometheus or MemoryNone.
 	MemorySource string
+	// Prometheus is the Prometheus the manager queries.
+	Prometheus PrometheusOptions
 	// MemoryInterval is the time between working set samples, and
 	// MemoryWindow how far back each container's window reaches.
 	MemoryInterval, MemoryWindow time.Duration
@@ -86,8 +88,24 @@ type Options struct {
 // Where the working set of containers comes from.
 const (
 	MemoryMetricsAPI = "metrics.k8s.io"
+	MemoryPrometheus = "prometheus"
 	MemoryNone       = "none"
 )
+
+// PrometheusOptions say how the manager reaches Prometheus.
+type PrometheusOptions struct {
+	URL string
+	// BearerTokenFile is read again for every query, so that a rotated
+	// token is used.
+	BearerTokenFile string
+	CAFile          string
+	// InsecureSkipVerify skips the check of Prometheus's certificate.
+	InsecureSkipVerify bool
+	// Timeout bounds each query.
+	Timeout time.Duration
+	// WorkingSetMetric is the working set series.
+	WorkingSetMetric string
+}
 
 // maxMemorySlots bounds a window's slots (4 bytes each).
 const maxMemorySlots = 100_000
@@ -120,7 +138,13 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Var(&o.RuleMemoryLimit, "rule-memory-limit", "how much a policy's rules may allocate for one pod before they are stopped (garbage included; a quantity such as 32Mi)")
 	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
 	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
-	fs.StringVar(&o.MemorySource, "memory-source", MemoryMetricsAPI, `where the working set of containers comes from, for the memory rules: "metrics.k8s.io" (metrics-server) or "none"`)
+	fs.StringVar(&o.MemorySource, "memory-source", MemoryMetricsAPI, `where the working set of containers comes from, for the memory rules: "metrics.k8s.io" (metrics-server), "prometheus" (--prometheus-url; a new window is filled from its history at once) or "none"`)
+	fs.StringVar(&o.Prometheus.URL, "prometheus-url", "", "base URL of the Prometheus the manager queries, such as http://prometheus.monitoring:9090")
+	fs.StringVar(&o.Prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "file whose content is sent to Prometheus as a bearer token, read again for every query")
+	fs.StringVar(&o.Prometheus.CAFile, "prometheus-ca-file", "", "CA bundle that Prometheus's certificate must chain to (default the system's)")
+	fs.BoolVar(&o.Prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "do not check Prometheus's certificate")
+	fs.DurationVar(&o.Prometheus.Timeout, "prometheus-timeout", 10*time.Second, "how long one query to Prometheus may take")
+	fs.StringVar(&o.Prometheus.WorkingSetMetric, "prometheus-working-set-metric", workingset.DefaultWorkingSetMetric, "the working set series, labelled namespace, pod, container and id as the kubelet's cAdvisor endpoint exports it")
 	fs.DurationVar(&o.MemoryInterval, "memory-sample-interval", workingset.DefaultInterval, "time between working set samples, and the width of a window's slot")
 	fs.DurationVar(&o.MemoryWindow, "memory-window", workingset.DefaultWindow, "how far back each container's working set window reaches; a memory-leak rule's minObservation beyond it can never be met")
 	fs.DurationVar(&o.CertCheckInterval, "cert-check-interval", 10*time.Minute, "how often self-managed certificates are checked for renewal")
@@ -177,8 +201,20 @@ func (o *Options) Validate() error {
 	}
 	switch o.MemorySource {
 	case MemoryMetricsAPI, MemoryNone:
+	case MemoryPrometheus:
+		if o.Prometheus.URL == "" {
+			errs = append(errs, errors.New("--prometheus-url: must be set with --memory-source=prometheus"))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("--memory-source: %q is not %q or %q", o.MemorySource, MemoryMetricsAPI, MemoryNone))
+		errs = append(errs, fmt.Errorf("--memory-source: %q is not %q, %q or %q", o.MemorySource, MemoryMetricsAPI, MemoryPrometheus, MemoryNone))
+	}
+	if o.Prometheus.URL != "" {
+		if u, err := url.Parse(o.Prometheus.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--prometheus-url: %q is not an http:// or https:// URL with a host", o.Prometheus.URL))
+		}
+	}
+	if o.Prometheus.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--prometheus-timeout: %s must be positive", o.Prometheus.Timeout))
 	}
 	switch {
 	case o.MemoryInterval < time.Second:

@@ -201,6 +201,12 @@ func newSampler(mgr ctrl.Manager, o Options) (*workingset.Sampler, error) {
 			return nil, fmt.Errorf("create the metrics.k8s.io client: %w", err)
 		}
 		source = workingset.MetricsAPI{Client: c}
+	case MemoryPrometheus:
+		api, err := o.Prometheus.api()
+		if err != nil {
+			return nil, err
+		}
+		source = workingset.Prometheus{API: api, Metric: o.Prometheus.WorkingSetMetric, Interval: o.MemoryInterval}
 	default:
 		return nil, nil
 	}
