@@ -1,0 +1,182 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Prometheus is a Prometheus server, Debian's, run on the host beside the
+// cluster and scraping the node's kubelet: its cAdvisor endpoint
+// (/metrics/cadvisor) every ScrapeInterval, as the kubelet job of
+// kube-prometheus does. Pods reach it at URL, on the node's address.
+type Prometheus struct {
+	URL string
+	cmd *exec.Cmd
+	// done is closed when the process has exited.
+	done chan struct{}
+	dir  string
+}
+
+// PrometheusScrapeInterval is how often the harness's Prometheus scrapes
+// the kubelet: short, so that tests see history soon.
+const PrometheusScrapeInterval = 5 * time.Second
+
+// prometheusPackage is the Debian package of Prometheus and its binary.
+const (
+	prometheusPackage = "prometheus"
+	prometheusBinary  = "/usr/bin/prometheus"
+)
+
+// StartPrometheus installs Debian's prometheus package when it is missing,
+// starts Prometheus with its data in a new directory under the cluster's,
+// and waits until it has scraped the kubelet once. Stop ends it.
+func (c *Cluster) StartPrometheus(ctx context.Context) (*Prometheus, error) {
+	if err := ensurePackage(ctx, prometheusPackage, prometheusBinary); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.Config.path("prometheus"), 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(c.Config.path("prometheus"), "run-")
+	if err != nil {
+		return nil, fmt.Errorf("create Prometheus's directory: %w", err)
+	}
+	port, err := freePort(c.Config.NodeIP().String())
+	if err != nil {
+		return nil, err
+	}
+	config := fmt.Sprintf(`global:
+  scrape_interval: %[1]s
+scrape_configs:
+- job_name: kubelet-cadvisor
+  scheme: https
+  metrics_path: /metrics/cadvisor
+  tls_config:
+    ca_file: %[2]s
+    cert_file: %[3]s
+    key_file: %[4]s
+  static_configs:
+  - targets: ["%[5]s:%[6]d"]
+    labels: {node: %[7]q}
+`, PrometheusScrapeInterval, c.Config.pki("ca.crt"), c.Config.pki("apiserver-kubelet-client.crt"), c.Config.pki("apiserver-kubelet-client.key"),
+		c.Config.NodeIP(), c.Config.Ports.Kubelet, c.Config.NodeName)
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("%s:%d", c.Config.NodeIP(), port)
+	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(prometheusBinary, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--storage.tsdb.retention.time=1d", "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("start Prometheus: %w", err)
+	}
+	p := &Prometheus{URL: "http://" + addr, cmd: cmd, done: make(chan struct{}), dir: dir}
+	go func() {
+		_ = cmd.Wait()
+		_ = log.Close()
+		close(p.done)
+	}()
+	if err := p.waitScraped(ctx); err != nil {
+		_ = p.Stop()
+		return nil, fmt.Errorf("%w (log in %s)", err, log.Name())
+	}
+	return p, nil
+}
+
+// waitScraped waits until the kubelet target is up.
+func (p *Prometheus) waitScraped(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	last := "no answer"
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return errors.New("prometheus exited at its start")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+		body, err := p.get(ctx, "/api/v1/query?query=up")
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		if strings.Contains(body, `"value":[`) && strings.Contains(body, `"1"]`) {
+			return nil
+		}
+		last = body
+	}
+	return fmt.Errorf("prometheus did not scrape the kubelet within a minute (last: %s)", last)
+}
+
+func (p *Prometheus) get(ctx context.Context, path string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// Stop ends Prometheus and removes its data.
+func (p *Prometheus) Stop() error {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	return os.RemoveAll(p.dir)
+}
+
+// freePort is a TCP port free on host now.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ensurePackage installs a Debian package when binary is missing, as the
+// cluster's own tools are installed.
+func ensurePackage(ctx context.Context, pkg, binary string) error {
+	if isExecutable(binary) {
+		return nil
+	}
+	aptGet, err := exec.LookPath("apt-get")
+	if err != nil || os.Geteuid() != 0 {
+		return fmt.Errorf("%s is missing: install Debian package %q (as root, with apt-get)", binary, pkg)
+	}
+	if err := runLogged(ctx, aptGet, "update", "-q"); err != nil {
+		return fmt.Errorf("install %s: %w", pkg, err)
+	}
+	if err := runLogged(ctx, aptGet, "install", "-y", "-q", "--no-install-recommends", pkg); err != nil {
+		return fmt.Errorf("install %s: %w", pkg, err)
+	}
+	if !isExecutable(binary) {
+		return fmt.Errorf("install %s: %s is still missing", pkg, binary)
+	}
+	return nil
+}

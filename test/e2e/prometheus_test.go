@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// useManagerArgs restarts the manager with args added to its own, and
+// restores them when the test ends; it waits until the stack is ready
+// each time.
+func useManagerArgs(t *testing.T, args ...string) {
+	t.Helper()
+	s := rejuvStack(t)
+	ctx := context.Background()
+	d, err := s.Kube.AppsV1().Deployments(deploy.Namespace).Get(ctx, deploy.HealerDeployment, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := slices.Clone(d.Spec.Template.Spec.Containers[0].Args)
+	set := func(args []string) {
+		d, err := s.Kube.AppsV1().Deployments(deploy.Namespace).Get(ctx, deploy.HealerDeployment, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Template.Spec.Containers[0].Args = args
+		if _, err := s.Kube.AppsV1().Deployments(deploy.Namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("set the manager's arguments: %v", err)
+		}
+		if err := s.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { set(original) })
+	set(append(slices.Clone(original), args...))
+}
+
+// overWindow reads the window a memory-leak reason says it judged from.
+var overWindow = regexp.MustCompile(`\(r2 [0-9.]+ over ([0-9hms]+)\)`)
+
+// TestMemoryFromPrometheus: with Prometheus as the memory source (a real
+// Prometheus scraping the kubelet's cAdvisor endpoint), a leak is judged
+// from the history Prometheus kept before the manager started: the
+// request comes sooner after the manager's start than the window it was
+// judged from. Without an answer from Prometheus, the policy's status
+// says why, and nothing is recreated. Not parallel: the manager restarts
+// with other flags, twice.
+func TestMemoryFromPrometheus(t *testing.T) {
+	ctx := context.Background()
+	prom, err := cluster.StartPrometheus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if prom != nil {
+			_ = prom.Stop()
+		}
+	}()
+	pod := memoryPod(t, "leak", "--grow-rate=1Mi")
+	started := containerStatus(pod, "app").State.Running.StartedAt.Time
+	useManagerArgs(t, "--memory-source=prometheus", "--prometheus-url="+prom.URL)
+	leader, err := rejuvStack(t).Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderSince := leader.Status.StartTime.Time
+	// Prometheus holds more than the rule's minObservation of the leak.
+	time.Sleep(time.Until(started.Add(75 * time.Second)))
+	p := builtinPolicy(pod.Namespace, "leak", "leak", "memory-leak", leakParams)
+	createPolicy(t, p)
+	firstRequest(t, p, time.Minute)
+	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "reaches 90% of the 300Mi memory limit in")
+	reason := crr.Annotations["rejuv.dev/reason"]
+	t.Logf("reason: %s", reason)
+	m := overWindow.FindStringSubmatch(reason)
+	if m == nil {
+		t.Fatalf("the reason %q does not say the window it judged from", reason)
+	}
+	window, err := time.ParseDuration(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	managerFor := crr.CreationTimestamp.Sub(leaderSince)
+	t.Logf("judged from %s of history, %s after the leader started", window, managerFor.Round(time.Second))
+	if window < time.Minute || managerFor >= window {
+		t.Errorf("judged from %s, %s after the manager started: want a window of a minute or more, older than the manager", window, managerFor)
+	}
+
+	// Prometheus gone: no data, with the reason, and nothing recreated.
+	if err := prom.Stop(); err != nil {
+		t.Error(err)
+	}
+	prom = nil
+	quiet := memoryPod(t, "quiet", "--grow-rate=0")
+	near := builtinPolicy(quiet.Namespace, "near", "quiet", "memory-near-limit", map[string]string{"fraction": `0.01`})
+	createPolicy(t, near)
+	var last []v1alpha1.RuleNoData
+	waitWithin(t, "the policy's status to say Prometheus did not answer", time.Minute, func() bool {
+		last = readPolicy(t, rejuvStack(t).Client, near.Namespace, near.Name).Status.NoData
+		for _, nd := range last {
+			if nd.Signal == "memory" && strings.HasPrefix(nd.Reason, "prometheus: query ") {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("status.noData: %s", fmt.Sprint(last))
+	if n := len(policyRequests(t, rejuvStack(t).Client, near.Namespace, near.Name)); n != 0 {
+		t.Errorf("%d requests without an answer from Prometheus", n)
+	}
+}
