@@ -41,23 +41,31 @@ type builtinRule struct {
 	params        map[string]any
 }
 
-// policies are the benchmark's two policies of three built-in rules: one
-// on probes and restarts, whose checks fail fast on a healthy container,
-// and one on memory and age, which does arithmetic on every container.
+// policies are the benchmark's policies of built-in rules: one on probes
+// and restarts, whose checks fail fast on a healthy container, one on
+// memory and age, which does arithmetic on every container, and one on
+// memory leaks over a fleet in trouble, where half the pods match and
+// each match builds its reason.
 var policies = []struct {
 	name  string
 	rules []builtinRule
+	// trouble: half the pods' app containers leak towards their limit.
+	trouble bool
 }{
 	{"probes", []builtinRule{
 		{"stuck", "stuck-readiness", map[string]any{"notReadyFor": "10m"}},
 		{"starting", "stuck-startup", map[string]any{"startupFor": "10m"}},
 		{"storm", "restart-storm", map[string]any{"minRestarts": 5, "window": "15m"}},
-	}},
+	}, false},
 	{"memory-and-age", []builtinRule{
 		{"stuck", "stuck-readiness", map[string]any{"notReadyFor": "10m"}},
 		{"near-limit", "memory-near-limit", map[string]any{"fraction": 0.9}},
 		{"age", "max-age", map[string]any{"maxAge": "336h", "jitter": "1h"}},
-	}},
+	}, false},
+	{"leaks-half-matching", []builtinRule{
+		{"leak", "memory-leak", map[string]any{"minObservation": "10m", "minSamples": 10}},
+		{"near-limit", "memory-near-limit", map[string]any{"fraction": 0.9}},
+	}, true},
 }
 
 func policyRules(b *testing.B, builtins []builtinRule) []policy.Rule {
@@ -78,8 +86,10 @@ func policyRules(b *testing.B, builtins []builtinRule) []policy.Rule {
 
 // targets is the fleet, as sick as a real one: one pod in 49 has its app
 // container not ready (for 0 to 19 minutes), one in 100 is near its memory
-// limit, none is older than maxAge; every pod has a memory window.
-func targets() []policy.Target {
+// limit, none is older than maxAge; every pod has a memory window. In
+// trouble, every other pod's app container leaks steadily (r2 0.95, 30Mi
+// an hour), and one in four of all is past 90% of its limit.
+func targets(trouble bool) []policy.Target {
 	out := make([]policy.Target, fleet)
 	for i := range out {
 		pod := policytest.Pod(i, now)
@@ -88,6 +98,12 @@ func targets() []policy.Target {
 		}}
 		if i%49 == 0 {
 			app.NotReadySince = now.Add(-time.Duration(i%20) * time.Minute)
+		}
+		if trouble && i%2 == 0 {
+			app.Memory = &policy.MemoryWindow{WorkingSetBytes: workingSet(i), Samples: 40, WindowSeconds: 1200, SlopeBytesPerSecond: 30 << 20 / 3600, R2: 0.95}
+			if i%4 == 0 {
+				app.Memory.WorkingSetBytes = 470 << 20
+			}
 		}
 		proxy := policy.Candidate{Name: "proxy", Memory: &policy.MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}}
 		out[i] = policy.Target{Pod: pod, Containers: []policy.Candidate{app, proxy}}
@@ -143,13 +159,13 @@ func BenchmarkPolicyEngine(b *testing.B) {
 	for _, pol := range policies {
 		b.Run(pol.name, func(b *testing.B) {
 			for b.Loop() {
-				benchmarkPolicy(b, pol.name, pol.rules)
+				benchmarkPolicy(b, pol.name, pol.rules, pol.trouble)
 			}
 		})
 	}
 }
 
-func benchmarkPolicy(b *testing.B, name string, builtins []builtinRule) {
+func benchmarkPolicy(b *testing.B, name string, builtins []builtinRule, trouble bool) {
 	ctx := context.Background()
 	prules := policyRules(b, builtins)
 	var (
@@ -162,7 +178,7 @@ func benchmarkPolicy(b *testing.B, name string, builtins []builtinRule) {
 	)
 	for range rounds {
 		// Each round starts from the same fleet.
-		fleetTargets = targets()
+		fleetTargets = targets(trouble)
 		engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second})
 		compileStart := time.Now()
 		var err error
