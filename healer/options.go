@@ -139,7 +139,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
 	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
 	fs.StringVar(&o.MemorySource, "memory-source", MemoryMetricsAPI, `where the working set of containers comes from, for the memory rules: "metrics.k8s.io" (metrics-server), "prometheus" (--prometheus-url; a new window is filled from its history at once) or "none"`)
-	fs.StringVar(&o.Prometheus.URL, "prometheus-url", "", "base URL of the Prometheus the manager queries, such as http://prometheus.monitoring:9090")
+	fs.StringVar(&o.Prometheus.URL, "prometheus-url", "", "base URL of the Prometheus the manager queries for policies' signals and with --memory-source=prometheus, such as http://prometheus.monitoring:9090")
 	fs.StringVar(&o.Prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "file whose content is sent to Prometheus as a bearer token, read again for every query")
 	fs.StringVar(&o.Prometheus.CAFile, "prometheus-ca-file", "", "CA bundle that Prometheus's certificate must chain to (default the system's)")
 	fs.BoolVar(&o.Prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "do not check Prometheus's certificate")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +25,7 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/certs"
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
+	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/healer/workingset"
 	"github.com/rejuv-dev/rejuv/policy"
 )
@@ -121,7 +123,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
 		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget}
-	sampler, err := newSampler(mgr, o)
+	var prometheus promv1.API
+	if o.Prometheus.URL != "" {
+		if prometheus, err = o.Prometheus.api(); err != nil {
+			return err
+		}
+		signals.RegisterMetrics()
+		policies.Signals = &signals.Querier{API: prometheus}
+	}
+	sampler, err := newSampler(mgr, o, prometheus)
 	if err != nil {
 		return err
 	}
@@ -191,8 +201,9 @@ func setupRequestControllers(mgr ctrl.Manager, o Options) error {
 }
 
 // newSampler adds the working set sampler of --memory-source, nil for
-// none.
-func newSampler(mgr ctrl.Manager, o Options) (*workingset.Sampler, error) {
+// none; prometheus is the manager's Prometheus, set when
+// --memory-source=prometheus.
+func newSampler(mgr ctrl.Manager, o Options, prometheus promv1.API) (*workingset.Sampler, error) {
 	var source workingset.Source
 	switch o.MemorySource {
 	case MemoryMetricsAPI:
@@ -202,11 +213,7 @@ func newSampler(mgr ctrl.Manager, o Options) (*workingset.Sampler, error) {
 		}
 		source = workingset.MetricsAPI{Client: c}
 	case MemoryPrometheus:
-		api, err := o.Prometheus.api()
-		if err != nil {
-			return nil, err
-		}
-		source = workingset.Prometheus{API: api, Metric: o.Prometheus.WorkingSetMetric, Interval: o.MemoryInterval}
+		source = workingset.Prometheus{API: prometheus, Metric: o.Prometheus.WorkingSetMetric, Interval: o.MemoryInterval}
 	default:
 		return nil, nil
 	}

@@ -102,14 +102,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 		candidates = append(candidates, entry)
 		known = append(known, c.Name)
 	}
-	signals := noSignals
-	if len(t.Signals) > 0 {
-		obj := ast.NewObjectWithCapacity(len(t.Signals))
-		for name, v := range t.Signals {
-			obj.Insert(ast.StringTerm(name), ast.FloatNumberTerm(v))
-		}
-		signals = ast.NewTerm(obj)
-	}
+	signals := signalsTerm(t.Signals)
 	shared := [][2]*ast.Term{
 		{keyPod, podValue},
 		{keyContainers, ast.ArrayTerm(candidates...)},

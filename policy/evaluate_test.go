@@ -92,7 +92,8 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	tg.Signals = map[string]float64{"queue": 1.5}
 	tg.Containers = []Candidate{
 		{Name: "app", NotReadySince: now.Add(-time.Minute), Recreations: 2, LastRecreation: now.Add(-time.Hour),
-			Memory: &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9}},
+			Memory: &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9},
+			Signals: map[string]float64{"gcPause": 0.25}},
 		{Name: "proxy"},
 	}
 	res, err := p.Evaluate(context.Background(), tg)
@@ -107,8 +108,8 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 		"app": {`"kind":"container"`, `"ready":true`, `"state":"running"`, `"startedAt":"2026-11-21T08:00:00Z"`, `"restartCount":0`,
 			`"notReadySince":"2026-11-21T11:59:00Z"`, `"limits":{"memory":536870912}`, `"requests":{"cpu":250,"memory":268435456}`,
 			`"memory":{"r2":0.9,"samples":12,"slopeBytesPerSecond":1024,"windowSeconds":600,"workingSetBytes":314572800}`,
-			`"recreations":{"last":"2026-11-21T11:00:00Z","total":2}`, `"lastTermination":null`, `"started":true`},
-		"proxy": {`"kind":"sidecar"`, `"ready":true`, `"memory":null`, `"notReadySince":null`, `"recreations":{"last":null,"total":0}`},
+			`"recreations":{"last":"2026-11-21T11:00:00Z","total":2}`, `"lastTermination":null`, `"started":true`, `"signals":{"gcPause":0.25}`},
+		"proxy": {`"kind":"sidecar"`, `"ready":true`, `"memory":null`, `"notReadySince":null`, `"recreations":{"last":null,"total":0}`, `"signals":{}`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(got[container], w) {
@@ -193,5 +194,34 @@ func TestPrintGoesToDebugLog(t *testing.T) {
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], `"message"="looking at app"`) || !strings.Contains(lines[0], `"rule"="chatty"`) || !strings.Contains(lines[0], `"line"=5`) {
 		t.Errorf("debug log: %q", lines)
+	}
+}
+
+// A container's signals are part of its entry: a new value is seen at
+// the next evaluation of the same pod.
+func TestContainerSignalsChange(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	rule := `package sig
+import rego.v1
+recreate contains {"container": c.name, "reason": sprintf("%v", [c.signals.gcPause])} if {
+	some c in input.containers
+	c.signals.gcPause > 0.1
+}
+`
+	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
+	tg := target(now)
+	for _, v := range []float64{0.5, 0.05, 0.75} {
+		tg.Containers = []Candidate{{Name: "app", Signals: map[string]float64{"gcPause": v}}}
+		res, err := p.Evaluate(context.Background(), tg)
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		want := 0
+		if v > 0.1 {
+			want = 1
+		}
+		if len(res[0].Matches) != want || (want == 1 && res[0].Matches[0].Reason != fmt.Sprint(v)) {
+			t.Errorf("gcPause %g: matches %+v", v, res[0].Matches)
+		}
 	}
 }

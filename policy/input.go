@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -27,6 +28,9 @@ type Candidate struct {
 	NotReadySince time.Time
 	// Memory is the working-set window, nil when no metrics source has one.
 	Memory *MemoryWindow
+	// Signals are the values of the policy's named queries for this
+	// container; absent names are absent from its signals.
+	Signals map[string]float64
 	// Recreations counts Rejuv's recreations of this container.
 	Recreations int
 	// LastRecreation is when Rejuv last recreated it; zero for never.
@@ -45,7 +49,8 @@ type MemoryWindow struct {
 
 // sameAs reports whether c carries the same history as x.
 func (c Candidate) sameAs(x *Candidate) bool {
-	if c.Name != x.Name || !c.NotReadySince.Equal(x.NotReadySince) || c.Recreations != x.Recreations || !c.LastRecreation.Equal(x.LastRecreation) {
+	if c.Name != x.Name || !c.NotReadySince.Equal(x.NotReadySince) || c.Recreations != x.Recreations || !c.LastRecreation.Equal(x.LastRecreation) ||
+		!maps.Equal(c.Signals, x.Signals) {
 		return false
 	}
 	if c.Memory == nil || x.Memory == nil {
@@ -57,7 +62,7 @@ func (c Candidate) sameAs(x *Candidate) bool {
 // candidateValue is the full input.containers entry: the pod's part and
 // the manager's history of the container.
 func candidateValue(base [][2]*ast.Term, c *Candidate) *ast.Term {
-	pairs := make([][2]*ast.Term, 0, len(base)+3)
+	pairs := make([][2]*ast.Term, 0, len(base)+4)
 	pairs = append(pairs, base...)
 	memory := ast.NullTerm()
 	if m := c.Memory; m != nil {
@@ -72,10 +77,23 @@ func candidateValue(base [][2]*ast.Term, c *Candidate) *ast.Term {
 	pairs = append(pairs,
 		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
 		[2]*ast.Term{keyMemory, memory},
+		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
 		[2]*ast.Term{keyRecreations, ast.ObjectTerm(
 			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
 			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
 		)},
 	)
 	return ast.ObjectTerm(pairs...)
+}
+
+// signalsTerm is a signals object: each name with its value.
+func signalsTerm(values map[string]float64) *ast.Term {
+	if len(values) == 0 {
+		return noSignals
+	}
+	obj := ast.NewObjectWithCapacity(len(values))
+	for name, v := range values {
+		obj.Insert(ast.StringTerm(name), ast.FloatNumberTerm(v))
+	}
+	return ast.NewTerm(obj)
 }

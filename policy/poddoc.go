@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -180,6 +181,7 @@ func (d *podDoc) candidate(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
 		m := *key.Memory
 		key.Memory = &m
 	}
+	key.Signals = maps.Clone(key.Signals)
 	d.mu.Lock()
 	if d.containers == nil {
 		d.containers = map[string]*containerEntry{}

@@ -7,20 +7,29 @@ import "github.com/open-policy-agent/opa/v1/ast"
 // to object.get). The manager samples the working set only for policies
 // with such a rule. A module that does not parse reads nothing.
 func ReadsMemory(src string) bool {
+	return Names(src, "memory")
+}
+
+// Names reports whether some term of a Rego module names field: a
+// reference's part (input.signals.queue, c["queue"]) or a string (a path
+// given to object.get). A module that does not parse names nothing.
+func Names(src, field string) bool {
 	mod, err := ast.ParseModuleWithOpts("rule.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {
 		if mod, err = ast.ParseModuleWithOpts("rule.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV0}); err != nil {
 			return false
 		}
 	}
-	return readsMemory(mod)
+	return names(mod, field)
 }
 
-func readsMemory(mod *ast.Module) bool {
+func readsMemory(mod *ast.Module) bool { return names(mod, "memory") }
+
+func names(mod *ast.Module, field string) bool {
 	found := false
-	memory := ast.String("memory")
+	want := ast.String(field)
 	ast.WalkTerms(mod, func(t *ast.Term) bool {
-		if s, ok := t.Value.(ast.String); ok && s == memory {
+		if s, ok := t.Value.(ast.String); ok && s == want {
 			found = true
 		}
 		return found

@@ -47,12 +47,16 @@ type Reconciler struct {
 	// Memory is the working set history the memory rules read; nil when
 	// the manager samples no memory source.
 	Memory MemoryHistory
+	// Signals evaluates policies' signals; nil when the manager has no
+	// Prometheus.
+	Signals SignalSource
 
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history
 	expected   expectations
 	dropped    droppedCharges
 	namespaces namespaceLocks
+	readers    map[types.UID]signalReaders
 }
 
 // +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch

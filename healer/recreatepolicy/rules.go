@@ -43,6 +43,8 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 	v := verdicts{failures: map[string]failure{}}
 	type noDataKey struct{ rule, signal string }
 	noData := map[noDataKey]*v1alpha1.RuleNoData{}
+	values := r.signalValues(ctx, p, now)
+	readers := r.readersOf(p)
 	start := time.Now()
 	budget := r.evaluationBudget()
 	for i, pod := range pods {
@@ -58,12 +60,13 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		}
 		restartable := spec.Containers.Candidates(pod)
 		notReady := hist.observe(pod, now)
-		target := policy.Target{Pod: pod}
+		target := policy.Target{Pod: pod, Signals: values.Pod(pod.Name)}
 		var memory memoryNotes
 		for _, name := range names {
 			key := planner.ContainerKey{Pod: pod.UID, Container: name}
 			target.Containers = append(target.Containers, policy.Candidate{
 				Name: name, NotReadySince: notReady[name], Memory: memory.read(r.Memory, pod, name),
+				Signals:     values.Container(pod.Name, name),
 				Recreations: facts.recreations[key], LastRecreation: facts.lastRecreated[key],
 			})
 		}
@@ -84,13 +87,24 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 				v.failures[res.Rule] = failure{pods: f.pods + 1, err: res.Err}
 				continue
 			}
-			for _, nd := range res.NoData {
-				k := noDataKey{res.Rule, nd.Signal}
+			lacks := func(signal, reason string) {
+				k := noDataKey{res.Rule, signal}
 				if noData[k] == nil {
-					noData[k] = &v1alpha1.RuleNoData{Rule: res.Rule, Signal: nd.Signal, Reason: memory.reason(r.Memory, nd)}
+					noData[k] = &v1alpha1.RuleNoData{Rule: res.Rule, Signal: signal, Reason: truncate(reason)}
 				}
 				noData[k].Pods++
 				podNoData = true
+			}
+			// A rule never recreates a pod for want of a signal it
+			// names: its matches give way to no data.
+			for _, signal := range readers[res.Rule] {
+				if why := values.Missing(pod.Name, signal); why != "" {
+					res.Matches = nil
+					lacks("signals."+signal, why)
+				}
+			}
+			for _, nd := range res.NoData {
+				lacks(nd.Signal, memory.reason(r.Memory, nd))
 			}
 			for _, m := range res.Matches {
 				into := &act

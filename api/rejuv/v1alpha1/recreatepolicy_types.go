@@ -41,6 +41,19 @@ type RecreatePolicySpec struct {
 	// +listMapKey=name
 	Rules []Rule `json:"rules,omitempty"`
 
+	// Signals are PromQL queries of the Prometheus the manager is given
+	// (--prometheus-url), evaluated once per evaluation of the rules. A
+	// series labelled with the namespace and a selected pod gives
+	// input.signals[name] for that pod; one labelled with a container too
+	// gives that container's input.containers[].signals[name]. A rule that
+	// names a signal never recreates a pod for which the signal has no
+	// value: a query that fails or returns nothing for the pod is no data.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Signals []Signal `json:"signals,omitempty"`
+
 	// EvaluationInterval is how often the rules are evaluated for every
 	// selected pod even when no pod changed (signals such as memory and the
 	// time keep moving).
@@ -140,6 +153,23 @@ type Rule struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
 	Rego string `json:"rego,omitempty"`
+}
+
+// Signal is a named PromQL query whose values the rules read.
+type Signal struct {
+	// Name is the key of the values in input.signals and
+	// input.containers[].signals.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_]*$`
+	Name string `json:"name"`
+
+	// Query is an instant PromQL query. Its series must carry the labels
+	// namespace and pod (and container, for a container's value); series
+	// of other namespaces are left out.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query"`
 }
 
 // RecreateTemplate is what every ContainerRecreateRequest of the policy gets.
