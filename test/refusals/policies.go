@@ -37,6 +37,17 @@ var Policies = []Refusal{
 	{Input: "a container pattern longer than 63 characters", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, containers: [` + strings.Repeat("c", 64) + `]}`,
 		Field: "spec.containers[0]", Message: "may not be more than 63 bytes"},
 
+	{Input: "a signal name that is not a Rego identifier", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: gc-pause, query: up}]}`,
+		Field: "spec.signals[0].name", Message: "should match"},
+	{Input: "a signal without a query", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue}]}`,
+		Field: "spec.signals[0].query", Message: "Required value"},
+	{Input: "two signals of one name", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue, query: up}, {name: queue, query: up}]}`,
+		Field: "spec.signals[1]", Message: "Duplicate value"},
+	{Input: "a signal query longer than 4096 characters", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue, query: "` + strings.Repeat("q", 4097) + `"}]}`,
+		Field: "spec.signals[0].query", Message: "may not be more than 4096 bytes"},
+	{Input: "more than 16 signals", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [` + signals(17) + `]}`,
+		Field: "spec.signals", Message: "must have at most 16 items"},
+
 	{Input: "a cron expression that is not one", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "61 * * * *"}}`,
 		Field: "spec.schedule.cron", Message: "not a cron expression"},
 	{Input: "a cron expression with seconds", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "0 0 3 * * *"}}`,
@@ -174,4 +185,13 @@ func numberedRules(n int) string {
 		rules[i] = fmt.Sprintf("{name: r%d, builtin: max-age}", i)
 	}
 	return strings.Join(rules, ", ")
+}
+
+// signals is a YAML list of n signals named s0, s1...
+func signals(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("{name: s%d, query: up}", i)
+	}
+	return strings.Join(items, ", ")
 }
