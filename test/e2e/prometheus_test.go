@@ -15,6 +15,56 @@ import (
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
+// signalsRule recreates a pod whose containers hold more than 40Mi
+// together, by a pod-level signal, saying what the container-level one
+// reads; rule broken reads a signal whose query does not parse.
+const signalsRule = `package signals
+import rego.v1
+recreate contains {"container": c.name, "reason": sprintf("pod holds %d MiB, app %d MiB", [round(input.signals.podBytes / 1048576), round(c.signals.appBytes / 1048576)])} if {
+	some c in input.containers
+	input.signals.podBytes > 40 * 1048576
+}
+`
+
+const brokenRule = `package broken
+import rego.v1
+recreate contains c.name if {
+	some c in input.containers
+	not input.signals.broken
+}
+`
+
+// testSignals: a policy's PromQL queries reach its rules per pod and per
+// container, from the real Prometheus; a query that does not parse is no
+// data with Prometheus's error, and its rule, which would match its
+// absence, recreates nothing.
+func testSignals(t *testing.T) {
+	pod := memoryPod(t, "signals", "--grow-rate=50Mi", "--grow-limit=50Mi")
+	p := builtinPolicy(pod.Namespace, "signals", "signals", "max-age", nil)
+	p.Spec.Rules = []v1alpha1.Rule{{Name: "big", Rego: signalsRule}, {Name: "broken", Rego: brokenRule}}
+	p.Spec.Signals = []v1alpha1.Signal{
+		{Name: "podBytes", Query: fmt.Sprintf(`sum by (namespace, pod) (container_memory_working_set_bytes{namespace=%q,container!="",container!="POD"})`, pod.Namespace)},
+		{Name: "appBytes", Query: fmt.Sprintf(`container_memory_working_set_bytes{namespace=%q,container="app"}`, pod.Namespace)},
+		{Name: "broken", Query: "sum("},
+	}
+	createPolicy(t, p)
+	firstRequest(t, p, time.Minute)
+	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "big: app: pod holds ")
+	t.Logf("reason: %s", crr.Annotations["rejuv.dev/reason"])
+	if reason := crr.Annotations["rejuv.dev/reason"]; strings.Contains(reason, "broken") {
+		t.Errorf("the rule of the broken signal matched: %s", reason)
+	}
+	var broken *v1alpha1.RuleNoData
+	for _, nd := range readPolicy(t, rejuvStack(t).Client, p.Namespace, p.Name).Status.NoData {
+		if nd.Rule == "broken" {
+			broken = &nd
+		}
+	}
+	if broken == nil || broken.Signal != "signals.broken" || !strings.Contains(broken.Reason, "the query of signal broken failed: bad_data") {
+		t.Errorf("the broken signal's no data: %+v, want signals.broken with Prometheus's parse error", broken)
+	}
+}
+
 // useManagerArgs restarts the manager with args added to its own, and
 // restores them when the test ends; it waits until the stack is ready
 // each time.
@@ -94,6 +144,8 @@ func TestMemoryFromPrometheus(t *testing.T) {
 	if window < time.Minute || managerFor >= window {
 		t.Errorf("judged from %s, %s after the manager started: want a window of a minute or more, older than the manager", window, managerFor)
 	}
+
+	t.Run("signals", testSignals)
 
 	// Prometheus gone: no data, with the reason, and nothing recreated.
 	if err := prom.Stop(); err != nil {
