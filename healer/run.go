@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	opts := admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Self: self,
-		PolicyOnly: !o.ExecutesRequests(),
+		PolicyOnly: !o.ExecutesRequests(), Prometheus: o.Prometheus.URL != "",
 	}
 	if o.ExecutesRequests() {
 		// Every replica serves the request webhook, which reads pods from

@@ -22,6 +22,7 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/rules"
 )
 
 // ValidatePolicyPath serves the RecreatePolicy validation.
@@ -33,11 +34,14 @@ const ValidatePolicyPath = "/validate-rejuv-dev-v1alpha1-recreatepolicy"
 // a bad selector, container pattern, cron expression, time zone or budget,
 // an unknown builtin or parameter, Rego that does not compile. Each
 // rejection names the field. It warns about container patterns that match
-// no container of the pods the policy selects today.
+// no container of the pods the policy selects today, and about signals
+// that no rule names or that no Prometheus answers.
 type PolicyValidator struct {
 	// Reader lists the selected pods, for the warnings.
 	Reader  client.Reader
 	Decoder admission.Decoder
+	// Prometheus is set when the manager has a Prometheus for signals.
+	Prometheus bool
 }
 
 // Handle implements admission.Handler.
@@ -142,7 +146,30 @@ func (v *PolicyValidator) warnings(ctx context.Context, namespace string, p *v1a
 	case !selectsByPresence(spec.Selector):
 		out = append(out, fmt.Sprintf("spec.selector: with only NotIn and DoesNotExist requirements it selects every pod of namespace %s that lacks those labels, pods of workloads created later included; add matchLabels or an In or Exists requirement", namespace))
 	}
+	out = append(out, v.signalWarnings(p)...)
 	return append(out, v.containerWarnings(ctx, namespace, p, spec)...)
+}
+
+// signalWarnings name the signals no rule names, and all of them when the
+// manager has no Prometheus.
+func (v *PolicyValidator) signalWarnings(p *v1alpha1.RecreatePolicy) []string {
+	if len(p.Spec.Signals) == 0 {
+		return nil
+	}
+	var out []string
+	if !v.Prometheus {
+		out = append(out, "spec.signals: the manager has no Prometheus (--prometheus-url): the signals have no values, and the rules that name them recreate nothing")
+	}
+	for i, s := range p.Spec.Signals {
+		named := false
+		for _, r := range p.Spec.Rules {
+			named = named || (r.Rego != "" && rules.Names(r.Rego, s.Name))
+		}
+		if !named {
+			out = append(out, fmt.Sprintf("spec.signals[%d]: no rule names signal %s (input.signals.%s or a container's signals.%s): its query runs for nothing", i, s.Name, s.Name, s.Name))
+		}
+	}
+	return out
 }
 
 // selectsByPresence says whether the selector requires a label to be

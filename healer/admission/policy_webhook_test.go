@@ -102,6 +102,30 @@ func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
 	}
 }
 
+// TestPolicyWarnsAboutSignals: signals are accepted with a warning when
+// the manager has no Prometheus (the suite's has none), and one for each
+// signal no rule names.
+func TestPolicyWarnsAboutSignals(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c, warned := warningClient(t)
+	spec := "selector: {matchLabels: {app: web}}\nsignals: [{name: queue, query: up}, {name: spare, query: up}]\n" +
+		"rules: [{name: q, rego: \"package q\\nimport rego.v1\\nrecreate contains c.name if { some c in input.containers; input.signals.queue > 1 }\"}]"
+	if err := createPolicy(context.Background(), c, ns, "signals", spec); err != nil {
+		t.Fatal(err)
+	}
+	warnings := warned()
+	want := []string{"spec.signals: the manager has no Prometheus (--prometheus-url)", "spec.signals[1]: no rule names signal spare"}
+	if len(warnings) != len(want) {
+		t.Fatalf("warnings = %q, want %d", warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(warnings[i], w) {
+			t.Errorf("warning %d = %q, want it to start with %q", i, warnings[i], w)
+		}
+	}
+}
+
 // TestPolicyWarnsAboutAnEmptySelector: a policy whose selector is empty,
 // which selects every pod of its namespace, is accepted with a warning
 // that says so.

@@ -44,6 +44,9 @@ type Options struct {
 	// install beside OpenKruise, which admits and converts the requests
 	// itself.
 	PolicyOnly bool
+	// Prometheus is set when the manager has a Prometheus for policies'
+	// signals.
+	Prometheus bool
 }
 
 // Register adds the RecreatePolicy validation to server and, unless
@@ -51,7 +54,7 @@ type Options struct {
 // readiness-gate injection and the CRD conversion webhook.
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
-	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder}})
+	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus}})
 	if o.PolicyOnly {
 		return
 	}

@@ -82,4 +82,3 @@ func (v *Values) Set(pod, container, signal string, value float64) {
 	}
 	v.containers[pod][container][signal] = value
 }
-
