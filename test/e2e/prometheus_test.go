@@ -152,21 +152,5 @@ func TestMemoryFromPrometheus(t *testing.T) {
 		t.Error(err)
 	}
 	prom = nil
-	quiet := memoryPod(t, "quiet", "--grow-rate=0")
-	near := builtinPolicy(quiet.Namespace, "near", "quiet", "memory-near-limit", map[string]string{"fraction": `0.01`})
-	createPolicy(t, near)
-	var last []v1alpha1.RuleNoData
-	waitWithin(t, "the policy's status to say Prometheus did not answer", time.Minute, func() bool {
-		last = readPolicy(t, rejuvStack(t).Client, near.Namespace, near.Name).Status.NoData
-		for _, nd := range last {
-			if nd.Signal == "memory" && strings.HasPrefix(nd.Reason, "prometheus: query ") {
-				return true
-			}
-		}
-		return false
-	})
-	t.Logf("status.noData: %s", fmt.Sprint(last))
-	if n := len(policyRequests(t, rejuvStack(t).Client, near.Namespace, near.Name)); n != 0 {
-		t.Errorf("%d requests without an answer from Prometheus", n)
-	}
+	noMemory(t, "quiet", "prometheus: query ")
 }
