@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 			return err
 		}
 		signals.RegisterMetrics()
-		policies.Signals = &signals.Querier{API: prometheus}
+		policies.Signals = &signals.Querier{API: prometheus, Timeout: o.Prometheus.Timeout}
 	}
 	sampler, err := newSampler(mgr, o, prometheus)
 	if err != nil {

@@ -112,7 +112,11 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 	}
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, podValue, candidates, results)
+		// The no-data results are kept for the pod's signals too: the
+		// shared empty object, or one built for this evaluation, which
+		// no later evaluation matches.
+		inputs := append(slices.Clip(candidates), signals)
+		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, podValue, inputs, results)
 		if err == nil {
 			doc.dropPrevious()
 			return results, nil
@@ -136,11 +140,12 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 
 // evalCombined evaluates every rule with the combined queries. Any failure
 // is returned as is, for the caller to attribute by evaluating rule by
-// rule. No-data results depend only on the pod and the candidates, not on
-// the time, so they are evaluated again only when one of those changed.
-func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, podValue *ast.Term, candidates []*ast.Term, results []RuleResult) error {
+// rule. No-data results depend only on the pod, the candidates and the
+// pod's signals (inputs), not on the time, so they are evaluated again only
+// when one of those changed.
+func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, podValue *ast.Term, inputs []*ast.Term, results []RuleResult) error {
 	hook := printHook{p: p, pod: pod}
-	noData, cached := doc.noDataOf(p, podValue, candidates)
+	noData, cached := doc.noDataOf(p, podValue, inputs)
 	query := p.combined.recreate
 	if !cached {
 		query = p.combined.both
@@ -167,7 +172,7 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 		results[i] = res
 	}
 	if !cached && complete {
-		doc.keepNoData(p, podValue, candidates, noData)
+		doc.keepNoData(p, podValue, inputs, noData)
 	}
 	return nil
 }

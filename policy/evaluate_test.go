@@ -225,3 +225,36 @@ recreate contains {"container": c.name, "reason": sprintf("%v", [c.signals.gcPau
 		}
 	}
 }
+
+// A rule's no data that reads the pod's signals follows their values:
+// the no-data results kept for a pod are not those of other signals.
+func TestNoDataFollowsPodSignals(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	rule := `package sig
+import rego.v1
+recreate contains c.name if {
+	some c in input.containers
+	input.signals.queue > 10
+}
+no_data contains {"container": c.name, "signal": "signals.queue"} if {
+	some c in input.containers
+	not input.signals.queue
+}
+`
+	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
+	tg := target(now)
+	tg.Containers = []Candidate{{Name: "app"}}
+	for _, step := range []struct {
+		signals map[string]float64
+		noData  int
+	}{{nil, 1}, {map[string]float64{"queue": 1}, 0}, {nil, 1}, {map[string]float64{"queue": 2}, 0}} {
+		tg.Signals = step.signals
+		res, err := p.Evaluate(context.Background(), tg)
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+		if len(res[0].NoData) != step.noData {
+			t.Errorf("signals %v: no data %+v, want %d", step.signals, res[0].NoData, step.noData)
+		}
+	}
+}

@@ -25,14 +25,18 @@ func Names(src, field string) bool {
 
 func readsMemory(mod *ast.Module) bool { return names(mod, "memory") }
 
+// names looks in the module's rules only: its package path and imports
+// (package queue, import rego.v1) name no field.
 func names(mod *ast.Module, field string) bool {
 	found := false
 	want := ast.String(field)
-	ast.WalkTerms(mod, func(t *ast.Term) bool {
-		if s, ok := t.Value.(ast.String); ok && s == want {
-			found = true
-		}
-		return found
-	})
+	for _, r := range mod.Rules {
+		ast.WalkTerms(r, func(t *ast.Term) bool {
+			if s, ok := t.Value.(ast.String); ok && s == want {
+				found = true
+			}
+			return found
+		})
+	}
 	return found
 }

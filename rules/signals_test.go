@@ -2,6 +2,15 @@ package rules
 
 import "testing"
 
+func TestNames(t *testing.T) {
+	src := "package queue\nimport rego.v1\nrecreate contains c.name if { some c in input.containers; input.signals.depth > 3 }"
+	for field, want := range map[string]bool{"depth": true, "signals": true, "queue": false, "v1": false, "rego": false} {
+		if got := Names(src, field); got != want {
+			t.Errorf("Names(%q) = %v, want %v", field, got, want)
+		}
+	}
+}
+
 func TestReadsMemory(t *testing.T) {
 	for _, r := range Builtins() {
 		want := r.Name == "memory-leak" || r.Name == "memory-near-limit"
@@ -20,6 +29,7 @@ func TestReadsMemory(t *testing.T) {
 		{"no memory", "package x\nrecreate contains c.name if { some c in input.containers; c.restartCount > 3 }", false},
 		{"a limit only", "package x\nrecreate contains c.name if { some c in input.containers; c.resources.limits.cpu > 3 }", false},
 		{"does not parse", "package x\nrecreate contains memory if {", false},
+		{"the package's name", "package memory\nrecreate contains c.name if { some c in input.containers; c.restartCount > 3 }", false},
 	} {
 		if got := ReadsMemory(tc.src); got != tc.want {
 			t.Errorf("%s: ReadsMemory is %v, want %v", tc.name, got, tc.want)

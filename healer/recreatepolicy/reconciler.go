@@ -56,7 +56,7 @@ type Reconciler struct {
 	expected   expectations
 	dropped    droppedCharges
 	namespaces namespaceLocks
-	readers    map[types.UID]signalReaders
+	readers    map[types.NamespacedName]signalReaders
 }
 
 // +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
@@ -406,6 +406,7 @@ func (r *Reconciler) history(key types.NamespacedName, pods []*corev1.Pod) *hist
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	delete(r.histories, key)
+	delete(r.readers, key)
 	r.mu.Unlock()
 	r.Engine.Forget(key.Namespace, key.Name)
 	r.expected.forget(key)

@@ -37,8 +37,9 @@ func (r *Reconciler) signalValues(ctx context.Context, p *v1alpha1.RecreatePolic
 }
 
 // signalReaders maps each of the policy's inline rules to the signals it
-// names, remembered per policy generation.
+// names, remembered per policy (UID) and generation.
 type signalReaders struct {
+	uid        types.UID
 	generation int64
 	byRule     map[string][]string
 }
@@ -51,9 +52,10 @@ func (r *Reconciler) readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.readers == nil {
-		r.readers = map[types.UID]signalReaders{}
+		r.readers = map[types.NamespacedName]signalReaders{}
 	}
-	if sr, ok := r.readers[p.UID]; ok && sr.generation == p.Generation {
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	if sr, ok := r.readers[key]; ok && sr.uid == p.UID && sr.generation == p.Generation {
 		return sr.byRule
 	}
 	byRule := map[string][]string{}
@@ -67,6 +69,6 @@ func (r *Reconciler) readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
 			}
 		}
 	}
-	r.readers[p.UID] = signalReaders{generation: p.Generation, byRule: byRule}
+	r.readers[key] = signalReaders{uid: p.UID, generation: p.Generation, byRule: byRule}
 	return byRule
 }

@@ -15,6 +15,10 @@ import (
 // Querier evaluates signals against a Prometheus.
 type Querier struct {
 	API promv1.API
+	// Timeout bounds all the queries of one call together, so that a
+	// Prometheus that does not answer holds a policy's pass back once,
+	// not once per signal.
+	Timeout time.Duration
 }
 
 // Query evaluates each signal as an instant query at now and keeps the
@@ -23,6 +27,11 @@ type Querier struct {
 // its values missing, with the error as the reason.
 func (q *Querier) Query(ctx context.Context, namespace string, signals []v1alpha1.Signal, now time.Time) *Values {
 	v := NewValues()
+	if q.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, q.Timeout)
+		defer cancel()
+	}
 	for _, s := range signals {
 		result, _, _, err := q.API.Query(ctx, s.Query, now)
 		if err != nil {

@@ -95,9 +95,11 @@ func (s *Sampler) clock() clock.WithTicker {
 	return s.Clock
 }
 
-// slots is how many slots a window holds.
+// slots is how many slots a window holds: one per interval of the window,
+// and one more, so that a window spans the whole of it although samples
+// come at the source's times, not exactly one per slot.
 func (s *Sampler) slots() int {
-	return max(int((s.Window+s.Interval-1)/s.Interval), 2)
+	return max(int((s.Window+s.Interval-1)/s.Interval)+1, 2)
 }
 
 // SampleOnce samples every namespace that a policy with memory rules
@@ -122,6 +124,9 @@ func (s *Sampler) SampleOnce(ctx context.Context) error {
 			ctrl.LoggerFrom(ctx).Info("no working set for a namespace", "namespace", ns, "error", err.Error())
 		}
 	}
+	s.mu.RLock()
+	windows.WithLabelValues(s.Source.Name()).Set(float64(s.count()))
+	s.mu.RUnlock()
 	return nil
 }
 
@@ -233,7 +238,6 @@ func (s *Sampler) sampleNamespace(ctx context.Context, ns string, selectors []la
 		w := s.window(nw, p.UID, sm.Container, id)
 		w.add(sm.Time.UnixNano()/int64(s.Interval), sm.Bytes)
 	}
-	windows.WithLabelValues(s.Source.Name()).Set(float64(s.count()))
 	return nil
 }
 
@@ -307,8 +311,11 @@ func (s *Sampler) Memory(pod *corev1.Pod, container string) (*policy.MemoryWindo
 		return nil, fmt.Sprintf("%s: %v", s.Source.Name(), nw.err)
 	}
 	id, _, running := runningContainer(pod, container)
+	if !running {
+		return nil, "the container is not running"
+	}
 	for _, w := range nw.pods[pod.UID] {
-		if w.name == container && (!running || w.container == id) {
+		if w.name == container && w.container == id {
 			return w.summary(s.Interval), ""
 		}
 	}

@@ -213,6 +213,13 @@ func TestSamplerCountsOnlyTheRunningInstance(t *testing.T) {
 	if m, _ := st.s.Memory(st.pod("shop", "web-0"), "app"); m == nil || m.Samples != 1 {
 		t.Errorf("the running instance's sample: %+v, want one", m)
 	}
+	// Once the container stops (killed, waiting to start again), its
+	// window is no longer its.
+	pod := st.pod("shop", "web-0")
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	if m, why := st.s.Memory(pod, "app"); m != nil || why != "the container is not running" {
+		t.Errorf("a stopped container's memory: %+v, %q", m, why)
+	}
 }
 
 // TestSamplerForgets: the windows of a deleted pod, and of a namespace
@@ -365,4 +372,27 @@ func heapInUse() uint64 {
 	var m goruntime.MemStats
 	goruntime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// TestSamplerWindowSpansItsWholeLength: with samples stamped at the
+// source's times, off the slots by up to a third of an interval, a full
+// window at the defaults always spans the hour the memory-leak rule
+// judges from by default.
+func TestSamplerWindowSpansItsWholeLength(t *testing.T) {
+	start := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	st := newSamplerTest(t, memoryPolicy("shop", "leaks", "memory-leak"), runningPod("shop", "web-0", "web", "a", start))
+	st.s.Interval, st.s.Window = DefaultInterval, DefaultWindow
+	st.source.bytes["shop"] = map[string]int64{"web-0": 100 * mib}
+	pass := 0
+	st.source.now = func() time.Time {
+		// The source's clock runs 0 to 10 s behind, changing every pass.
+		return st.clock.Now().Add(-time.Duration(pass*7%11) * time.Second)
+	}
+	for pass = range 240 {
+		st.pass()
+		m, _ := st.s.Memory(st.pod("shop", "web-0"), "app")
+		if pass >= 121 && (m == nil || m.WindowSeconds < 3600) {
+			t.Fatalf("pass %d: the window spans %+v, want an hour", pass, m)
+		}
+	}
 }
