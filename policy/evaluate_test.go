@@ -92,7 +92,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	tg.Signals = map[string]float64{"queue": 1.5}
 	tg.Containers = []Candidate{
 		{Name: "app", NotReadySince: now.Add(-time.Minute), Recreations: 2, LastRecreation: now.Add(-time.Hour),
-			Memory: &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9},
+			Memory:  &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9},
 			Signals: map[string]float64{"gcPause": 0.25}},
 		{Name: "proxy"},
 	}
