@@ -56,7 +56,9 @@ images: ## Build the manager's and the daemon's images (linux/amd64 and linux/ar
 # On a fresh machine helm, metrics-server and the cluster's Kubernetes
 # binaries are all compiled from source: helm and metrics-server are built
 # beside the cluster's start, filling the core that downloads and links
-# leave idle.
+# leave idle. The install paths, which mostly wait for rollouts on the
+# cluster, run beside the unit and integration tests (envtest's own API
+# servers), before the end-to-end tests take the cluster.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
@@ -69,9 +71,9 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up, helm and metrics-server beside it" beside "$(CLUSTER) tools" $(CLUSTER) up; \
-	phase "unit and integration tests" $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
-	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
-	phase "install paths" $(GO) test -count=1 -timeout 30m ./test/e2e/install/
+	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
+	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
+	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
