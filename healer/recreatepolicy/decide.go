@@ -127,9 +127,10 @@ func unrestartableMessage(pod *corev1.Pod) string {
 }
 
 // flush puts the new decisions at the head of the status list. A decision
-// that repeats the latest one for the same pod and trigger (a candidate
-// held back at every evaluation) replaces it rather than pushing older
-// ones out.
+// that repeats the outcome of the latest one for the same pod and trigger
+// (a candidate held back at every evaluation, its message saying how long
+// ago the last recreation was) replaces it rather than pushing older ones
+// out.
 func (d *decider) flush(p *v1alpha1.RecreatePolicy) {
 	list := p.Status.RecentDecisions
 	for _, dec := range d.decisions {
@@ -144,7 +145,7 @@ func (d *decider) flush(p *v1alpha1.RecreatePolicy) {
 func prepend(list []v1alpha1.Decision, dec v1alpha1.Decision) []v1alpha1.Decision {
 	for i := range list {
 		if list[i].Pod == dec.Pod && list[i].Trigger == dec.Trigger {
-			if list[i].Outcome == dec.Outcome && list[i].Message == dec.Message && dec.Outcome != v1alpha1.OutcomeCreated {
+			if list[i].Outcome == dec.Outcome && dec.Outcome != v1alpha1.OutcomeCreated {
 				list = append(list[:i:i], list[i+1:]...)
 			}
 			break

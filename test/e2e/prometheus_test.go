@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -118,10 +119,12 @@ func TestMemoryFromPrometheus(t *testing.T) {
 	pod := memoryPod(t, "leak", "--grow-rate=1Mi")
 	started := containerStatus(pod, "app").State.Running.StartedAt.Time
 	useManagerArgs(t, "--memory-source=prometheus", "--prometheus-url="+prom.URL)
-	leader, err := rejuvStack(t).Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The new replicas are ready; one of them takes the lease.
+	var leader *corev1.Pod
+	waitWithin(t, "a leader among the restarted replicas", time.Minute, func() bool {
+		leader, err = rejuvStack(t).Leader(ctx)
+		return err == nil && leader.DeletionTimestamp == nil && slices.Contains(leader.Spec.Containers[0].Args, "--memory-source=prometheus")
+	})
 	leaderSince := leader.Status.StartTime.Time
 	// Prometheus holds more than the rule's minObservation of the leak.
 	time.Sleep(time.Until(started.Add(75 * time.Second)))
