@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,15 +165,24 @@ func ruleFields(line string) []string {
 	return out
 }
 
+// bridgeAliasPrefix starts the alias the harness gives its bridge, followed
+// by the cluster directory that owns it, so that a bridge left behind by a
+// cluster whose processes are gone (its session was killed) can be told
+// from one a running cluster uses.
+const bridgeAliasPrefix = "rejuv-harness cluster in "
+
 // createBridge creates the pods' bridge with the node's address on it.
 func createBridge(ctx context.Context, cfg Config) error {
 	ip := cfg.Tools.IP
 	addr := fmt.Sprintf("%s/%d", cfg.NodeIP(), cfg.PodSubnet.Bits())
 	if _, err := net.InterfaceByName(cfg.Bridge); err == nil {
-		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not this instance's (left by a cluster whose state is lost? remove it with: ip link delete %s)", cfg.Bridge, cfg.Bridge)
+		if err := removeLeftBridge(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	steps := [][]string{
 		{"link", "add", cfg.Bridge, "type", "bridge"},
+		{"link", "set", cfg.Bridge, "alias", bridgeAliasPrefix + cfg.Dir},
 		{"addr", "add", addr, "dev", cfg.Bridge},
 		{"link", "set", cfg.Bridge, "up"},
 	}
@@ -184,8 +194,63 @@ func createBridge(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// removeLeftBridge deletes an existing bridge of the harness's name when no
+// running cluster uses it: one whose alias names a cluster directory without
+// live processes, or one without an alias (older harnesses set none) that
+// carries this cluster's node address. Preflight has already found the
+// cluster's ports free, so no cluster of this configuration is running.
+// Any other interface of that name is refused.
+func removeLeftBridge(ctx context.Context, cfg Config) error {
+	sys := filepath.Join("/sys/class/net", cfg.Bridge)
+	if _, err := os.Stat(filepath.Join(sys, "bridge")); err != nil {
+		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not a bridge; remove it, or give the harness another bridge name", cfg.Bridge)
+	}
+	alias, _ := os.ReadFile(filepath.Join(sys, "ifalias"))
+	owner, marked := strings.CutPrefix(strings.TrimSpace(string(alias)), bridgeAliasPrefix)
+	switch {
+	case marked:
+		if st, _ := loadState(owner); st != nil && st.anyAlive() {
+			return fmt.Errorf("create bridge %s: the running cluster in %s uses it; stop that cluster first (REJUV_CLUSTER_DIR=%s go run ./test/cluster down)", cfg.Bridge, owner, owner)
+		}
+	case !bridgeHasAddress(cfg.Bridge, cfg.NodeIP()):
+		return fmt.Errorf("create bridge %s: a bridge of that name already exists without the node address %s, so it is not a harness cluster's; remove it with: ip link delete %s", cfg.Bridge, cfg.NodeIP(), cfg.Bridge)
+	default:
+		owner = "an unknown directory"
+	}
+	fmt.Fprintf(cfg.out(), "harness: removing bridge %s left by a cluster that no longer runs (%s)\n", cfg.Bridge, owner)
+	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {
+		return fmt.Errorf("remove the left bridge %s: %w", cfg.Bridge, err)
+	}
+	return nil
+}
+
+// bridgeHasAddress reports whether the interface name carries ip.
+func bridgeHasAddress(name string, ip netip.Addr) bool {
+	iface, err := net.InterfaceByName(name)
+	if err != nil {
+		return false
+	}
+	addrs, err := iface.Addrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(net.IP(ip.AsSlice())) {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteBridge deletes the cluster's bridge, unless another cluster has
+// since taken the name over (this one's processes died and the other
+// removed the left bridge).
 func deleteBridge(ctx context.Context, cfg Config) error {
 	if _, err := net.InterfaceByName(cfg.Bridge); err != nil {
+		return nil
+	}
+	alias, _ := os.ReadFile(filepath.Join("/sys/class/net", cfg.Bridge, "ifalias"))
+	if owner, marked := strings.CutPrefix(strings.TrimSpace(string(alias)), bridgeAliasPrefix); marked && owner != cfg.Dir {
 		return nil
 	}
 	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {

@@ -69,3 +69,13 @@ func (s *state) process(name string) *Process {
 	}
 	return nil
 }
+
+// anyAlive reports whether any process the instance started still runs.
+func (s *state) anyAlive() bool {
+	for _, p := range s.Processes {
+		if p.Alive() {
+			return true
+		}
+	}
+	return false
+}
