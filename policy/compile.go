@@ -280,12 +280,11 @@ func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 	for i, r := range rules {
 		modules[i] = r.module
 	}
-	paths := readPodPaths(modules)
 	policy := ast.ObjectTerm(
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, podPaths: paths, podShape: paths.key(), policyTerm: policy, opts: opts}
+	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

@@ -10,6 +10,44 @@ import (
 	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
+// containerEntry is a container's part of its input.containers entry and
+// the facts it was built from.
+type containerEntry struct {
+	facts containerFacts
+	pairs [][2]*ast.Term
+}
+
+// entry is the full input.containers entry of candidate c: the container's
+// part and the manager's history of it.
+func (e *containerEntry) entry(c *Candidate) *ast.Term {
+	pairs := make([][2]*ast.Term, 0, len(e.pairs)+4)
+	pairs = append(pairs, e.pairs...)
+	pairs = append(pairs,
+		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
+		[2]*ast.Term{keyMemory, memoryTerm(c.Memory)},
+		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
+		[2]*ast.Term{keyRecreations, ast.ObjectTerm(
+			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
+			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
+		)},
+	)
+	return ast.ObjectTerm(pairs...)
+}
+
+// memoryTerm is an entry's memory: null without a window.
+func memoryTerm(m *MemoryWindow) *ast.Term {
+	if m == nil {
+		return ast.NullTerm()
+	}
+	return ast.ObjectTerm(
+		[2]*ast.Term{keyWorkingSetBytes, intTerm(m.WorkingSetBytes)},
+		[2]*ast.Term{keySamples, ast.IntNumberTerm(m.Samples)},
+		[2]*ast.Term{keyWindowSeconds, ast.FloatNumberTerm(m.WindowSeconds)},
+		[2]*ast.Term{keySlopeBytesPerSecond, ast.FloatNumberTerm(m.SlopeBytesPerSecond)},
+		[2]*ast.Term{keyR2, ast.FloatNumberTerm(m.R2)},
+	)
+}
+
 // containerFacts are what a container's input.containers entry says as far
 // as the pod says it: equal facts make an equal entry, so a pod's new
 // resourceVersion reuses the entries of the containers that did not change.

@@ -24,10 +24,8 @@ type Program struct {
 	// memory bound: from then on each rule runs on its own, so the culprit
 	// alone waits for it or is stopped.
 	split atomic.Bool
-	// podPaths are the fields of the pod the rules read, podShape their
-	// cache key: only those are converted.
-	podPaths *podPaths
-	podShape string
+	// shape converts the fields of the pod the rules read, and only those.
+	shape *podShape
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
 	opts       *Options
@@ -86,39 +84,18 @@ func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) 
 // alone (see instantRules).
 func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
 	podName := t.Pod.Namespace + "/" + t.Pod.Name
-	doc := p.opts.Pods.doc(t.Pod)
-	podValue, err := doc.podValue(t.Pod, p.podPaths, p.podShape)
+	in, err := p.inputOf(t)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate policy %s: %w", p.ref, err)
+		return nil, fmt.Errorf("evaluate policy %s for pod %s: %w", p.ref, podName, err)
 	}
-	candidates := make([]*ast.Term, 0, len(t.Containers))
-	known := make(candidateNames, 0, len(t.Containers))
-	for i := range t.Containers {
-		c := &t.Containers[i]
-		entry, ok := doc.candidate(t.Pod, c)
-		if !ok {
-			return nil, fmt.Errorf("evaluate policy %s for pod %s: container %q is not in the pod", p.ref, podName, c.Name)
-		}
-		candidates = append(candidates, entry)
-		known = append(known, c.Name)
-	}
-	signals := signalsTerm(t.Signals)
-	shared := [][2]*ast.Term{
-		{keyPod, podValue},
-		{keyContainers, ast.ArrayTerm(candidates...)},
-		{keySignals, signals},
-		{keyNow, ast.StringTerm(now.UTC().Format(time.RFC3339Nano))},
-		{keyPolicy, p.policyTerm},
-	}
+	// Once evaluated, the pod's document has taken over what it could from
+	// the one before.
+	defer in.doc.dropPrevious()
+	shared := in.document(now, p.policyTerm)
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		// The no-data results are kept for the pod's signals too: the
-		// shared empty object, or one built for this evaluation, which
-		// no later evaluation matches.
-		inputs := append(slices.Clip(candidates), signals)
-		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, known, doc, podValue, inputs, results)
+		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, &in, results)
 		if err == nil {
-			doc.dropPrevious()
 			return results, nil
 		}
 		// Evaluate the rules one by one to tell which one failed.
@@ -129,23 +106,23 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 	for i, r := range p.rules {
 		input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
 		res := RuleResult{Rule: r.name}
-		if err := p.evalRule(ctx, r, input, now, podName, known, &res); err != nil {
+		if err := p.evalRule(ctx, r, input, now, podName, in.names, &res); err != nil {
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: podName, Err: err}
 		}
 		results[i] = res
 	}
-	doc.dropPrevious()
 	return results, nil
 }
 
 // evalCombined evaluates every rule with the combined queries. Any failure
 // is returned as is, for the caller to attribute by evaluating rule by
 // rule. No-data results depend only on the pod, the candidates and the
-// pod's signals (inputs), not on the time, so they are evaluated again only
-// when one of those changed.
-func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, known candidateNames, doc *podDoc, podValue *ast.Term, inputs []*ast.Term, results []RuleResult) error {
+// pod's signals, not on the time, so they are evaluated again only when
+// one of those changed.
+func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, in *podInput, results []RuleResult) error {
 	hook := printHook{p: p, pod: pod}
-	noData, cached := doc.noDataOf(p, podValue, inputs)
+	inputs := in.noDataInputs()
+	noData, cached := in.doc.noDataOf(p, in.pod, inputs)
 	query := p.combined.recreate
 	if !cached {
 		query = p.combined.both
@@ -158,7 +135,7 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
-		res.Matches, err = readMatches(b[ast.Var(r.recreateVar)], known)
+		res.Matches, err = readMatches(b[ast.Var(r.recreateVar)], in.names)
 		if err == nil && !cached {
 			noData[i], err = readNoData(b[ast.Var(r.noDataVar)])
 		}
@@ -172,7 +149,7 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 		results[i] = res
 	}
 	if !cached && complete {
-		doc.keepNoData(p, podValue, inputs, noData)
+		in.doc.keepNoData(p, in.pod, inputs, noData)
 	}
 	return nil
 }

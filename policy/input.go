@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -59,31 +61,16 @@ func (c Candidate) sameAs(x *Candidate) bool {
 	return *c.Memory == *x.Memory
 }
 
-// candidateValue is the full input.containers entry: the pod's part and
-// the manager's history of the container.
-func candidateValue(base [][2]*ast.Term, c *Candidate) *ast.Term {
-	pairs := make([][2]*ast.Term, 0, len(base)+4)
-	pairs = append(pairs, base...)
-	memory := ast.NullTerm()
-	if m := c.Memory; m != nil {
-		memory = ast.ObjectTerm(
-			[2]*ast.Term{keyWorkingSetBytes, intTerm(m.WorkingSetBytes)},
-			[2]*ast.Term{keySamples, ast.IntNumberTerm(m.Samples)},
-			[2]*ast.Term{keyWindowSeconds, ast.FloatNumberTerm(m.WindowSeconds)},
-			[2]*ast.Term{keySlopeBytesPerSecond, ast.FloatNumberTerm(m.SlopeBytesPerSecond)},
-			[2]*ast.Term{keyR2, ast.FloatNumberTerm(m.R2)},
-		)
+// snapshot is a copy of c that its caller's later changes do not reach:
+// the window and the signals are compared by value, not by reference.
+func (c *Candidate) snapshot() Candidate {
+	key := *c
+	if key.Memory != nil {
+		m := *key.Memory
+		key.Memory = &m
 	}
-	pairs = append(pairs,
-		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
-		[2]*ast.Term{keyMemory, memory},
-		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
-		[2]*ast.Term{keyRecreations, ast.ObjectTerm(
-			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
-			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
-		)},
-	)
-	return ast.ObjectTerm(pairs...)
+	key.Signals = maps.Clone(key.Signals)
+	return key
 }
 
 // signalsTerm is a signals object: each name with its value.
@@ -96,4 +83,63 @@ func signalsTerm(values map[string]float64) *ast.Term {
 		obj.Insert(ast.StringTerm(name), ast.FloatNumberTerm(v))
 	}
 	return ast.NewTerm(obj)
+}
+
+// podInput is a pod's part of the input document, which every rule of a
+// program shares: input.pod, input.containers and input.signals.
+type podInput struct {
+	// doc keeps the conversion for the pod's next evaluation.
+	doc        *podDoc
+	pod        *ast.Term
+	containers []*ast.Term
+	names      candidateNames
+	signals    *ast.Term
+}
+
+// inputOf converts the target in one pass: input.pod holds the fields of
+// the pod that the program's rules read, input.containers an entry per
+// candidate (the container as the pod says it, then the manager's history
+// of it), input.signals the pod's signal values. A part the pod's cached
+// document already holds is taken from it, see podDoc.
+func (p *Program) inputOf(t Target) (podInput, error) {
+	doc := p.opts.Pods.doc(t.Pod)
+	in := podInput{
+		doc:        doc,
+		containers: make([]*ast.Term, 0, len(t.Containers)),
+		names:      make(candidateNames, 0, len(t.Containers)),
+		signals:    signalsTerm(t.Signals),
+	}
+	var err error
+	if in.pod, err = doc.pod(t.Pod, p.shape); err != nil {
+		return in, err
+	}
+	for i := range t.Containers {
+		c := &t.Containers[i]
+		entry, ok := doc.container(t.Pod, c)
+		if !ok {
+			return in, fmt.Errorf("container %q is not in the pod", c.Name)
+		}
+		in.containers = append(in.containers, entry)
+		in.names = append(in.names, c.Name)
+	}
+	return in, nil
+}
+
+// document is the input document at now, without parameters.
+func (in *podInput) document(now time.Time, policy *ast.Term) [][2]*ast.Term {
+	return [][2]*ast.Term{
+		{keyPod, in.pod},
+		{keyContainers, ast.ArrayTerm(in.containers...)},
+		{keySignals, in.signals},
+		{keyNow, ast.StringTerm(now.UTC().Format(time.RFC3339Nano))},
+		{keyPolicy, policy},
+	}
+}
+
+// noDataInputs are what the no-data results depend on besides the pod:
+// the candidates' entries and the pod's signals, compared by identity (the
+// shared empty signals object, or one built for this evaluation, which no
+// later evaluation matches).
+func (in *podInput) noDataInputs() []*ast.Term {
+	return append(slices.Clip(in.containers), in.signals)
 }

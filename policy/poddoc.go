@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"fmt"
-	"maps"
-	"reflect"
 	"slices"
 	"sync"
 
@@ -30,18 +27,11 @@ type podDoc struct {
 	// has been evaluated once.
 	prev *podDoc
 	// pods holds the converted pod per shape (the fields some policy's
-	// rules read), see podPaths.
+	// rules read), see podShape.
 	pods       map[string]*ast.Term
 	containers map[string]*containerEntry
 	candidates []candidateEntry
 	noData     map[*Program]*noDataEntry
-}
-
-// containerEntry is a container's part of its input.containers entry and
-// the facts it was built from.
-type containerEntry struct {
-	facts containerFacts
-	pairs [][2]*ast.Term
 }
 
 // candidateEntry is a candidate's full entry and the history it was built
@@ -114,26 +104,23 @@ func (d *podDoc) previous() *podDoc {
 	return d.prev
 }
 
-// podValue returns input.pod with the fields paths names.
-func (d *podDoc) podValue(pod *corev1.Pod, paths *podPaths, shape string) (*ast.Term, error) {
+// pod returns input.pod of the shape: converted once per resourceVersion,
+// and the previous resourceVersion's value when the fields the shape reads
+// did not change (so that the no-data results kept with it still apply).
+func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	d.mu.Lock()
-	t := d.pods[shape]
+	t, prev := d.pods[shape.key], d.prev
 	d.mu.Unlock()
 	if t != nil {
 		return t, nil
 	}
-	// managedFields are large and of no use to rules.
-	p := *pod
-	p.ManagedFields = nil
-	v, err := prunedValue(reflect.ValueOf(&p), paths)
+	t, err := shape.convert(pod)
 	if err != nil {
-		return nil, fmt.Errorf("convert pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, err
 	}
-	t = ast.NewTerm(v)
-	if prev := d.previous(); prev != nil {
-		// The fields the rules read may well be those of before.
+	if prev != nil {
 		prev.mu.Lock()
-		if old := prev.pods[shape]; old != nil && ast.ValueEqual(old.Value, v) {
+		if old := prev.pods[shape.key]; old != nil && ast.ValueEqual(old.Value, t.Value) {
 			t = old
 		}
 		prev.mu.Unlock()
@@ -142,68 +129,54 @@ func (d *podDoc) podValue(pod *corev1.Pod, paths *podPaths, shape string) (*ast.
 	if d.pods == nil {
 		d.pods = map[string]*ast.Term{}
 	}
-	d.pods[shape] = t
+	d.pods[shape.key] = t
 	d.mu.Unlock()
 	return t, nil
 }
 
-// candidate returns the input.containers entry of c.
-func (d *podDoc) candidate(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
+// container returns the input.containers entry of candidate c: the one
+// built before for the same history, in this resourceVersion or, when the
+// container's facts did not change, the one before; otherwise one built
+// from the container's facts (taken over in the same way) and c's history.
+// False when the pod has no such container.
+func (d *podDoc) container(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
 	d.mu.Lock()
-	for _, e := range d.candidates {
-		if e.candidate.sameAs(c) {
-			d.mu.Unlock()
-			return e.term, true
-		}
-	}
-	base, prev := d.containers[c.Name], d.prev
+	base, entry := d.entryFor(c)
+	prev := d.prev
 	d.mu.Unlock()
-	var t *ast.Term
+	if entry != nil {
+		return entry, true
+	}
 	if base == nil {
-		// Only the containers some policy asks about are converted.
 		facts, ok := findContainerFacts(pod, c.Name)
 		if !ok {
 			return nil, false
 		}
 		if prev != nil {
-			base, t = prev.takeOver(&facts, c)
+			prev.mu.Lock()
+			if old, oldEntry := prev.entryFor(c); old != nil && old.facts == facts {
+				base, entry = old, oldEntry
+			}
+			prev.mu.Unlock()
 		}
 		if base == nil {
 			base = &containerEntry{facts: facts, pairs: facts.pairs()}
 		}
 	}
-	if t == nil {
-		t = candidateValue(base.pairs, c)
+	if entry == nil {
+		entry = base.entry(c)
 	}
-	key := *c
-	if key.Memory != nil {
-		// The window is compared by value, not by pointer.
-		m := *key.Memory
-		key.Memory = &m
-	}
-	key.Signals = maps.Clone(key.Signals)
 	d.mu.Lock()
-	if d.containers == nil {
-		d.containers = map[string]*containerEntry{}
-	}
-	d.containers[c.Name] = base
-	if len(d.candidates) >= 2*len(d.containers) {
-		// Histories change over time: keep the recent ones.
-		d.candidates = slices.Delete(d.candidates, 0, len(d.candidates)-len(d.containers))
-	}
-	d.candidates = append(d.candidates, candidateEntry{candidate: key, base: base, term: t})
+	d.keep(base, c, entry)
 	d.mu.Unlock()
-	return t, true
+	return entry, true
 }
 
-// takeOver returns the container's entry of this document if its facts are
-// still those, and the candidate's full entry too if its history is the
-// same.
-func (d *podDoc) takeOver(facts *containerFacts, c *Candidate) (*containerEntry, *ast.Term) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// entryFor gives the container's part of c's entry in this document, and
+// c's full entry if one was built for the same history. d.mu is held.
+func (d *podDoc) entryFor(c *Candidate) (*containerEntry, *ast.Term) {
 	base := d.containers[c.Name]
-	if base == nil || base.facts != *facts {
+	if base == nil {
 		return nil, nil
 	}
 	for _, e := range d.candidates {
@@ -212,6 +185,19 @@ func (d *podDoc) takeOver(facts *containerFacts, c *Candidate) (*containerEntry,
 		}
 	}
 	return base, nil
+}
+
+// keep records the container's part and c's full entry. d.mu is held.
+func (d *podDoc) keep(base *containerEntry, c *Candidate, entry *ast.Term) {
+	if d.containers == nil {
+		d.containers = map[string]*containerEntry{}
+	}
+	d.containers[c.Name] = base
+	if len(d.candidates) >= 2*len(d.containers) {
+		// Histories change over time: keep the recent ones.
+		d.candidates = slices.Delete(d.candidates, 0, len(d.candidates)-len(d.containers))
+	}
+	d.candidates = append(d.candidates, candidateEntry{candidate: c.snapshot(), base: base, term: entry})
 }
 
 // PodCache keeps each pod's converted document per resourceVersion, so that

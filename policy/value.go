@@ -232,6 +232,7 @@ func mapEncoder(t reflect.Type) encoder {
 type field struct {
 	name      string
 	key       *ast.Term
+	typ       reflect.Type
 	index     []int
 	omitEmpty bool
 	omitZero  bool
@@ -287,6 +288,7 @@ func structFields(t reflect.Type, prefix []int) []field {
 		fields = append(fields, field{
 			name:      name,
 			key:       ast.StringTerm(name),
+			typ:       sf.Type,
 			index:     index,
 			omitEmpty: hasOption(opts, "omitempty"),
 			omitZero:  hasOption(opts, "omitzero"),

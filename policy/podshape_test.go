@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"reflect"
 	"testing"
 	"time"
 
@@ -56,10 +55,11 @@ recreate contains c.name if {
 		t.Fatal(err)
 	}
 	paths := readPodPaths([]*ast.Module{m})
-	pruned, err := prunedValue(reflect.ValueOf(pod), paths)
+	term, err := newPodShape(paths).convert(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pruned := term.Value
 	full, err := ToValue(pod)
 	if err != nil {
 		t.Fatal(err)
