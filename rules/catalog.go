@@ -16,8 +16,9 @@ import (
 // rule memory-leak is package rejuv.rules.memory_leak.
 const PackagePrefix = "rejuv.rules."
 
-// Rule is one built-in rule: a self-contained Rego module and what its METADATA
-// annotation says about it.
+// Rule is one built-in rule: a Rego module (which calls no other module, only
+// built-ins, the policy engine's rejuv.format_* among them) and what its
+// METADATA annotation says about it.
 type Rule struct {
 	// Name is how a policy names the rule (builtin: memory-leak).
 	Name string

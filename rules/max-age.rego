@@ -35,7 +35,7 @@ recreate contains {"container": c.name, "reason": reason} if {
 	started_ns <= jitter_cutoff_ns
 	reason := sprintf(
 		"running for %s (maxAge %s + jitter %s for this pod)",
-		[format_duration((now_ns - started_ns) / 1e9), format_duration(input.parameters.maxAge), format_duration(jitter)],
+		[rejuv.format_duration((now_ns - started_ns) / 1e9), rejuv.format_duration(input.parameters.maxAge), rejuv.format_duration(jitter)],
 	)
 }
 
@@ -78,16 +78,3 @@ hex_digits := {
 	"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7,
 	"8": 8, "9": 9, "a": 10, "b": 11, "c": 12, "d": 13, "e": 14, "f": 15,
 }
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])

@@ -87,10 +87,10 @@ has_history(m) if {
 leak_reason(c, m) := sprintf(
 	"working set %s is already %s%% of the %s memory limit and grows %s/h (r2 %s over %s; threshold %s%%)",
 	[
-		format_bytes(m.workingSetBytes), format_number((m.workingSetBytes * 100) / limit),
-		format_bytes(limit), format_bytes(m.slopeBytesPerSecond * 3600),
-		format_number(m.r2), format_duration(m.windowSeconds),
-		format_number(input.parameters.limitFraction * 100),
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_number((m.workingSetBytes * 100) / limit),
+		rejuv.format_bytes(limit), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number(input.parameters.limitFraction * 100),
 	],
 ) if {
 	limit := memory_limit(c)
@@ -98,11 +98,11 @@ leak_reason(c, m) := sprintf(
 } else := sprintf(
 	"working set %s grows %s/h (r2 %s over %s) and reaches %s%% of the %s memory limit in %s (horizon %s)",
 	[
-		format_bytes(m.workingSetBytes), format_bytes(m.slopeBytesPerSecond * 3600),
-		format_number(m.r2), format_duration(m.windowSeconds),
-		format_number(input.parameters.limitFraction * 100), format_bytes(limit),
-		format_duration(((input.parameters.limitFraction * limit) - m.workingSetBytes) / m.slopeBytesPerSecond),
-		format_duration(input.parameters.horizon),
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number(input.parameters.limitFraction * 100), rejuv.format_bytes(limit),
+		rejuv.format_duration(((input.parameters.limitFraction * limit) - m.workingSetBytes) / m.slopeBytesPerSecond),
+		rejuv.format_duration(input.parameters.horizon),
 	],
 ) if {
 	limit := memory_limit(c)
@@ -110,9 +110,9 @@ leak_reason(c, m) := sprintf(
 } else := sprintf(
 	"working set %s grows %s/h (r2 %s over %s; threshold %s/h)",
 	[
-		format_bytes(m.workingSetBytes), format_bytes(m.slopeBytesPerSecond * 3600),
-		format_number(m.r2), format_duration(m.windowSeconds),
-		format_bytes(input.parameters.minGrowthPerHour),
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_bytes(input.parameters.minGrowthPerHour),
 	],
 ) if {
 	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
@@ -121,39 +121,4 @@ leak_reason(c, m) := sprintf(
 memory_limit(c) := c.resources.limits.memory if {
 	is_number(c.resources.limits.memory)
 	c.resources.limits.memory > 0
-}
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])
-
-# format_bytes renders a byte count as a binary Kubernetes quantity: 52428800
-# is "50Mi", 123456789 is "117.74Mi".
-format_bytes(b) := sprintf("%sGi", [format_number(b / 1073741824)]) if {
-	b >= 1073741824
-} else := sprintf("%sMi", [format_number(b / 1048576)]) if {
-	b >= 1048576
-} else := sprintf("%sKi", [format_number(b / 1024)]) if {
-	b >= 1024
-} else := format_number(b)
-
-# format_number renders a number that is not negative with at most two
-# decimals: 50, 117.7, 0.93.
-format_number(x) := sprintf("%d", [floor(h / 100)]) if {
-	h := round(x * 100)
-	h % 100 == 0
-} else := sprintf("%d.%d", [floor(h / 100), floor((h % 100) / 10)]) if {
-	h := round(x * 100)
-	h % 10 == 0
-} else := sprintf("%d.%02d", [floor(h / 100), h % 100]) if {
-	h := round(x * 100)
 }

@@ -28,7 +28,7 @@ recreate contains {"container": c.name, "reason": reason} if {
 	ws * 1000000 >= limit * fraction_millionths
 	reason := sprintf(
 		"working set %s is %s%% of the %s memory limit (threshold %s%%)",
-		[format_bytes(ws), format_number((ws * 100) / limit), format_bytes(limit), format_number(input.parameters.fraction * 100)],
+		[rejuv.format_bytes(ws), rejuv.format_number((ws * 100) / limit), rejuv.format_bytes(limit), rejuv.format_number(input.parameters.fraction * 100)],
 	)
 }
 
@@ -46,39 +46,4 @@ no_data contains {"container": c.name, "signal": "memory"} if {
 no_data contains {"container": c.name, "signal": "resources.limits.memory"} if {
 	some c in input.containers
 	not object.get(c, ["resources", "limits", "memory"], null) > 0
-}
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])
-
-# format_bytes renders a byte count as a binary Kubernetes quantity: 52428800
-# is "50Mi", 123456789 is "117.74Mi".
-format_bytes(b) := sprintf("%sGi", [format_number(b / 1073741824)]) if {
-	b >= 1073741824
-} else := sprintf("%sMi", [format_number(b / 1048576)]) if {
-	b >= 1048576
-} else := sprintf("%sKi", [format_number(b / 1024)]) if {
-	b >= 1024
-} else := format_number(b)
-
-# format_number renders a number that is not negative with at most two
-# decimals: 50, 117.7, 0.93.
-format_number(x) := sprintf("%d", [floor(h / 100)]) if {
-	h := round(x * 100)
-	h % 100 == 0
-} else := sprintf("%d.%d", [floor(h / 100), floor((h % 100) / 10)]) if {
-	h := round(x * 100)
-	h % 10 == 0
-} else := sprintf("%d.%02d", [floor(h / 100), h % 100]) if {
-	h := round(x * 100)
 }

@@ -40,8 +40,8 @@ recreate contains {"container": c.name, "reason": reason} if {
 	reason := sprintf(
 		"restarted %v times besides Rejuv's recreations (threshold %v), the last %s ago (%s; window %s)",
 		[
-			restarts, input.parameters.minRestarts, format_duration((now_ns - finished_ns) / 1e9),
-			termination(t), format_duration(input.parameters.window),
+			restarts, input.parameters.minRestarts, rejuv.format_duration((now_ns - finished_ns) / 1e9),
+			termination(t), rejuv.format_duration(input.parameters.window),
 		],
 	)
 }
@@ -86,16 +86,3 @@ termination(t) := sprintf("%s, exit code %v", [t.reason, t.exitCode]) if {
 } else := sprintf("exit code %v", [t.exitCode]) if {
 	is_number(t.exitCode)
 } else := "cause unknown"
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])

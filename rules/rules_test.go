@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,10 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/tester"
+
+	// The formatting built-ins the rules call (rejuv.format_bytes and
+	// the others).
+	_ "github.com/rejuv-dev/rejuv/policy"
 )
 
 // sandbox is a capability set without network, runtime or random built-ins,
@@ -194,29 +197,3 @@ func TestMissingSignalsAreNoData(t *testing.T) {
 	}
 }
 
-// TestHelpersAreIdentical checks that the formatting helpers each rule
-// carries (to stay one self-contained module) have not drifted apart.
-func TestHelpersAreIdentical(t *testing.T) {
-	first := map[string]string{} // helper name -> rule that defines it first
-	text := map[string]string{}  // helper name -> its text there
-	mods := modules(t)
-	for _, r := range Builtins() {
-		mod := mods[r.Module]
-		for _, rule := range mod.Rules {
-			name := rule.Head.Ref().String()
-			if !strings.HasPrefix(name, "format_") {
-				continue
-			}
-			if _, seen := text[name]; !seen {
-				first[name], text[name] = r.Name, rule.String()
-				continue
-			}
-			if rule.String() != text[name] {
-				t.Errorf("%s differs between %s and %s", name, first[name], r.Name)
-			}
-		}
-	}
-	if want := []string{"format_bytes", "format_duration", "format_number"}; !slices.Equal(slices.Sorted(maps.Keys(text)), want) {
-		t.Errorf("helpers are %v, want %v", slices.Sorted(maps.Keys(text)), want)
-	}
-}

@@ -29,7 +29,7 @@ recreate contains {"container": c.name, "reason": reason} if {
 	since_ns <= cutoff_ns
 	reason := sprintf(
 		"not ready for %s (threshold %s)",
-		[format_duration((now_ns - since_ns) / 1e9), format_duration(input.parameters.notReadyFor)],
+		[rejuv.format_duration((now_ns - since_ns) / 1e9), rejuv.format_duration(input.parameters.notReadyFor)],
 	)
 }
 
@@ -54,16 +54,3 @@ cutoff_ns := now_ns - (input.parameters.notReadyFor * 1000000000)
 not_ready_since_ns(c) := max([time.parse_rfc3339_ns(c.notReadySince), time.parse_rfc3339_ns(c.startedAt)]) if {
 	is_string(c.startedAt)
 } else := time.parse_rfc3339_ns(c.notReadySince)
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])

@@ -27,7 +27,7 @@ recreate contains {"container": c.name, "reason": reason, "force": true} if {
 	started_ns <= cutoff_ns
 	reason := sprintf(
 		"startup not finished %s after the container started (threshold %s)",
-		[format_duration((now_ns - started_ns) / 1e9), format_duration(input.parameters.startupFor)],
+		[rejuv.format_duration((now_ns - started_ns) / 1e9), rejuv.format_duration(input.parameters.startupFor)],
 	)
 }
 
@@ -51,16 +51,3 @@ now_ns := time.parse_rfc3339_ns(input.now)
 # cutoff_ns is the latest start that is due now; computing it once leaves one
 # comparison per container.
 cutoff_ns := now_ns - (input.parameters.startupFor * 1000000000)
-
-# Formatting helpers. Every rule carries its own copy so that it stays one
-# self-contained module; rules_test.go checks that the copies are identical.
-
-# format_duration renders seconds like a Go duration without zero units:
-# 750 is "12m30s", 3600 is "1h", 0 is "0s".
-format_duration(seconds) := "0s" if {
-	round(seconds) < 1
-} else := concat("", [sprintf("%d%s", [n, unit]) |
-	t := round(seconds)
-	some [n, unit] in [[floor(t / 3600), "h"], [floor((t % 3600) / 60), "m"], [t % 60, "s"]]
-	n > 0
-])
