@@ -196,4 +196,3 @@ func TestMissingSignalsAreNoData(t *testing.T) {
 		})
 	}
 }
-
