@@ -1,15 +1,12 @@
 # Rejuv's build, test and local-cluster targets. `make help` lists them.
 
-# Tool versions, pinned here and nowhere else. The Kubernetes version the
-# local cluster runs is the k8s.io/kubernetes requirement of
-# test/cluster/kubebuild/go.mod (a Go module pins it, with checksums).
+# Tool versions, pinned here and nowhere else. The programs the tests build
+# from source, the local cluster's Kubernetes, helm (for the chart in
+# config/helm/rejuv) and metrics-server (for the memory rules' end-to-end
+# tests), are pinned by test/cluster/kubebuild/go.mod, with checksums, and
+# built there in one go build.
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
-# Helm, for the chart in config/helm/rejuv, and metrics-server, for the
-# memory rules' end-to-end tests; test/cluster/harness/goprograms.go reads
-# these lines to build the same versions for the tests.
-HELM_VERSION           ?= v4.3.1
-METRICS_SERVER_VERSION ?= v0.9.0
 
 GO      ?= go
 # Rejuv's version has one home, the Helm chart's appVersion: the images' tag
@@ -53,10 +50,9 @@ images: ## Build the manager's and the daemon's images (linux/amd64 and linux/ar
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images
 
 .PHONY: test
-# On a fresh machine helm, metrics-server and the cluster's Kubernetes
-# binaries are all compiled from source: helm and metrics-server are built
-# beside the cluster's start, filling the core that downloads and links
-# leave idle. The install paths, which mostly wait for rollouts on the
+# On a fresh machine the cluster's start compiles Kubernetes, helm and
+# metrics-server from source, in one go build that compiles the packages
+# they share once. The install paths, which mostly wait for rollouts on the
 # cluster, run beside the unit and integration tests (envtest's own API
 # servers), before the end-to-end tests take the cluster.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
@@ -70,7 +66,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
-	phase "cluster up, helm and metrics-server beside it" beside "$(CLUSTER) tools" $(CLUSTER) up; \
+	phase "cluster up (builds Kubernetes, helm and metrics-server once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/
@@ -105,7 +101,7 @@ lint: ## golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: helm
-helm: ## Build helm (HELM_VERSION) from the Go module proxy into .cache/tools once, and print its path.
+helm: ## Build helm (pinned by test/cluster/kubebuild/go.mod) into .cache/tools once, and print its path.
 	@$(CLUSTER) helm
 
 .PHONY: generate

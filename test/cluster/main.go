@@ -1,7 +1,7 @@
 // Command cluster starts, stops and describes Rejuv's local single-node
 // Kubernetes cluster (the harness in package harness):
 //
-//	go run ./test/cluster up|down|status|env|helm|metrics-server|tools
+//	go run ./test/cluster up|down|status|env|helm|metrics-server
 package main
 
 import (
@@ -22,10 +22,9 @@ Commands:
   status  show the cluster's processes and whether the node is Ready
   env     print shell exports for the running cluster (eval "$(go run ./test/cluster env)"),
           with its kubectl first on PATH
-  helm    build helm (the Makefile's HELM_VERSION) into the cache once, and print its path
+  helm    print the path of helm, built once into the cache (up builds it with Kubernetes)
   metrics-server
-          build metrics-server (the Makefile's METRICS_SERVER_VERSION) into the cache once, and print its path
-  tools   build helm and metrics-server, one after the other
+          print the path of metrics-server, built once into the cache (up builds it with Kubernetes)
 
 Environment:
   REJUV_CLUSTER_DIR   instance directory (default <repo>/.cache/cluster)
@@ -73,19 +72,16 @@ func runCommand(ctx context.Context, command string) error {
 		fmt.Printf("export KUBECONFIG=%q\nexport REJUV_NODE_NAME=%q\nexport REJUV_CRI_SOCKET=%q\nexport PATH=%q:\"$PATH\"\n",
 			cfg.Kubeconfig(), cfg.NodeName, cfg.CRISocket(), cfg.KubeBinDir())
 		return nil
-	case "helm", "metrics-server", "tools":
-		ensure := map[string][]func(context.Context) (string, error){
-			"helm":           {harness.EnsureHelm},
-			"metrics-server": {harness.EnsureMetricsServer},
-			"tools":          {harness.EnsureHelm, harness.EnsureMetricsServer},
-		}[command]
-		for _, build := range ensure {
-			path, err := build(ctx)
-			if err != nil {
-				return err
-			}
-			fmt.Println(path)
+	case "helm", "metrics-server":
+		ensure := harness.EnsureHelm
+		if command == "metrics-server" {
+			ensure = harness.EnsureMetricsServer
 		}
+		path, err := ensure(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Println(path)
 		return nil
 	default:
 		return fmt.Errorf("unknown command %q\n%s", command, usage)

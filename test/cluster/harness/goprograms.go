@@ -7,124 +7,146 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 )
 
-// goProgram is a program the tests need that is built from its Go module,
-// at the version the Makefile pins.
+// goProgram is a program the tests need besides the cluster's own, built
+// in the Kubernetes build module (KubeBuildDir), which pins its version:
+// it shares most of its packages with Kubernetes (client-go, apimachinery,
+// the API server's libraries), so building it in the same go build as the
+// Kubernetes binaries compiles them once.
 type goProgram struct {
 	// name is the binary's name.
 	name string
-	// makeVar is the Makefile variable that pins the version, the one
-	// home of it.
-	makeVar string
-	// pkg is the main package at a version; ldflags the linker flags
-	// beside -s -w.
-	pkg, ldflags func(version string) string
+	// module is the Go module that the build module requires; main is
+	// its main package.
+	module, main string
+	// ldflags are the linker flags beside -s -w, at the module's version.
+	ldflags func(version string) string
 }
 
 // Helm, for the chart's install path.
 var helm = goProgram{
-	name: "helm", makeVar: "HELM_VERSION",
-	pkg: func(v string) string { return helmModule(v) + "/cmd/helm@" + v },
-	ldflags: func(v string) string {
-		return "-X " + helmModule(v) + "/internal/version.version=" + v
-	},
-}
-
-func helmModule(version string) string {
-	major, _, _ := strings.Cut(version, ".")
-	return "helm.sh/helm/" + major
+	name: "helm", module: "helm.sh/helm/v4", main: "helm.sh/helm/v4/cmd/helm",
+	ldflags: func(v string) string { return "-X helm.sh/helm/v4/internal/version.version=" + v },
 }
 
 // metricsServer serves the resource metrics API (metrics.k8s.io) that the
 // manager samples the working set from.
 var metricsServer = goProgram{
-	name: "metrics-server", makeVar: "METRICS_SERVER_VERSION",
-	pkg: func(v string) string { return "sigs.k8s.io/metrics-server/cmd/metrics-server@" + v },
-	ldflags: func(v string) string {
-		return "-X k8s.io/component-base/version.gitVersion=" + v
-	},
+	name: "metrics-server", module: "sigs.k8s.io/metrics-server", main: "sigs.k8s.io/metrics-server/cmd/metrics-server",
+	ldflags: func(v string) string { return "-X k8s.io/component-base/version.gitVersion=" + v },
 }
 
-// version reads the version the Makefile pins.
-func (p goProgram) version(makefile string) (string, error) {
-	data, err := os.ReadFile(makefile)
+// goPrograms are the programs built beside the Kubernetes binaries.
+var goPrograms = []goProgram{helm, metricsServer}
+
+// version reads the version of the program's module that the build module
+// requires.
+func (p goProgram) version(buildDir string) (string, error) {
+	gomod := filepath.Join(buildDir, "go.mod")
+	data, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", fmt.Errorf("read the %s version: %w", p.name, err)
 	}
-	line := regexp.MustCompile(`(?m)^` + p.makeVar + `\s*\?=\s*(v\d+\.\d+\.\d+)\s*$`)
+	line := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(p.module) + `\s+(v\d+\.\d+\.\d+)\b`)
 	m := line.FindSubmatch(data)
 	if m == nil {
-		return "", fmt.Errorf("read the %s version: %s has no line %s ?= vX.Y.Z", p.name, makefile, p.makeVar)
+		return "", fmt.Errorf("read the %s version: %s does not require %s", p.name, gomod, p.module)
 	}
 	return string(m[1]), nil
 }
 
-// EnsureHelm builds Helm, of the version the Makefile's HELM_VERSION pins,
-// into <cache>/tools/helm-<version>/helm once, and returns its path.
+// binary is where the program of that version is cached.
+func (p goProgram) binary(cacheDir, version string) string {
+	return filepath.Join(cacheDir, "tools", p.name+"-"+version, p.name)
+}
+
+// ldflagsArg is the go build -ldflags argument for the program's main
+// package alone.
+func (p goProgram) ldflagsArg(version string) string {
+	return p.main + "=-s -w " + p.ldflags(version)
+}
+
+// EnsureHelm builds Helm, of the version test/cluster/kubebuild/go.mod
+// requires, into <cache>/tools/helm-<version>/helm once, and returns its
+// path.
 func EnsureHelm(ctx context.Context) (string, error) { return ensure(ctx, helm) }
 
-// EnsureMetricsServer builds metrics-server, of the version the Makefile's
-// METRICS_SERVER_VERSION pins, into
+// EnsureMetricsServer builds metrics-server, of the version
+// test/cluster/kubebuild/go.mod requires, into
 // <cache>/tools/metrics-server-<version>/metrics-server once, and returns
 // its path.
 func EnsureMetricsServer(ctx context.Context) (string, error) { return ensure(ctx, metricsServer) }
 
-// ensure builds p from the Go module proxy into the cache when it is not
-// there yet, and returns the binary's path. Concurrent calls (parallel
-// test packages) wait for each other.
+// ensure returns the program's cached binary, building it alone when the
+// Kubernetes build (EnsureKubeBinaries) did not build it already.
+// Concurrent calls (parallel test packages) wait for each other.
 func ensure(ctx context.Context, p goProgram) (string, error) {
-	root, err := RepoRoot()
+	cfg, err := DefaultConfig()
 	if err != nil {
 		return "", err
 	}
-	version, err := p.version(filepath.Join(root, "Makefile"))
+	version, err := p.version(cfg.KubeBuildDir)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(envOr(envCacheDir, filepath.Join(root, ".cache")), "tools", p.name+"-"+version)
-	bin := filepath.Join(dir, p.name)
+	bin := p.binary(cfg.CacheDir, version)
 	if isExecutable(bin) {
 		return bin, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create the %s cache: %w", p.name, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"))
+	unlock, err := lockProgram(ctx, bin)
 	if err != nil {
-		return "", fmt.Errorf("lock the %s cache %s: %w", p.name, dir, err)
+		return "", err
 	}
 	defer unlock()
 	if isExecutable(bin) {
 		return bin, nil
 	}
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "harness: building %s %s (cached afterwards in %s)\n", p.name, version, dir)
-	if err := p.build(ctx, version, bin); err != nil {
-		return "", err
+	fmt.Fprintf(os.Stderr, "harness: building %s %s (cached afterwards in %s)\n", p.name, version, filepath.Dir(bin))
+	tmp, err := os.MkdirTemp(filepath.Dir(bin), ".build-")
+	if err != nil {
+		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	if err := goBuild(ctx, cfg.KubeBuildDir, tmp, []string{p.ldflagsArg(version)}, p.main); err != nil {
+		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
+	}
+	if err := os.Rename(filepath.Join(tmp, p.name), bin); err != nil {
+		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
 	}
 	fmt.Fprintf(os.Stderr, "harness: built %s %s in %s\n", p.name, version, since(start))
 	return bin, nil
 }
 
-// build installs the program into a directory beside bin and renames it
-// into place, so that a reader never finds half a binary.
-func (p goProgram) build(ctx context.Context, version, bin string) error {
-	tmp, err := os.MkdirTemp(filepath.Dir(bin), ".build-")
+// lockProgram creates the program's cache folder and locks it.
+func lockProgram(ctx context.Context, bin string) (func(), error) {
+	dir := filepath.Dir(bin)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the cache %s: %w", dir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"))
 	if err != nil {
-		return fmt.Errorf("build %s %s: %w", p.name, version, err)
+		return nil, fmt.Errorf("lock the cache %s: %w", dir, err)
 	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.CommandContext(ctx, goTool(), "install", "-trimpath", "-ldflags", "-s -w "+p.ldflags(version), p.pkg(version))
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "CGO_ENABLED=0", "GOWORK=off")
+	return unlock, nil
+}
+
+// goBuild builds the main packages in the build module into outDir, each
+// linked with the -ldflags arguments that name it.
+func goBuild(ctx context.Context, buildDir, outDir string, ldflags []string, pkgs ...string) error {
+	args := []string{"build", "-trimpath"}
+	for _, l := range ldflags {
+		args = append(args, "-ldflags", l)
+	}
+	args = append(args, "-o", outDir+string(filepath.Separator))
+	args = append(args, pkgs...)
+	cmd := exec.CommandContext(ctx, goTool(), args...)
+	cmd.Dir = buildDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s %s: %w\n%s", p.name, version, err, tail(string(out), 30))
-	}
-	if err := os.Rename(filepath.Join(tmp, p.name), bin); err != nil {
-		return fmt.Errorf("build %s %s: %w", p.name, version, err)
+		return fmt.Errorf("go build in %s: %w\n%s", buildDir, err, tail(string(out), 30))
 	}
 	return nil
 }

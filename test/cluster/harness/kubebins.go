@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,36 +64,72 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	// The programs built beside Kubernetes go into the same build, which
+	// compiles their shared packages once.
+	var programs []goProgram
+	for _, p := range goPrograms {
+		version, err := p.version(cfg.KubeBuildDir)
+		if err != nil {
+			return err
+		}
+		bin := p.binary(cfg.CacheDir, version)
+		if isExecutable(bin) {
+			continue
+		}
+		unlockProgram, err := lockProgram(ctx, bin)
+		if err != nil {
+			return err
+		}
+		defer unlockProgram()
+		if !isExecutable(bin) {
+			programs = append(programs, p)
+		}
+	}
+	names := slices.Clone(missing)
+	for _, p := range programs {
+		names = append(names, p.name)
+	}
 	start := time.Now()
-	fmt.Fprintf(cfg.out(), "harness: building %s %s (cached afterwards in %s)\n", strings.Join(missing, ", "), cfg.KubernetesVersion, dir)
-	if err := buildKubeBinaries(ctx, cfg, missing); err != nil {
+	fmt.Fprintf(cfg.out(), "harness: building %s of Kubernetes %s (cached afterwards in %s)\n", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.CacheDir)
+	if err := buildKubeBinaries(ctx, cfg, missing, programs); err != nil {
 		return err
 	}
-	fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", strings.Join(missing, ", "), since(start))
+	fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", strings.Join(names, ", "), since(start))
 	return nil
 }
 
-// buildKubeBinaries builds the named programs in one go build: the
-// packages they share are compiled once and their links run side by side,
-// where one build after another would link one at a time.
-func buildKubeBinaries(ctx context.Context, cfg Config, names []string) error {
+// buildKubeBinaries builds the Kubernetes programs named and the programs
+// built beside them in one go build: the packages they share are compiled
+// once and their links run side by side, where one build after another
+// would link one at a time.
+func buildKubeBinaries(ctx context.Context, cfg Config, kube []string, programs []goProgram) error {
 	tmp, err := os.MkdirTemp(cfg.KubeBinDir(), ".build-")
 	if err != nil {
 		return fmt.Errorf("create a build folder for the Kubernetes binaries: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	args := []string{"build", "-trimpath", "-ldflags", versionLDFlags(cfg.KubernetesVersion), "-o", tmp + string(filepath.Separator)}
-	for _, name := range names {
-		args = append(args, "k8s.io/kubernetes/cmd/"+name)
+	ldflags := []string{versionLDFlags(cfg.KubernetesVersion)}
+	var pkgs []string
+	dest := map[string]string{}
+	for _, name := range kube {
+		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+name)
+		dest[name] = cfg.KubeBinary(name)
 	}
-	cmd := exec.CommandContext(ctx, goTool(), args...)
-	cmd.Dir = cfg.KubeBuildDir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s %s in %s: %w\n%s", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.KubeBuildDir, err, tail(string(b), 30))
+	for _, p := range programs {
+		version, err := p.version(cfg.KubeBuildDir)
+		if err != nil {
+			return err
+		}
+		// A later -ldflags naming a package wins over the first for it.
+		ldflags = append(ldflags, p.ldflagsArg(version))
+		pkgs = append(pkgs, p.main)
+		dest[p.name] = p.binary(cfg.CacheDir, version)
 	}
-	for _, name := range names {
-		if err := os.Rename(filepath.Join(tmp, name), cfg.KubeBinary(name)); err != nil {
+	if err := goBuild(ctx, cfg.KubeBuildDir, tmp, ldflags, pkgs...); err != nil {
+		return fmt.Errorf("build Kubernetes %s: %w", cfg.KubernetesVersion, err)
+	}
+	for name, path := range dest {
+		if err := os.Rename(filepath.Join(tmp, name), path); err != nil {
 			return fmt.Errorf("build %s: %w", name, err)
 		}
 	}
