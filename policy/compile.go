@@ -284,7 +284,7 @@ func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), policyTerm: policy, opts: opts}
+	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

@@ -26,6 +26,9 @@ type Program struct {
 	split atomic.Bool
 	// shape converts the fields of the pod the rules read, and only those.
 	shape *podShape
+	// timeless is set when no rule reads the time: a pod's matches then
+	// change only with the pod, its candidates and its signals.
+	timeless bool
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
 	opts       *Options
@@ -118,38 +121,52 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 // is returned as is, for the caller to attribute by evaluating rule by
 // rule. No-data results depend only on the pod, the candidates and the
 // pod's signals, not on the time, so they are evaluated again only when
-// one of those changed.
+// one of those changed; so are the matches of a timeless program.
 func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, in *podInput, results []RuleResult) error {
-	hook := printHook{p: p, pod: pod}
 	inputs := in.noDataInputs()
-	noData, cached := in.doc.noDataOf(p, in.pod, inputs)
-	query := p.combined.recreate
-	if !cached {
-		query = p.combined.both
-		noData = make([][]NoData, len(p.rules))
+	kept := in.doc.verdictsOf(p, in.pod, inputs)
+	if kept != nil && kept.matches != nil {
+		for i, r := range p.rules {
+			results[i] = RuleResult{Rule: r.name, Matches: kept.matches[i], NoData: kept.noData[i]}
+		}
+		return nil
 	}
-	b, err := p.eval(ctx, query, &p.combined.greedy, input, now, hook, p.combined.instants)
+	query := p.combined.recreate
+	v := &verdicts{pod: in.pod, candidates: inputs}
+	if kept != nil {
+		v.noData = kept.noData
+	} else {
+		query = p.combined.both
+		v.noData = make([][]NoData, len(p.rules))
+	}
+	b, err := p.eval(ctx, query, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants)
 	if err != nil {
 		return err
+	}
+	if p.timeless {
+		v.matches = make([][]Match, len(p.rules))
 	}
 	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
 		res.Matches, err = readMatches(b[ast.Var(r.recreateVar)], in.names)
-		if err == nil && !cached {
-			noData[i], err = readNoData(b[ast.Var(r.noDataVar)])
+		if err == nil && kept == nil {
+			v.noData[i], err = readNoData(b[ast.Var(r.noDataVar)])
 		}
 		if err != nil {
 			complete = false
 			res.Matches = nil
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: pod, Err: err}
-		} else if noData != nil {
-			res.NoData = noData[i]
+		} else {
+			res.NoData = v.noData[i]
+			if v.matches != nil {
+				v.matches[i] = res.Matches
+			}
 		}
 		results[i] = res
 	}
-	if !cached && complete {
-		in.doc.keepNoData(p, in.pod, inputs, noData)
+	if complete && (kept == nil || v.matches != nil) {
+		in.doc.keepVerdicts(p, v)
 	}
 	return nil
 }

@@ -13,11 +13,11 @@ import (
 // one resourceVersion: the pod object per shape, each container's fields
 // taken from the pod, the last full entry built for each candidate (reused
 // while the manager's history of the container stays the same), and each
-// program's no-data results.
+// program's verdicts.
 //
 // A pod's next resourceVersion starts from the document before (prev): the
 // parts that did not change are taken over instead of converted again, and
-// with them the no-data results they gave. Usually only a container or two
+// with them the verdicts they gave. Usually only a container or two
 // changed.
 type podDoc struct {
 	resourceVersion string
@@ -31,7 +31,7 @@ type podDoc struct {
 	pods       map[string]*ast.Term
 	containers map[string]*containerEntry
 	candidates []candidateEntry
-	noData     map[*Program]*noDataEntry
+	verdicts   map[*Program]*verdicts
 }
 
 // candidateEntry is a candidate's full entry and the history it was built
@@ -42,51 +42,55 @@ type candidateEntry struct {
 	term      *ast.Term
 }
 
-// noDataEntry is a program's no-data results for the pod and candidates
-// they were evaluated with.
-type noDataEntry struct {
+// verdicts are a program's no-data results for the pod and candidates they
+// were evaluated with, and, for a program whose rules do not read the time
+// (see Program.timeless), its matches too.
+type verdicts struct {
 	pod        *ast.Term
 	candidates []*ast.Term
-	results    [][]NoData
+	noData     [][]NoData
+	// matches is nil unless the program is timeless.
+	matches [][]Match
 }
 
-func (e *noDataEntry) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
-	return e != nil && e.pod == pod && slices.Equal(e.candidates, candidates)
+func (v *verdicts) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
+	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
 }
 
-// noDataOf returns the program's no-data results for this pod and these
+// verdictsOf returns the program's verdicts for this pod and these
 // candidates, if they were evaluated before, for this resourceVersion or,
-// with the same converted parts, the one before. Converted parts are
-// shared while nothing changed, so comparing them by identity is enough.
-func (d *podDoc) noDataOf(p *Program, pod *ast.Term, candidates []*ast.Term) ([][]NoData, bool) {
+// with the same converted parts, the one before; nil otherwise. Converted
+// parts are shared while nothing changed, so comparing them by identity is
+// enough.
+func (d *podDoc) verdictsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *verdicts {
 	d.mu.Lock()
-	e, prev := d.noData[p], d.prev
+	v, prev := d.verdicts[p], d.prev
 	d.mu.Unlock()
-	if e.sameInput(pod, candidates) {
-		return e.results, true
+	if v.sameInput(pod, candidates) {
+		return v
 	}
 	if prev == nil {
-		return nil, false
+		return nil
 	}
 	prev.mu.Lock()
-	e = prev.noData[p]
+	v = prev.verdicts[p]
 	prev.mu.Unlock()
-	if !e.sameInput(pod, candidates) {
-		return nil, false
+	if !v.sameInput(pod, candidates) {
+		return nil
 	}
-	d.keepNoData(p, pod, candidates, e.results)
-	return e.results, true
+	d.keepVerdicts(p, v)
+	return v
 }
 
-func (d *podDoc) keepNoData(p *Program, pod *ast.Term, candidates []*ast.Term, results [][]NoData) {
+func (d *podDoc) keepVerdicts(p *Program, v *verdicts) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	// A pod outlives programs (a policy's next generation is a new one):
 	// start afresh rather than keep the results of old ones.
-	if d.noData == nil || len(d.noData) >= 8 {
-		d.noData = map[*Program]*noDataEntry{}
+	if d.verdicts == nil || len(d.verdicts) >= 8 {
+		d.verdicts = map[*Program]*verdicts{}
 	}
-	d.noData[p] = &noDataEntry{pod: pod, candidates: slices.Clone(candidates), results: results}
+	d.verdicts[p] = v
 }
 
 // dropPrevious lets go of the document before: once an evaluation took

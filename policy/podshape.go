@@ -110,20 +110,41 @@ func (p *podPaths) key() string {
 type podShape struct {
 	key    string
 	encode encoder
+	// empty is set when the rules read no field of the pod.
+	empty bool
+	// managedFields is set when the shape reaches metadata.managedFields,
+	// which the conversion leaves out (large, and of no use to rules).
+	managedFields bool
 }
 
-var podType = reflect.TypeFor[corev1.Pod]()
+var (
+	podType = reflect.TypeFor[corev1.Pod]()
+	// noPodFields is input.pod of a shape that reads no field of it.
+	noPodFields = ast.ObjectTerm()
+)
 
 func newPodShape(paths *podPaths) *podShape {
-	return &podShape{key: paths.key(), encode: prunedEncoder(podType, paths)}
+	meta := paths.children["metadata"]
+	return &podShape{
+		key:           paths.key(),
+		encode:        prunedEncoder(podType, paths),
+		empty:         !paths.all && len(paths.children) == 0,
+		managedFields: paths.all || meta != nil && (meta.all || meta.children["managedFields"] != nil),
+	}
 }
 
 // convert gives input.pod: the pod's fields of the shape, managedFields
-// left out (large, and of no use to rules).
+// left out.
 func (s *podShape) convert(pod *corev1.Pod) (*ast.Term, error) {
-	p := *pod
-	p.ManagedFields = nil
-	v, err := s.encode(reflect.ValueOf(&p).Elem())
+	if s.empty {
+		return noPodFields, nil
+	}
+	if s.managedFields && len(pod.ManagedFields) > 0 {
+		p := *pod
+		p.ManagedFields = nil
+		pod = &p
+	}
+	v, err := s.encode(reflect.ValueOf(pod).Elem())
 	if err != nil {
 		return nil, fmt.Errorf("convert the pod: %w", err)
 	}
