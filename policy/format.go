@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -27,7 +29,7 @@ const (
 )
 
 func init() {
-	format := func(name, description string, f func(*big.Rat) string) {
+	format := func(name, description string, f func(*big.Rat) string, whole func(int64) string) {
 		rego.RegisterBuiltin1(&rego.Function{
 			Name:        name,
 			Description: description,
@@ -37,6 +39,11 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
 			}
+			if i, ok := n.Int64(); ok && -maxWhole <= i && i <= maxWhole {
+				// Byte counts and seconds are mostly whole: no big
+				// numbers for them.
+				return ast.StringTerm(whole(i)), nil
+			}
 			r, ok := new(big.Rat).SetString(string(n))
 			if !ok {
 				return nil, fmt.Errorf("%s: %s is not a finite number", name, n)
@@ -44,9 +51,63 @@ func init() {
 			return ast.StringTerm(f(r)), nil
 		})
 	}
-	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber)
-	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes)
-	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration)
+	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, wholeNumber)
+	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, wholeBytes)
+	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, wholeDuration)
+}
+
+// maxWhole bounds the whole numbers formatted with int64 arithmetic: a
+// hundred times it still fits.
+const maxWhole = math.MaxInt64 / 1000
+
+func wholeNumber(i int64) string { return strconv.FormatInt(i, 10) }
+
+func wholeBytes(i int64) string {
+	abs := i
+	if abs < 0 {
+		abs = -abs
+	}
+	for _, u := range binaryUnits {
+		if abs >= u.size {
+			// Hundredths of the unit, rounded half away from zero.
+			h := (abs*100 + u.size/2) / u.size
+			text := formatHundredths(h) + u.suffix
+			if i < 0 {
+				return "-" + text
+			}
+			return text
+		}
+	}
+	return wholeNumber(i)
+}
+
+func wholeDuration(i int64) string {
+	if i < 1 {
+		return "0s"
+	}
+	var b strings.Builder
+	for _, u := range []struct {
+		n    int64
+		unit string
+	}{{i / 3600, "h"}, {i % 3600 / 60, "m"}, {i % 60, "s"}} {
+		if u.n > 0 {
+			b.WriteString(strconv.FormatInt(u.n, 10) + u.unit)
+		}
+	}
+	return b.String()
+}
+
+// formatHundredths writes h hundredths with at most two decimals.
+func formatHundredths(h int64) string {
+	whole, cents := h/100, h%100
+	switch {
+	case cents == 0:
+		return strconv.FormatInt(whole, 10)
+	case cents%10 == 0:
+		return strconv.FormatInt(whole, 10) + "." + strconv.FormatInt(cents/10, 10)
+	default:
+		return fmt.Sprintf("%d.%02d", whole, cents)
+	}
 }
 
 // roundHalfAway rounds r to the nearest integer, halves away from zero,
