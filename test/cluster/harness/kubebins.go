@@ -90,7 +90,7 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 		names = append(names, p.name)
 	}
 	start := time.Now()
-	fmt.Fprintf(cfg.out(), "harness: building %s of Kubernetes %s (cached afterwards in %s)\n", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.CacheDir)
+	fmt.Fprintf(cfg.out(), "harness: building %s in one go build (Kubernetes %s; cached afterwards in %s)\n", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.CacheDir)
 	if err := buildKubeBinaries(ctx, cfg, missing, programs); err != nil {
 		return err
 	}
