@@ -29,7 +29,7 @@ const (
 )
 
 func init() {
-	format := func(name, description string, f func(*big.Rat) string, whole func(int64) string) {
+	format := func(name, description string, exact func(*big.Rat) string, whole func(int64) string, fast func(float64) (string, bool)) {
 		rego.RegisterBuiltin1(&rego.Function{
 			Name:        name,
 			Description: description,
@@ -39,21 +39,89 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
 			}
+			// Byte counts and seconds are mostly whole, and the other
+			// numbers mostly far from a half where they are rounded:
+			// neither needs big numbers.
 			if i, ok := n.Int64(); ok && -maxWhole <= i && i <= maxWhole {
-				// Byte counts and seconds are mostly whole: no big
-				// numbers for them.
 				return ast.StringTerm(whole(i)), nil
+			}
+			if f, err := strconv.ParseFloat(string(n), 64); err == nil {
+				if text, ok := fast(f); ok {
+					return ast.StringTerm(text), nil
+				}
 			}
 			r, ok := new(big.Rat).SetString(string(n))
 			if !ok {
 				return nil, fmt.Errorf("%s: %s is not a finite number", name, n)
 			}
-			return ast.StringTerm(f(r)), nil
+			return ast.StringTerm(exact(r)), nil
 		})
 	}
-	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, wholeNumber)
-	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, wholeBytes)
-	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, wholeDuration)
+	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, wholeNumber, fastNumber)
+	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, wholeBytes, fastBytes)
+	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, wholeDuration, fastDuration)
+}
+
+// roundFloat rounds x*scale half away from zero, as Rego's round does;
+// false when x*scale is too large, or too close to a half, for float64's
+// rounding errors (well under a millionth below a billion) to leave the
+// result certain: the caller rounds exactly then.
+func roundFloat(x, scale float64) (int64, bool) {
+	y := math.Abs(x * scale)
+	if math.IsNaN(y) || y >= 1e9 {
+		return 0, false
+	}
+	if d := y - math.Floor(y) - 0.5; -1e-6 < d && d < 1e-6 {
+		return 0, false
+	}
+	r := int64(math.Round(y))
+	if x < 0 {
+		r = -r
+	}
+	return r, true
+}
+
+func fastNumber(x float64) (string, bool) {
+	h, ok := roundFloat(x, 100)
+	if !ok {
+		return "", false
+	}
+	return signedHundredths(h), true
+}
+
+func fastBytes(x float64) (string, bool) {
+	abs := math.Abs(x)
+	for _, u := range binaryUnits {
+		size := float64(u.size)
+		if math.Abs(abs-size) < 1e-6*size {
+			return "", false
+		}
+		if abs >= size {
+			// 100/size is exact: size is a power of two.
+			h, ok := roundFloat(x, 100/size)
+			if !ok {
+				return "", false
+			}
+			return signedHundredths(h) + u.suffix, true
+		}
+	}
+	return fastNumber(x)
+}
+
+func fastDuration(x float64) (string, bool) {
+	t, ok := roundFloat(x, 1)
+	if !ok {
+		return "", false
+	}
+	return wholeDuration(t), true
+}
+
+// signedHundredths writes h hundredths with at most two decimals.
+func signedHundredths(h int64) string {
+	if h < 0 {
+		return "-" + formatHundredths(-h)
+	}
+	return formatHundredths(h)
 }
 
 // maxWhole bounds the whole numbers formatted with int64 arithmetic: a
