@@ -148,8 +148,8 @@ func run(n int, f func(i int) int) measure {
 	return measure{pods: n, took: took, allocs: (after.Mallocs - before.Mallocs) / uint64(n), bytes: (after.TotalAlloc - before.TotalAlloc) / uint64(n), hits: hits}
 }
 
-// BenchmarkPolicyEngine prints, for each of two policies of three built-in
-// rules over 10,000 realistic pods, the cost of Rejuv's engine warm (pods
+// BenchmarkPolicyEngine prints, for each policy of built-in rules (see
+// policies) over 10,000 realistic pods, the cost of Rejuv's engine warm (pods
 // unchanged), cold (every pod changed since: its app container restarted)
 // and at first sight (an empty cache: every pod converted), of a prepared
 // query fed JSON, and of the simple way (a new query per pod with JSON
