@@ -185,32 +185,14 @@ func prunedEncoder(t reflect.Type, paths *podPaths) encoder {
 
 // prunedStructEncoder converts the members of a struct that paths names.
 func prunedStructEncoder(t reflect.Type, paths *podPaths) encoder {
-	type member struct {
-		field
-		encode encoder
-	}
-	var members []member
+	var members []field
 	for _, f := range fieldsOf(t) {
 		if child := paths.children[f.name]; child != nil {
-			members = append(members, member{field: f, encode: prunedEncoder(f.typ, child)})
+			f.encode = prunedEncoder(f.typ, child)
+			members = append(members, f)
 		}
 	}
-	return func(v reflect.Value) (ast.Value, error) {
-		obj := ast.NewObjectWithCapacity(len(members))
-		for i := range members {
-			m := &members[i]
-			fv, ok := fieldByIndex(v, m.index)
-			if !ok || m.omitEmpty && isEmpty(fv) || m.omitZero && fv.IsZero() {
-				continue
-			}
-			x, err := m.encode(fv)
-			if err != nil {
-				return nil, fmt.Errorf("field %s: %w", m.name, err)
-			}
-			obj.Insert(m.key, ast.NewTerm(x))
-		}
-		return obj, nil
-	}
+	return fieldsEncoder(members)
 }
 
 // prunedMapEncoder converts the entries of a map with string keys that

@@ -239,8 +239,11 @@ type field struct {
 	encode    encoder
 }
 
-func structEncoder(t reflect.Type) encoder {
-	fields := fieldsOf(t)
+func structEncoder(t reflect.Type) encoder { return fieldsEncoder(fieldsOf(t)) }
+
+// fieldsEncoder converts a struct to an object of the fields given, each
+// by its own encoder, as encoding/json would.
+func fieldsEncoder(fields []field) encoder {
 	return func(v reflect.Value) (ast.Value, error) {
 		obj := ast.NewObjectWithCapacity(len(fields))
 		for i := range fields {
