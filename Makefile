@@ -52,11 +52,11 @@ images: ## Build the manager's and the daemon's images (linux/amd64 and linux/ar
 .PHONY: test
 # On a fresh machine the cluster's start compiles Kubernetes, helm and
 # metrics-server from source, in one go build that compiles the packages
-# they share once; Rejuv's own build runs beside it, filling the time that
-# module downloads and single-threaded links leave a core idle. The install
-# paths, which mostly wait for rollouts on the cluster, run beside the unit
-# and integration tests (envtest's own API servers), before the end-to-end
-# tests take the cluster.
+# they share once (Rejuv's own build beside it saved nothing: both are
+# bound by the two cores). The install paths, which mostly wait for
+# rollouts on the cluster, run beside the unit and integration tests
+# (envtest's own API servers), before the end-to-end tests take the
+# cluster.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
@@ -67,8 +67,8 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	  [ $$main -eq 0 ] && [ $$side -eq 0 ]; }; \
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
-	phase "build, and cluster up beside it (builds Kubernetes, helm and metrics-server once)" \
-	  beside "$(MAKE) --no-print-directory build" $(CLUSTER) up; \
+	phase build $(MAKE) --no-print-directory build; \
+	phase "cluster up (builds Kubernetes, helm and metrics-server once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/
