@@ -144,42 +144,62 @@ var (
 // evaluation), without with.
 func pureOfPods(r *ast.Rule) bool {
 	ok := true
-	ast.WalkExprs(r, func(e *ast.Expr) bool {
-		if len(e.With) > 0 || e.IsCall() && !deterministic(ast.NewTerm(e.Operator())) {
-			ok = false
-		}
-		return !ok
-	})
 	ast.WalkRefs(r, func(ref ast.Ref) bool {
 		if ref[0].Equal(ast.InputRootDocument) && !ref.HasPrefix(refInputNow) && !ref.HasPrefix(refInputPolicy) {
 			ok = false
 		}
 		return !ok
 	})
-	ast.WalkTerms(r, func(t *ast.Term) bool {
-		if call, isCall := t.Value.(ast.Call); isCall && !deterministic(call[0]) {
-			ok = false
+	return ok && !usesWith(r) && everyCall(r, func(op ast.Ref) bool {
+		if op[0].Equal(ast.DefaultRootDocument) {
+			// A function of a module; readsOnlyInstant rejects it too.
+			return false
 		}
-		return !ok
+		builtin, pure := pureBuiltin(op.String())
+		return builtin && (pure || op.String() == ast.NowNanos.Name)
 	})
-	return ok
 }
 
-func deterministic(op *ast.Term) bool {
-	ref, ok := op.Value.(ast.Ref)
-	if !ok {
-		return false
-	}
-	if ref[0].Equal(ast.DefaultRootDocument) {
-		// A function of a module; readsOnlyInstant rejects it too.
-		return false
-	}
-	name := ref.String()
+// pureBuiltin tells whether name is a built-in, and whether it gives the
+// same result for the same operands with nothing lost when that result is
+// reused: not a nondeterministic one (time.now_ns among them), not print.
+func pureBuiltin(name string) (builtin, pure bool) {
 	b, ok := ast.BuiltinMap[name]
 	if !ok {
-		return false
+		return false, false
 	}
-	return name == ast.NowNanos.Name || !b.Nondeterministic && name != ast.Print.Name && name != ast.InternalPrint.Name
+	return true, !b.Nondeterministic && name != ast.Print.Name && name != ast.InternalPrint.Name
+}
+
+// everyCall reports whether ok holds for the operator of every call in x:
+// the expressions that are calls, and the calls nested in terms.
+func everyCall(x any, ok func(op ast.Ref) bool) bool {
+	all := true
+	ast.WalkExprs(x, func(e *ast.Expr) bool {
+		if e.IsCall() && !ok(e.Operator()) {
+			all = false
+		}
+		return !all
+	})
+	ast.WalkTerms(x, func(t *ast.Term) bool {
+		if call, isCall := t.Value.(ast.Call); isCall {
+			if op, isRef := call[0].Value.(ast.Ref); !isRef || !ok(op) {
+				all = false
+			}
+		}
+		return !all
+	})
+	return all
+}
+
+// usesWith reports whether an expression in x uses with.
+func usesWith(x any) bool {
+	with := false
+	ast.WalkExprs(x, func(e *ast.Expr) bool {
+		with = with || len(e.With) > 0
+		return with
+	})
+	return with
 }
 
 // readsOnlyInstant reports whether every document r reads is an instant
