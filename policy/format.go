@@ -29,7 +29,7 @@ const (
 )
 
 func init() {
-	format := func(name, description string, exact func(*big.Rat) string, whole func(int64) string, fast func(float64) (string, bool)) {
+	format := func(name, description string, exact func(*big.Rat) string, fast func(float64) (string, bool)) {
 		rego.RegisterBuiltin1(&rego.Function{
 			Name:        name,
 			Description: description,
@@ -39,12 +39,8 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
 			}
-			// Byte counts and seconds are mostly whole, and the other
-			// numbers mostly far from a half where they are rounded:
-			// neither needs big numbers.
-			if i, ok := n.Int64(); ok && -maxWhole <= i && i <= maxWhole {
-				return ast.StringTerm(whole(i)), nil
-			}
+			// Numbers are mostly far from a half where they are rounded:
+			// those need no big numbers.
 			if f, err := strconv.ParseFloat(string(n), 64); err == nil {
 				if text, ok := fast(f); ok {
 					return ast.StringTerm(text), nil
@@ -57,9 +53,9 @@ func init() {
 			return ast.StringTerm(exact(r)), nil
 		})
 	}
-	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, wholeNumber, fastNumber)
-	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, wholeBytes, fastBytes)
-	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, wholeDuration, fastDuration)
+	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, fastNumber)
+	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, fastBytes)
+	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, fastDuration)
 }
 
 // roundFloat rounds x*scale half away from zero, as Rego's round does;
@@ -113,69 +109,46 @@ func fastDuration(x float64) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return wholeDuration(t), true
+	return durationText(t), true
 }
 
 // signedHundredths writes h hundredths with at most two decimals.
 func signedHundredths(h int64) string {
+	sign := ""
 	if h < 0 {
-		return "-" + formatHundredths(-h)
+		sign, h = "-", -h
 	}
-	return formatHundredths(h)
+	return sign + strconv.FormatInt(h/100, 10) + centsText(h%100)
 }
 
-// maxWhole bounds the whole numbers formatted with int64 arithmetic: a
-// hundred times it still fits.
-const maxWhole = math.MaxInt64 / 1000
-
-func wholeNumber(i int64) string { return strconv.FormatInt(i, 10) }
-
-func wholeBytes(i int64) string {
-	abs := i
-	if abs < 0 {
-		abs = -abs
+// centsText writes the decimals of c hundredths: none, one or two.
+func centsText(c int64) string {
+	switch {
+	case c == 0:
+		return ""
+	case c%10 == 0:
+		return "." + strconv.FormatInt(c/10, 10)
+	default:
+		return fmt.Sprintf(".%02d", c)
 	}
-	for _, u := range binaryUnits {
-		if abs >= u.size {
-			// Hundredths of the unit, rounded half away from zero.
-			h := (abs*100 + u.size/2) / u.size
-			text := formatHundredths(h) + u.suffix
-			if i < 0 {
-				return "-" + text
-			}
-			return text
-		}
-	}
-	return wholeNumber(i)
 }
 
-func wholeDuration(i int64) string {
-	if i < 1 {
+// durationText writes whole seconds like a Go duration without zero
+// units.
+func durationText(seconds int64) string {
+	if seconds < 1 {
 		return "0s"
 	}
 	var b strings.Builder
 	for _, u := range []struct {
 		n    int64
 		unit string
-	}{{i / 3600, "h"}, {i % 3600 / 60, "m"}, {i % 60, "s"}} {
+	}{{seconds / 3600, "h"}, {seconds % 3600 / 60, "m"}, {seconds % 60, "s"}} {
 		if u.n > 0 {
 			b.WriteString(strconv.FormatInt(u.n, 10) + u.unit)
 		}
 	}
 	return b.String()
-}
-
-// formatHundredths writes h hundredths with at most two decimals.
-func formatHundredths(h int64) string {
-	whole, cents := h/100, h%100
-	switch {
-	case cents == 0:
-		return strconv.FormatInt(whole, 10)
-	case cents%10 == 0:
-		return strconv.FormatInt(whole, 10) + "." + strconv.FormatInt(cents/10, 10)
-	default:
-		return fmt.Sprintf("%d.%02d", whole, cents)
-	}
 }
 
 // roundHalfAway rounds r to the nearest integer, halves away from zero,
@@ -199,14 +172,7 @@ func formatNumber(r *big.Rat) string {
 		h.Neg(h)
 	}
 	whole, cents := new(big.Int).QuoRem(h, big.NewInt(100), new(big.Int))
-	switch c := cents.Int64(); {
-	case c == 0:
-		return sign + whole.String()
-	case c%10 == 0:
-		return fmt.Sprintf("%s%s.%d", sign, whole, c/10)
-	default:
-		return fmt.Sprintf("%s%s.%02d", sign, whole, c)
-	}
+	return sign + whole.String() + centsText(cents.Int64())
 }
 
 var binaryUnits = []struct {
@@ -230,17 +196,10 @@ func formatDuration(r *big.Rat) string {
 	if t.Sign() < 1 {
 		return "0s"
 	}
-	var b strings.Builder
+	if t.IsInt64() {
+		return durationText(t.Int64())
+	}
+	// More hours than an int64 of seconds holds.
 	hours, rest := new(big.Int).QuoRem(t, big.NewInt(3600), new(big.Int))
-	minutes, seconds := rest.Int64()/60, rest.Int64()%60
-	if hours.Sign() > 0 {
-		b.WriteString(hours.String() + "h")
-	}
-	if minutes > 0 {
-		fmt.Fprintf(&b, "%dm", minutes)
-	}
-	if seconds > 0 {
-		fmt.Fprintf(&b, "%ds", seconds)
-	}
-	return b.String()
+	return hours.String() + "h" + strings.TrimPrefix(durationText(rest.Int64()), "0s")
 }

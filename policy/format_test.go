@@ -45,7 +45,8 @@ cases contains [x, format_number(x), rejuv.format_number(x), format_bytes(x), re
 
 func TestFormattingBuiltinsWriteWhatTheRegoHelpersWrote(t *testing.T) {
 	inputs := []any{0, 0.004, 0.005, 0.93, 1, 1.5, 12.345, 50, 59.6, 99.999, 117.74, 750, 1023, 1024, 1536, 3599.5, 3600, 3661,
-		52428800, 123456789, 314572800, 1073741824, 1610612736, 5e9, 86400.4, 90061}
+		52428800, 123456789, 314572800, 1073741824, 1610612736, 5e9, 86400.4, 90061,
+		1e20, 40000000, 2.5e7 + 0.125}
 	for i := range 200 {
 		inputs = append(inputs, float64(i)*7.77, i*1048576/3, i*13)
 	}
