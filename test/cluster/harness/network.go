@@ -201,12 +201,10 @@ func createBridge(ctx context.Context, cfg Config) error {
 // cluster's ports free, so no cluster of this configuration is running.
 // Any other interface of that name is refused.
 func removeLeftBridge(ctx context.Context, cfg Config) error {
-	sys := filepath.Join("/sys/class/net", cfg.Bridge)
-	if _, err := os.Stat(filepath.Join(sys, "bridge")); err != nil {
+	if _, err := os.Stat(filepath.Join("/sys/class/net", cfg.Bridge, "bridge")); err != nil {
 		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not a bridge; remove it, or give the harness another bridge name", cfg.Bridge)
 	}
-	alias, _ := os.ReadFile(filepath.Join(sys, "ifalias"))
-	owner, marked := strings.CutPrefix(strings.TrimSpace(string(alias)), bridgeAliasPrefix)
+	owner, marked := bridgeOwner(cfg.Bridge)
 	switch {
 	case marked:
 		if st, _ := loadState(owner); st != nil && st.anyAlive() {
@@ -222,6 +220,13 @@ func removeLeftBridge(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("remove the left bridge %s: %w", cfg.Bridge, err)
 	}
 	return nil
+}
+
+// bridgeOwner reads the cluster directory the bridge's alias names; false
+// when the alias names none.
+func bridgeOwner(bridge string) (string, bool) {
+	alias, _ := os.ReadFile(filepath.Join("/sys/class/net", bridge, "ifalias"))
+	return strings.CutPrefix(strings.TrimSpace(string(alias)), bridgeAliasPrefix)
 }
 
 // bridgeHasAddress reports whether the interface name carries ip.
@@ -249,8 +254,7 @@ func deleteBridge(ctx context.Context, cfg Config) error {
 	if _, err := net.InterfaceByName(cfg.Bridge); err != nil {
 		return nil
 	}
-	alias, _ := os.ReadFile(filepath.Join("/sys/class/net", cfg.Bridge, "ifalias"))
-	if owner, marked := strings.CutPrefix(strings.TrimSpace(string(alias)), bridgeAliasPrefix); marked && owner != cfg.Dir {
+	if owner, marked := bridgeOwner(cfg.Bridge); marked && owner != cfg.Dir {
 		return nil
 	}
 	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {
