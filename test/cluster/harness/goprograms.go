@@ -3,10 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -57,15 +61,19 @@ func (p goProgram) version(buildDir string) (string, error) {
 	return string(m[1]), nil
 }
 
-// binary is where the program of that version is cached.
-func (p goProgram) binary(cacheDir, version string) string {
-	return filepath.Join(cacheDir, "tools", p.name+"-"+version, p.name)
+// pinnedProgram is a program at the version the build module requires,
+// and where its binary is cached.
+type pinnedProgram struct {
+	goProgram
+	version, bin string
 }
 
-// ldflagsArg is the go build -ldflags argument for the program's main
-// package alone.
-func (p goProgram) ldflagsArg(version string) string {
-	return p.main + "=-s -w " + p.ldflags(version)
+func (p goProgram) pinned(cfg Config) (pinnedProgram, error) {
+	version, err := p.version(cfg.KubeBuildDir)
+	if err != nil {
+		return pinnedProgram{}, err
+	}
+	return pinnedProgram{goProgram: p, version: version, bin: filepath.Join(cfg.CacheDir, "tools", p.name+"-"+version, p.name)}, nil
 }
 
 // EnsureHelm builds Helm, of the version test/cluster/kubebuild/go.mod
@@ -87,37 +95,28 @@ func ensure(ctx context.Context, p goProgram) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	version, err := p.version(cfg.KubeBuildDir)
+	pp, err := p.pinned(cfg)
 	if err != nil {
 		return "", err
 	}
-	bin := p.binary(cfg.CacheDir, version)
-	if isExecutable(bin) {
-		return bin, nil
+	if isExecutable(pp.bin) {
+		return pp.bin, nil
 	}
-	unlock, err := lockProgram(ctx, bin)
+	unlock, err := lockProgram(ctx, pp.bin)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	if isExecutable(bin) {
-		return bin, nil
+	if isExecutable(pp.bin) {
+		return pp.bin, nil
 	}
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "harness: building %s %s (cached afterwards in %s)\n", p.name, version, filepath.Dir(bin))
-	tmp, err := os.MkdirTemp(filepath.Dir(bin), ".build-")
-	if err != nil {
-		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
+	fmt.Fprintf(os.Stderr, "harness: building %s %s (cached afterwards in %s)\n", p.name, pp.version, filepath.Dir(pp.bin))
+	if err := buildPrograms(ctx, cfg, nil, []pinnedProgram{pp}); err != nil {
+		return "", err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := goBuild(ctx, cfg.KubeBuildDir, tmp, []string{p.ldflagsArg(version)}, p.main); err != nil {
-		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
-	}
-	if err := os.Rename(filepath.Join(tmp, p.name), bin); err != nil {
-		return "", fmt.Errorf("build %s %s: %w", p.name, version, err)
-	}
-	fmt.Fprintf(os.Stderr, "harness: built %s %s in %s\n", p.name, version, since(start))
-	return bin, nil
+	fmt.Fprintf(os.Stderr, "harness: built %s %s in %s\n", p.name, pp.version, since(start))
+	return pp.bin, nil
 }
 
 // lockProgram creates the program's cache folder and locks it.
@@ -133,20 +132,33 @@ func lockProgram(ctx context.Context, bin string) (func(), error) {
 	return unlock, nil
 }
 
-// goBuild builds the main packages in the build module into outDir, each
-// linked with the -ldflags arguments that name it.
-func goBuild(ctx context.Context, buildDir, outDir string, ldflags []string, pkgs ...string) error {
+// goBuild builds main packages in the build module (bins maps each to
+// where its binary goes), each linked with the -ldflags arguments that
+// name it, into a folder of the cache, and moves each binary into place,
+// so that a reader never finds half a binary.
+func goBuild(ctx context.Context, cfg Config, ldflags []string, bins map[string]string) error {
+	tmp, err := os.MkdirTemp(cfg.CacheDir, ".build-")
+	if err != nil {
+		return fmt.Errorf("create a build folder: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
 	args := []string{"build", "-trimpath"}
 	for _, l := range ldflags {
 		args = append(args, "-ldflags", l)
 	}
-	args = append(args, "-o", outDir+string(filepath.Separator))
+	args = append(args, "-o", tmp+string(filepath.Separator))
+	pkgs := slices.Sorted(maps.Keys(bins))
 	args = append(args, pkgs...)
 	cmd := exec.CommandContext(ctx, goTool(), args...)
-	cmd.Dir = buildDir
+	cmd.Dir = cfg.KubeBuildDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build in %s: %w\n%s", buildDir, err, tail(string(out), 30))
+		return fmt.Errorf("build %s in %s: %w\n%s", strings.Join(pkgs, ", "), cfg.KubeBuildDir, err, tail(string(out), 30))
+	}
+	for _, pkg := range pkgs {
+		if err := os.Rename(filepath.Join(tmp, path.Base(pkg)), bins[pkg]); err != nil {
+			return fmt.Errorf("build %s: %w", pkg, err)
+		}
 	}
 	return nil
 }

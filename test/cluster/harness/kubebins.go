@@ -66,23 +66,22 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 	}
 	// The programs built beside Kubernetes go into the same build, which
 	// compiles their shared packages once.
-	var programs []goProgram
+	var programs []pinnedProgram
 	for _, p := range goPrograms {
-		version, err := p.version(cfg.KubeBuildDir)
+		pp, err := p.pinned(cfg)
 		if err != nil {
 			return err
 		}
-		bin := p.binary(cfg.CacheDir, version)
-		if isExecutable(bin) {
+		if isExecutable(pp.bin) {
 			continue
 		}
-		unlockProgram, err := lockProgram(ctx, bin)
+		unlockProgram, err := lockProgram(ctx, pp.bin)
 		if err != nil {
 			return err
 		}
 		defer unlockProgram()
-		if !isExecutable(bin) {
-			programs = append(programs, p)
+		if !isExecutable(pp.bin) {
+			programs = append(programs, pp)
 		}
 	}
 	names := slices.Clone(missing)
@@ -91,49 +90,29 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 	}
 	start := time.Now()
 	fmt.Fprintf(cfg.out(), "harness: building %s in one go build (Kubernetes %s; cached afterwards in %s)\n", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.CacheDir)
-	if err := buildKubeBinaries(ctx, cfg, missing, programs); err != nil {
+	if err := buildPrograms(ctx, cfg, missing, programs); err != nil {
 		return err
 	}
 	fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", strings.Join(names, ", "), since(start))
 	return nil
 }
 
-// buildKubeBinaries builds the Kubernetes programs named and the programs
+// buildPrograms builds the Kubernetes programs named and the programs
 // built beside them in one go build: the packages they share are compiled
 // once and their links run side by side, where one build after another
 // would link one at a time.
-func buildKubeBinaries(ctx context.Context, cfg Config, kube []string, programs []goProgram) error {
-	tmp, err := os.MkdirTemp(cfg.KubeBinDir(), ".build-")
-	if err != nil {
-		return fmt.Errorf("create a build folder for the Kubernetes binaries: %w", err)
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
+func buildPrograms(ctx context.Context, cfg Config, kube []string, programs []pinnedProgram) error {
 	ldflags := []string{versionLDFlags(cfg.KubernetesVersion)}
-	var pkgs []string
-	dest := map[string]string{}
+	bins := map[string]string{}
 	for _, name := range kube {
-		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+name)
-		dest[name] = cfg.KubeBinary(name)
+		bins["k8s.io/kubernetes/cmd/"+name] = cfg.KubeBinary(name)
 	}
 	for _, p := range programs {
-		version, err := p.version(cfg.KubeBuildDir)
-		if err != nil {
-			return err
-		}
 		// A later -ldflags naming a package wins over the first for it.
-		ldflags = append(ldflags, p.ldflagsArg(version))
-		pkgs = append(pkgs, p.main)
-		dest[p.name] = p.binary(cfg.CacheDir, version)
+		ldflags = append(ldflags, p.main+"=-s -w "+p.ldflags(p.version))
+		bins[p.main] = p.bin
 	}
-	if err := goBuild(ctx, cfg.KubeBuildDir, tmp, ldflags, pkgs...); err != nil {
-		return fmt.Errorf("build Kubernetes %s: %w", cfg.KubernetesVersion, err)
-	}
-	for name, path := range dest {
-		if err := os.Rename(filepath.Join(tmp, name), path); err != nil {
-			return fmt.Errorf("build %s: %w", name, err)
-		}
-	}
-	return nil
+	return goBuild(ctx, cfg, ldflags, bins)
 }
 
 // versionLDFlags stamps the version Kubernetes binaries report (the node's
