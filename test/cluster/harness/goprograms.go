@@ -39,7 +39,7 @@ var helm = goProgram{
 // manager samples the working set from.
 var metricsServer = goProgram{
 	name: "metrics-server", module: "sigs.k8s.io/metrics-server", main: "sigs.k8s.io/metrics-server/cmd/metrics-server",
-	ldflags: func(v string) string { return "-X k8s.io/component-base/version.gitVersion=" + v },
+	ldflags: func(v string) string { return "-X k8s.io/client-go/pkg/version.gitVersion=" + v },
 }
 
 // goPrograms are the programs built beside the Kubernetes binaries.
