@@ -106,9 +106,9 @@ var overWindow = regexp.MustCompile(`\(r2 [0-9.]+ over ([0-9hms]+)\)`)
 // request comes sooner after the leader started than the rule's
 // minObservation, from a window of a minute or more; a sawtooth and a
 // one-time step are left alone, a plateau near the limit is recreated by
-// memory-near-limit. A policy's signals reach its rules. Without an answer from Prometheus, the policy's status
-// says why, and nothing is recreated. Not parallel: the manager restarts
-// with other flags, twice.
+// memory-near-limit. A policy's signals reach its rules. Without an answer
+// from Prometheus, the policy's status says why, and nothing is recreated.
+// Not parallel: the manager restarts with other flags, twice.
 func TestMemoryFromPrometheus(t *testing.T) {
 	ctx := context.Background()
 	// A cluster kept from an earlier run may have it.
