@@ -15,23 +15,64 @@ import (
 type containerEntry struct {
 	facts containerFacts
 	pairs [][2]*ast.Term
+	// resources and lastTermination are objects of pairs, kept apart to
+	// be taken over by the container's next part (newContainerEntry).
+	resources, lastTermination *ast.Term
+}
+
+// newContainerEntry builds the container's part from its facts. From
+// before, the container's part in the pod's previous resourceVersion (or
+// nil), it takes over the objects whose facts did not change: a restart
+// changes the status, not the resources. Building an object costs more
+// than comparing the facts it says.
+func newContainerEntry(f containerFacts, before *containerEntry) *containerEntry {
+	e := &containerEntry{facts: f}
+	if before != nil && before.facts.requests == f.requests && before.facts.limits == f.limits {
+		e.resources = before.resources
+	} else {
+		e.resources = ast.ObjectTerm(
+			[2]*ast.Term{keyRequests, f.requests.term()},
+			[2]*ast.Term{keyLimits, f.limits.term()},
+		)
+	}
+	if before != nil && before.facts.sameTermination(&f) {
+		e.lastTermination = before.lastTermination
+	} else {
+		e.lastTermination = f.lastTerminationTerm()
+	}
+	e.pairs = f.pairs(e.resources, e.lastTermination)
+	return e
 }
 
 // entry is the full input.containers entry of candidate c: the container's
-// part and the manager's history of it.
-func (e *containerEntry) entry(c *Candidate) *ast.Term {
+// part and the manager's history of it. From before, the container's
+// previous entry (or nil), it takes over the memory and recreations
+// objects when they did not change.
+func (e *containerEntry) entry(c *Candidate, before *candidateEntry) candidateEntry {
+	out := candidateEntry{candidate: c.snapshot(), base: e}
+	if before != nil && before.candidate.sameMemory(c) {
+		out.memory = before.memory
+	} else {
+		out.memory = memoryTerm(c.Memory)
+	}
+	if before != nil && before.candidate.Recreations == c.Recreations && before.candidate.LastRecreation.Equal(c.LastRecreation) {
+		out.recreations = before.recreations
+	} else {
+		out.recreations = ast.ObjectTerm(
+			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
+			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
+		)
+	}
 	pairs := make([][2]*ast.Term, 0, len(e.pairs)+4)
 	pairs = append(pairs, e.pairs...)
 	pairs = append(pairs,
 		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
-		[2]*ast.Term{keyMemory, memoryTerm(c.Memory)},
+		[2]*ast.Term{keyMemory, out.memory},
 		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
-		[2]*ast.Term{keyRecreations, ast.ObjectTerm(
-			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
-			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
-		)},
+		[2]*ast.Term{keyRecreations, out.recreations},
 	)
-	return ast.ObjectTerm(pairs...)
+	out.term = ast.ObjectTerm(pairs...)
+	return out
 }
 
 // memoryTerm is an entry's memory: null without a window.
@@ -193,14 +234,34 @@ var (
 	}
 )
 
-// pairs is the entry the facts make, as key and value pairs: the
-// candidate's entry adds the manager's history to them.
-func (f *containerFacts) pairs() [][2]*ast.Term {
+// sameTermination reports whether f and x say the same last termination.
+func (f *containerFacts) sameTermination(x *containerFacts) bool {
+	return f.hasStatus == x.hasStatus && f.terminated == x.terminated && f.lastReason == x.lastReason &&
+		f.lastExitCode == x.lastExitCode && f.lastFinished == x.lastFinished
+}
+
+// lastTerminationTerm is the entry's lastTermination: null unless the
+// status says how the container last ended.
+func (f *containerFacts) lastTerminationTerm() *ast.Term {
+	if !f.hasStatus || !f.terminated {
+		return ast.NullTerm()
+	}
+	return ast.ObjectTerm(
+		[2]*ast.Term{keyReason, ast.StringTerm(f.lastReason)},
+		[2]*ast.Term{keyExitCode, ast.IntNumberTerm(int(f.lastExitCode))},
+		[2]*ast.Term{keyFinishedAt, nanoTimeTerm(f.lastFinished)},
+	)
+}
+
+// pairs is the entry the facts make, as key and value pairs, with the
+// resources and lastTermination objects built from them: the candidate's
+// entry adds the manager's history to them.
+func (f *containerFacts) pairs(resources, lastTermination *ast.Term) [][2]*ast.Term {
 	kind := termContainer
 	if f.sidecar {
 		kind = termSidecar
 	}
-	ready, started, startedAt, restarts, last := ast.InternedTerm(false), ast.NullTerm(), ast.NullTerm(), ast.IntNumberTerm(0), ast.NullTerm()
+	ready, started, startedAt, restarts := ast.InternedTerm(false), ast.NullTerm(), ast.NullTerm(), ast.IntNumberTerm(0)
 	if f.hasStatus {
 		ready = ast.InternedTerm(f.ready)
 		if f.started >= 0 {
@@ -208,28 +269,18 @@ func (f *containerFacts) pairs() [][2]*ast.Term {
 		}
 		startedAt = nanoTimeTerm(f.startedAt)
 		restarts = ast.IntNumberTerm(int(f.restarts))
-		if f.terminated {
-			last = ast.ObjectTerm(
-				[2]*ast.Term{keyReason, ast.StringTerm(f.lastReason)},
-				[2]*ast.Term{keyExitCode, ast.IntNumberTerm(int(f.lastExitCode))},
-				[2]*ast.Term{keyFinishedAt, nanoTimeTerm(f.lastFinished)},
-			)
-		}
 	}
 	return [][2]*ast.Term{
 		{keyName, ast.StringTerm(f.name)},
 		{keyKind, kind},
 		{keyImage, ast.StringTerm(f.image)},
-		{keyResources, ast.ObjectTerm(
-			[2]*ast.Term{keyRequests, f.requests.term()},
-			[2]*ast.Term{keyLimits, f.limits.term()},
-		)},
+		{keyResources, resources},
 		{keyReady, ready},
 		{keyStarted, started},
 		{keyState, stateTerms[f.state]},
 		{keyStartedAt, startedAt},
 		{keyRestartCount, restarts},
-		{keyLastTermination, last},
+		{keyLastTermination, lastTermination},
 	}
 }
 

@@ -51,10 +51,12 @@ type MemoryWindow struct {
 
 // sameAs reports whether c carries the same history as x.
 func (c Candidate) sameAs(x *Candidate) bool {
-	if c.Name != x.Name || !c.NotReadySince.Equal(x.NotReadySince) || c.Recreations != x.Recreations || !c.LastRecreation.Equal(x.LastRecreation) ||
-		!maps.Equal(c.Signals, x.Signals) {
-		return false
-	}
+	return c.Name == x.Name && c.NotReadySince.Equal(x.NotReadySince) && c.Recreations == x.Recreations && c.LastRecreation.Equal(x.LastRecreation) &&
+		maps.Equal(c.Signals, x.Signals) && c.sameMemory(x)
+}
+
+// sameMemory reports whether c and x carry the same memory window.
+func (c Candidate) sameMemory(x *Candidate) bool {
 	if c.Memory == nil || x.Memory == nil {
 		return c.Memory == x.Memory
 	}

@@ -28,18 +28,21 @@ type podDoc struct {
 	prev *podDoc
 	// pods holds the converted pod per shape (the fields some policy's
 	// rules read), see podShape.
-	pods       map[string]*ast.Term
-	containers map[string]*containerEntry
+	pods map[string]*ast.Term
+	// containers are the containers' parts, one per container name.
+	containers []*containerEntry
 	candidates []candidateEntry
 	verdicts   map[*Program]*verdicts
 }
 
 // candidateEntry is a candidate's full entry and the history it was built
-// with.
+// with, and the entry's history objects, for the container's next entry to
+// take over (containerEntry.entry).
 type candidateEntry struct {
-	candidate Candidate
-	base      *containerEntry
-	term      *ast.Term
+	candidate           Candidate
+	base                *containerEntry
+	term                *ast.Term
+	memory, recreations *ast.Term
 }
 
 // verdicts are a program's no-data results for the pod and candidates they
@@ -51,6 +54,10 @@ type verdicts struct {
 	noData     [][]NoData
 	// matches is nil unless the program is timeless.
 	matches [][]Match
+	// entries are, for a per-container program, what each candidate's
+	// entry gave with this pod value and the signals (see
+	// Program.evalChanged).
+	entries map[*ast.Term]*entryVerdict
 }
 
 func (v *verdicts) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
@@ -80,6 +87,24 @@ func (d *podDoc) verdictsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *
 	}
 	d.keepVerdicts(p, v)
 	return v
+}
+
+// entryVerdicts returns what each candidate's entry gave the program with
+// this pod value and these signals, kept in this document or the one
+// before; nil if nothing was.
+func (d *podDoc) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
+	for _, doc := range []*podDoc{d, d.previous()} {
+		if doc == nil {
+			continue
+		}
+		doc.mu.Lock()
+		v := doc.verdicts[p]
+		doc.mu.Unlock()
+		if v != nil && v.entries != nil && v.pod == pod && v.candidates[len(v.candidates)-1] == signals {
+			return v.entries
+		}
+	}
+	return nil
 }
 
 func (d *podDoc) keepVerdicts(p *Program, v *verdicts) {
@@ -141,67 +166,104 @@ func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 // container returns the input.containers entry of candidate c: the one
 // built before for the same history, in this resourceVersion or, when the
 // container's facts did not change, the one before; otherwise one built
-// from the container's facts (taken over in the same way) and c's history.
-// False when the pod has no such container.
+// from the container's facts and c's history, taking over what did not
+// change from the container's part and entry before. False when the pod
+// has no such container.
 func (d *podDoc) container(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
 	d.mu.Lock()
-	base, entry := d.entryFor(c)
+	base, entry, found := d.entryFor(c)
+	before, hasBefore := d.latest(c.Name)
 	prev := d.prev
 	d.mu.Unlock()
-	if entry != nil {
-		return entry, true
+	if found {
+		return entry.term, true
 	}
 	if base == nil {
 		facts, ok := findContainerFacts(pod, c.Name)
 		if !ok {
 			return nil, false
 		}
+		var old *containerEntry
 		if prev != nil {
 			prev.mu.Lock()
-			if old, oldEntry := prev.entryFor(c); old != nil && old.facts == facts {
+			var oldEntry candidateEntry
+			if old, oldEntry, found = prev.entryFor(c); old != nil && old.facts == facts {
 				base, entry = old, oldEntry
+			} else {
+				found = false
+			}
+			if !hasBefore {
+				before, hasBefore = prev.latest(c.Name)
 			}
 			prev.mu.Unlock()
 		}
 		if base == nil {
-			base = &containerEntry{facts: facts, pairs: facts.pairs()}
+			base = newContainerEntry(facts, old)
 		}
 	}
-	if entry == nil {
-		entry = base.entry(c)
+	if !found {
+		var from *candidateEntry
+		if hasBefore {
+			from = &before
+		}
+		entry = base.entry(c, from)
 	}
 	d.mu.Lock()
-	d.keep(base, c, entry)
+	d.keep(entry)
 	d.mu.Unlock()
-	return entry, true
+	return entry.term, true
+}
+
+// part gives the container's part of its entry in this document, nil if
+// none was built. d.mu is held.
+func (d *podDoc) part(name string) *containerEntry {
+	for _, e := range d.containers {
+		if e.facts.name == name {
+			return e
+		}
+	}
+	return nil
 }
 
 // entryFor gives the container's part of c's entry in this document, and
 // c's full entry if one was built for the same history. d.mu is held.
-func (d *podDoc) entryFor(c *Candidate) (*containerEntry, *ast.Term) {
-	base := d.containers[c.Name]
+func (d *podDoc) entryFor(c *Candidate) (*containerEntry, candidateEntry, bool) {
+	base := d.part(c.Name)
 	if base == nil {
-		return nil, nil
+		return nil, candidateEntry{}, false
 	}
 	for _, e := range d.candidates {
 		if e.base == base && e.candidate.sameAs(c) {
-			return base, e.term
+			return base, e, true
 		}
 	}
-	return base, nil
+	return base, candidateEntry{}, false
 }
 
-// keep records the container's part and c's full entry. d.mu is held.
-func (d *podDoc) keep(base *containerEntry, c *Candidate, entry *ast.Term) {
-	if d.containers == nil {
-		d.containers = map[string]*containerEntry{}
+// latest gives the newest entry built for the container name in this
+// document. d.mu is held.
+func (d *podDoc) latest(name string) (candidateEntry, bool) {
+	for _, e := range slices.Backward(d.candidates) {
+		if e.candidate.Name == name {
+			return e, true
+		}
 	}
-	d.containers[c.Name] = base
+	return candidateEntry{}, false
+}
+
+// keep records the container's part and a candidate's full entry. d.mu is
+// held.
+func (d *podDoc) keep(e candidateEntry) {
+	if i := slices.IndexFunc(d.containers, func(x *containerEntry) bool { return x.facts.name == e.base.facts.name }); i >= 0 {
+		d.containers[i] = e.base
+	} else {
+		d.containers = append(d.containers, e.base)
+	}
 	if len(d.candidates) >= 2*len(d.containers) {
 		// Histories change over time: keep the recent ones.
 		d.candidates = slices.Delete(d.candidates, 0, len(d.candidates)-len(d.containers))
 	}
-	d.candidates = append(d.candidates, candidateEntry{candidate: c.snapshot(), base: base, term: entry})
+	d.candidates = append(d.candidates, e)
 }
 
 // PodCache keeps each pod's converted document per resourceVersion, so that

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/rejuv-dev/rejuv/policy/policytest"
 	"github.com/rejuv-dev/rejuv/rules"
 )
@@ -47,6 +49,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := p.opts.Pods.doc(tg.Pod)
+		var lastResources, lastMemory *ast.Term
 		for round := range 6 {
 			// The app container restarts; from the third round on the
 			// proxy loses its memory window; the last round changes
@@ -70,12 +73,29 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("pod %d round %d: %+v, converted afresh %+v", i, round, got, want)
 			}
+			doc := p.opts.Pods.doc(tg.Pod)
+			for _, c := range tg.Containers {
+				entry, ok := doc.latest(c.Name)
+				facts, _ := findContainerFacts(tg.Pod, c.Name)
+				if afresh := newContainerEntry(facts, nil).entry(&c, nil); !ok || ast.Compare(entry.term, afresh.term) != 0 {
+					t.Fatalf("pod %d round %d: %s's entry is %v, converted afresh %v", i, round, c.Name, entry.term, afresh.term)
+				}
+			}
+			// The restarts change the app container's status, not its
+			// resources or its memory window: those objects are taken
+			// over.
+			app, _ := doc.latest("app")
+			if resources, memory := app.base.resources, app.memory; lastResources != nil && (resources != lastResources || memory != lastMemory) {
+				t.Errorf("pod %d round %d: the app's resources or memory were converted again", i, round)
+			} else {
+				lastResources, lastMemory = resources, memory
+			}
 		}
 		after := p.opts.Pods.doc(tg.Pod)
 		if after == before || after.previous() != nil {
 			t.Fatalf("pod %d: the document was not replaced, or still holds the one before", i)
 		}
-		if before.containers["proxy"] != nil && after.containers["proxy"] != before.containers["proxy"] {
+		if before.part("proxy") != nil && after.part("proxy") != before.part("proxy") {
 			// The proxy container never changed: its entry is taken over
 			// from one document to the next.
 			t.Errorf("pod %d: the proxy's entry was converted again", i)
