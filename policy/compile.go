@@ -181,7 +181,8 @@ type combined struct {
 
 // combine prepares the combined queries: each module moves to its own
 // package, and its reads of input.parameters become the parameters' values
-// (or reads of a constant document, for a path with a variable in it).
+// (or reads of a constant document, for a path with a variable in it),
+// whose arithmetic is then done once (foldConstants).
 // Modules that refer to their own package by its full path cannot move; for
 // those (combine fails) the rules are evaluated one by one.
 func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
@@ -204,6 +205,9 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 			}
 			return ref, nil
 		}); err != nil {
+			return nil, err
+		}
+		if err := foldConstants(m); err != nil {
 			return nil, err
 		}
 		modules = append(modules, m)
@@ -284,7 +288,7 @@ func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), policyTerm: policy, opts: opts}
+	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), perContainer: perContainer(modules), policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.
