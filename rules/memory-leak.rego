@@ -83,8 +83,26 @@ has_history(m) if {
 	is_number(m.r2)
 }
 
-# leak_reason is defined when the growth counts as a leak, and says why.
-leak_reason(c, m) := sprintf(
+# leak_reason is defined when the growth counts as a leak, and says why: the
+# limit's reason for a container with a memory limit it is near, else the
+# growth's.
+leak_reason(c, m) := reason if {
+	limit := memory_limit(c)
+	reason := limit_reason(m, limit)
+} else := sprintf(
+	"working set %s grows %s/h (r2 %s over %s; threshold %s/h)",
+	[
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_bytes(input.parameters.minGrowthPerHour),
+	],
+) if {
+	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
+}
+
+# limit_reason is defined when the working set is already past limitFraction
+# of the limit, or reaches it along the line within the horizon.
+limit_reason(m, limit) := sprintf(
 	"working set %s is already %s%% of the %s memory limit and grows %s/h (r2 %s over %s; threshold %s%%)",
 	[
 		rejuv.format_bytes(m.workingSetBytes), rejuv.format_number((m.workingSetBytes * 100) / limit),
@@ -93,7 +111,6 @@ leak_reason(c, m) := sprintf(
 		rejuv.format_number(input.parameters.limitFraction * 100),
 	],
 ) if {
-	limit := memory_limit(c)
 	m.workingSetBytes >= input.parameters.limitFraction * limit
 } else := sprintf(
 	"working set %s grows %s/h (r2 %s over %s) and reaches %s%% of the %s memory limit in %s (horizon %s)",
@@ -105,17 +122,7 @@ leak_reason(c, m) := sprintf(
 		rejuv.format_duration(input.parameters.horizon),
 	],
 ) if {
-	limit := memory_limit(c)
 	m.workingSetBytes + (m.slopeBytesPerSecond * input.parameters.horizon) >= input.parameters.limitFraction * limit
-} else := sprintf(
-	"working set %s grows %s/h (r2 %s over %s; threshold %s/h)",
-	[
-		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
-		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
-		rejuv.format_bytes(input.parameters.minGrowthPerHour),
-	],
-) if {
-	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
 }
 
 memory_limit(c) := c.resources.limits.memory if {
