@@ -29,6 +29,10 @@ type Program struct {
 	// timeless is set when no rule reads the time: a pod's matches then
 	// change only with the pod, its candidates and its signals.
 	timeless bool
+	// perContainer is set when the rules judge each container on its own
+	// (see perContainer): with timeless, an entry that did not change
+	// keeps its results.
+	perContainer bool
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
 	opts       *Options
@@ -97,7 +101,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 	shared := in.document(now, p.policyTerm)
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		err := p.evalCombined(ctx, ast.NewObject(shared...), now, podName, &in, results)
+		err := p.evalCombined(ctx, shared, now, podName, &in, results)
 		if err == nil {
 			return results, nil
 		}
@@ -122,7 +126,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 // rule. No-data results depend only on the pod, the candidates and the
 // pod's signals, not on the time, so they are evaluated again only when
 // one of those changed; so are the matches of a timeless program.
-func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Time, pod string, in *podInput, results []RuleResult) error {
+func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) error {
 	inputs := in.noDataInputs()
 	kept := in.doc.verdictsOf(p, in.pod, inputs)
 	if kept != nil && kept.matches != nil {
@@ -131,6 +135,12 @@ func (p *Program) evalCombined(ctx context.Context, input ast.Value, now time.Ti
 		}
 		return nil
 	}
+	if kept == nil && p.timeless && p.perContainer && in.names.unique() {
+		if done, err := p.evalChanged(ctx, shared, now, pod, in, results); done || err != nil {
+			return err
+		}
+	}
+	input := ast.NewObject(shared...)
 	query := p.combined.recreate
 	v := &verdicts{pod: in.pod, candidates: inputs}
 	if kept != nil {

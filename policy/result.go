@@ -140,3 +140,25 @@ func collected(t *ast.Term, rule string) ([]*ast.Term, error) {
 
 // candidateNames are the names of a target's candidate containers.
 type candidateNames []string
+
+// unique reports whether no two candidates have the same name.
+func (n candidateNames) unique() bool {
+	for i, name := range n {
+		if slices.Contains(n[:i], name) {
+			return false
+		}
+	}
+	return true
+}
+
+// itemContainer is the container a recreate or no_data element names: the
+// element itself when it is a name, else its "container".
+func itemContainer(item *ast.Term) (string, bool) {
+	switch v := item.Value.(type) {
+	case ast.String:
+		return string(v), true
+	case ast.Object:
+		return stringAt(v, keyContainer)
+	}
+	return "", false
+}

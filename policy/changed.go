@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"context"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/topdown"
+)
+
+// entryVerdict is what one candidate's entry gave each rule of a
+// per-container program: the elements of its recreate and no_data sets,
+// all of which name that candidate.
+type entryVerdict struct {
+	recreate, noData [][]*ast.Term
+}
+
+// evalChanged evaluates a per-container program whose rules read no time
+// (see perContainer and timeless) for the candidates whose entries gave
+// nothing yet with this pod value and these signals, and takes the other
+// candidates' elements from before: a pod whose app container restarted
+// costs the evaluation of that container alone. The rules' sets are the
+// union of what each entry gave. False when the elements could not be told
+// apart by container: then the pod is evaluated whole.
+func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
+	prior := in.doc.entryVerdicts(p, in.pod, in.signals)
+	entries := make(map[*ast.Term]*entryVerdict, len(in.containers))
+	var changed []*ast.Term
+	for _, e := range in.containers {
+		if v := prior[e]; v != nil {
+			entries[e] = v
+		} else {
+			changed = append(changed, e)
+		}
+	}
+	if len(changed) > 0 {
+		input := make([][2]*ast.Term, len(shared))
+		copy(input, shared)
+		for i := range input {
+			if input[i][0] == keyContainers {
+				input[i][1] = ast.ArrayTerm(changed...)
+			}
+		}
+		b, err := p.eval(ctx, p.combined.both, &p.combined.greedy, ast.NewObject(input...), now, printHook{p: p, pod: pod}, p.combined.instants)
+		if err != nil {
+			return true, err
+		}
+		if !p.splitByEntry(b, changed, entries) {
+			return false, nil
+		}
+	}
+	v := &verdicts{pod: in.pod, candidates: in.noDataInputs(), noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
+	complete := true
+	for i, r := range p.rules {
+		var recreate, noData []*ast.Term
+		for _, e := range in.containers {
+			recreate = append(recreate, entries[e].recreate[i]...)
+			noData = append(noData, entries[e].noData[i]...)
+		}
+		res := RuleResult{Rule: r.name}
+		var err error
+		res.Matches, err = readMatches(ast.SetTerm(recreate...), in.names)
+		if err == nil {
+			v.noData[i], err = readNoData(ast.SetTerm(noData...))
+		}
+		if err != nil {
+			complete = false
+			res.Matches = nil
+			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: pod, Err: err}
+		} else {
+			res.NoData, v.matches[i] = v.noData[i], res.Matches
+		}
+		results[i] = res
+	}
+	if complete {
+		in.doc.keepVerdicts(p, v)
+	}
+	return true, nil
+}
+
+// splitByEntry gives each changed entry the elements that name it, in
+// entries; false when an element names none of them.
+func (p *Program) splitByEntry(b topdown.QueryResult, changed []*ast.Term, entries map[*ast.Term]*entryVerdict) bool {
+	byName := make(map[string]*entryVerdict, len(changed))
+	for _, e := range changed {
+		name, ok := e.Get(keyName).Value.(ast.String)
+		if !ok {
+			return false
+		}
+		v := &entryVerdict{recreate: make([][]*ast.Term, len(p.rules)), noData: make([][]*ast.Term, len(p.rules))}
+		byName[string(name)] = v
+		entries[e] = v
+	}
+	split := func(bound *ast.Term, rule string, i int, into func(*entryVerdict) *[][]*ast.Term) bool {
+		items, err := collected(bound, rule)
+		if err != nil {
+			return false
+		}
+		for _, item := range items {
+			name, ok := itemContainer(item)
+			v := byName[name]
+			if !ok || v == nil {
+				return false
+			}
+			list := into(v)
+			(*list)[i] = append((*list)[i], item)
+		}
+		return true
+	}
+	for i, r := range p.rules {
+		if !split(b[ast.Var(r.recreateVar)], varRecreate, i, func(v *entryVerdict) *[][]*ast.Term { return &v.recreate }) {
+			return false
+		}
+		if r.hasNoData && !split(b[ast.Var(r.noDataVar)], varNoData, i, func(v *entryVerdict) *[][]*ast.Term { return &v.noData }) {
+			return false
+		}
+	}
+	return true
+}
