@@ -30,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, duration time.Duration) error {
-	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, about 8 minutes)")
+	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, helm and metrics-server, 15 to 17 minutes on 2 cores)")
 	cfg, err := harness.DefaultConfig()
 	if err != nil {
 		return err
