@@ -7,7 +7,6 @@ import (
 var (
 	refInputContainers = ast.MustParseRef("input.containers")
 	varMember2         = ast.Member.Ref()
-	keyNameTerm        = ast.StringTerm("name")
 )
 
 // perContainer reports whether the rules judge each candidate container on
@@ -148,5 +147,5 @@ func yieldsFor(key *ast.Term, c ast.Var) bool {
 		}
 	}
 	ref, ok := key.Value.(ast.Ref)
-	return ok && len(ref) == 2 && ref[0].Value.Compare(c) == 0 && ref[1].Equal(keyNameTerm)
+	return ok && len(ref) == 2 && ref[0].Value.Compare(c) == 0 && ref[1].Equal(keyName)
 }
