@@ -6,7 +6,7 @@ import (
 
 var (
 	refInputContainers = ast.MustParseRef("input.containers")
-	varMember2         = ast.Member.Ref()
+	memberOp         = ast.Member.Ref()
 )
 
 // perContainer reports whether the rules judge each candidate container on
@@ -121,7 +121,7 @@ func containerIteration(body ast.Body) (ast.Var, bool) {
 		if !ok || len(call) != 3 {
 			continue
 		}
-		if op, ok := call[0].Value.(ast.Ref); !ok || !op.Equal(varMember2) {
+		if op, ok := call[0].Value.(ast.Ref); !ok || !op.Equal(memberOp) {
 			continue
 		}
 		c, isVar := call[1].Value.(ast.Var)
