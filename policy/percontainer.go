@@ -6,7 +6,7 @@ import (
 
 var (
 	refInputContainers = ast.MustParseRef("input.containers")
-	memberOp         = ast.Member.Ref()
+	memberOp           = ast.Member.Ref()
 )
 
 // perContainer reports whether the rules judge each candidate container on
