@@ -68,12 +68,11 @@ func modulePerContainer(m *ast.Module) bool {
 					}
 					return !ok
 				})
+				// input alone is a reference of one term (above); the sets
+				// are variables.
 				ast.WalkVars(part, func(v ast.Var) bool {
-					if v == varRecreate || v == varNoData || v.Equal(ast.InputRootDocument.Value) {
-						// A set read whole; input alone as a value.
-						if v != ast.InputRootDocument.Value || !inRef(part, v) {
-							ok = false
-						}
+					if v == varRecreate || v == varNoData {
+						ok = false
 					}
 					return !ok
 				})
@@ -86,25 +85,6 @@ func modulePerContainer(m *ast.Module) bool {
 	// Each iteration reads input.containers once; any other read sees every
 	// container at once.
 	return readsContainers == iterations
-}
-
-// inRef reports whether every occurrence of var v in x heads a reference
-// (input.pod, not input).
-func inRef(x any, v ast.Var) bool {
-	refs, vars := 0, 0
-	ast.WalkRefs(x, func(ref ast.Ref) bool {
-		if ref[0].Value.Compare(v) == 0 {
-			refs++
-		}
-		return false
-	})
-	ast.WalkVars(x, func(w ast.Var) bool {
-		if w == v {
-			vars++
-		}
-		return false
-	})
-	return refs == vars
 }
 
 // containerIteration finds the one `some c in input.containers` among the
