@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
@@ -30,13 +29,7 @@ func foldConstants(m *ast.Module) error {
 		}
 	}
 	for _, imp := range m.Imports {
-		name := imp.Alias.String()
-		if imp.Alias == "" {
-			if path, ok := imp.Path.Value.(ast.Ref); ok && len(path) > 0 {
-				name = ast.Ref{path[len(path)-1]}.String()
-			}
-		}
-		if _, ok := foldable[strings.Trim(name, `"`)]; ok {
+		if _, ok := foldable[imp.Name().String()]; ok {
 			return nil
 		}
 	}
