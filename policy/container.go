@@ -55,7 +55,7 @@ func (e *containerEntry) entry(c *Candidate, before *candidateEntry) candidateEn
 	} else {
 		out.memory = memoryTerm(c.Memory)
 	}
-	if before != nil && before.candidate.Recreations == c.Recreations && before.candidate.LastRecreation.Equal(c.LastRecreation) {
+	if before != nil && before.candidate.sameRecreations(c) {
 		out.recreations = before.recreations
 	} else {
 		out.recreations = ast.ObjectTerm(

@@ -51,8 +51,13 @@ type MemoryWindow struct {
 
 // sameAs reports whether c carries the same history as x.
 func (c Candidate) sameAs(x *Candidate) bool {
-	return c.Name == x.Name && c.NotReadySince.Equal(x.NotReadySince) && c.Recreations == x.Recreations && c.LastRecreation.Equal(x.LastRecreation) &&
+	return c.Name == x.Name && c.NotReadySince.Equal(x.NotReadySince) && c.sameRecreations(x) &&
 		maps.Equal(c.Signals, x.Signals) && c.sameMemory(x)
+}
+
+// sameRecreations reports whether c and x carry the same recreations.
+func (c Candidate) sameRecreations(x *Candidate) bool {
+	return c.Recreations == x.Recreations && c.LastRecreation.Equal(x.LastRecreation)
 }
 
 // sameMemory reports whether c and x carry the same memory window.
