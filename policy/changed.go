@@ -21,8 +21,9 @@ type entryVerdict struct {
 // candidates' elements from before: a pod whose app container restarted
 // costs the evaluation of that container alone. The rules' sets are the
 // union of what each entry gave. False when the elements could not be told
-// apart by container: then the pod is evaluated whole.
-func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
+// apart by container: then the pod is evaluated whole. inputs are the
+// pod's no-data inputs (podInput.noDataInputs).
+func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs []*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
 	prior := in.doc.entryVerdicts(p, in.pod, in.signals)
 	entries := make(map[*ast.Term]*entryVerdict, len(in.containers))
 	var changed []*ast.Term
@@ -49,7 +50,7 @@ func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, now ti
 			return false, nil
 		}
 	}
-	v := &verdicts{pod: in.pod, candidates: in.noDataInputs(), noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
+	v := &verdicts{pod: in.pod, candidates: inputs, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
 	complete := true
 	for i, r := range p.rules {
 		var recreate, noData []*ast.Term
@@ -91,7 +92,9 @@ func (p *Program) splitByEntry(b topdown.QueryResult, changed []*ast.Term, entri
 		byName[string(name)] = v
 		entries[e] = v
 	}
-	split := func(bound *ast.Term, rule string, i int, into func(*entryVerdict) *[][]*ast.Term) bool {
+	// split adds each element of a rule's set to the list, of the entry
+	// it names, that pick gives.
+	split := func(bound *ast.Term, rule string, i int, pick func(*entryVerdict) [][]*ast.Term) bool {
 		items, err := collected(bound, rule)
 		if err != nil {
 			return false
@@ -102,16 +105,16 @@ func (p *Program) splitByEntry(b topdown.QueryResult, changed []*ast.Term, entri
 			if !ok || v == nil {
 				return false
 			}
-			list := into(v)
-			(*list)[i] = append((*list)[i], item)
+			lists := pick(v)
+			lists[i] = append(lists[i], item)
 		}
 		return true
 	}
 	for i, r := range p.rules {
-		if !split(b[ast.Var(r.recreateVar)], varRecreate, i, func(v *entryVerdict) *[][]*ast.Term { return &v.recreate }) {
+		if !split(b[ast.Var(r.recreateVar)], varRecreate, i, func(v *entryVerdict) [][]*ast.Term { return v.recreate }) {
 			return false
 		}
-		if r.hasNoData && !split(b[ast.Var(r.noDataVar)], varNoData, i, func(v *entryVerdict) *[][]*ast.Term { return &v.noData }) {
+		if r.hasNoData && !split(b[ast.Var(r.noDataVar)], varNoData, i, func(v *entryVerdict) [][]*ast.Term { return v.noData }) {
 			return false
 		}
 	}

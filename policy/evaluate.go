@@ -136,7 +136,7 @@ func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now t
 		return nil
 	}
 	if kept == nil && p.timeless && p.perContainer && in.names.unique() {
-		if done, err := p.evalChanged(ctx, shared, now, pod, in, results); done || err != nil {
+		if done, err := p.evalChanged(ctx, shared, inputs, now, pod, in, results); done || err != nil {
 			return err
 		}
 	}
