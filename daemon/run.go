@@ -10,12 +10,9 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/rejuv-dev/rejuv/daemon/cri"
 	"github.com/rejuv-dev/rejuv/daemon/executor"
 	"github.com/rejuv-dev/rejuv/daemon/kube"
 )
@@ -40,10 +37,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cri.RegisterMetrics(reg)
-	executor.RegisterMetrics(reg)
+	reg := NewRegistry()
 	runtime := &Runtime{Socket: o.CRISocket, HostRunDir: o.HostRunDir}
 
 	// Listen first, so that a taken port fails the start.

@@ -74,6 +74,11 @@ func (r *Runtime) set(c *cri.Client, err error) {
 		r.client = c
 	}
 	r.err = err
+	up := 0.0
+	if r.client != nil && err == nil {
+		up = 1
+	}
+	runtimeUp.Set(up)
 }
 
 // Client is the runtime's client, or nil until one is found.

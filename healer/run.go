@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -77,6 +78,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 
+	RegisterMetrics(ctrlmetrics.Registry)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metrics,
@@ -118,7 +120,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 			return err
 		}
 	}
-	recreatepolicy.RegisterMetrics()
 	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, MemoryLimit: uint64(o.RuleMemoryLimit.Value()), Log: log.WithName("rego")})
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
@@ -128,7 +129,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		if prometheus, err = o.Prometheus.api(); err != nil {
 			return err
 		}
-		signals.RegisterMetrics()
 		policies.Signals = &signals.Querier{API: prometheus, Timeout: o.Prometheus.Timeout}
 	}
 	sampler, err := newSampler(mgr, o, prometheus)
@@ -188,7 +188,6 @@ func newCertManager(direct client.Client, o Options) (*certs.Manager, error) {
 // setupRequestControllers adds what executes requests on the manager's
 // side: the request controller and the pod readiness gates.
 func setupRequestControllers(mgr ctrl.Manager, o Options) error {
-	crr.RegisterMetrics()
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
 		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
@@ -196,6 +195,9 @@ func setupRequestControllers(mgr ctrl.Manager, o Options) error {
 	}
 	if err := (&crr.PodReadinessReconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up pod readiness-gate controller: %w", err)
+	}
+	if err := mgr.Add(&crr.InFlightCounter{Reader: mgr.GetClient()}); err != nil {
+		return fmt.Errorf("add the count of requests in flight: %w", err)
 	}
 	return nil
 }
@@ -217,7 +219,6 @@ func newSampler(mgr ctrl.Manager, o Options, prometheus promv1.API) (*workingset
 	default:
 		return nil, nil
 	}
-	workingset.RegisterMetrics()
 	s := &workingset.Sampler{Reader: mgr.GetClient(), Source: source, Interval: o.MemoryInterval, Window: o.MemoryWindow}
 	if err := mgr.Add(s); err != nil {
 		return nil, fmt.Errorf("add the working set sampler: %w", err)

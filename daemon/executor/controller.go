@@ -32,7 +32,7 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("controller", "crr-executor")
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "crr-executor"})
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "crr-executor", MetricsProvider: queueMetrics{}})
 	defer q.ShutDown()
 	enqueue := func(keys ...types.NamespacedName) {
 		for _, k := range keys {

@@ -54,12 +54,15 @@ type Options struct {
 // readiness-gate injection and the CRD conversion webhook.
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
-	server.Register(ValidatePolicyPath, &webhook.Admission{Handler: &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus}})
+	admit := func(path string, h admission.Handler) {
+		server.Register(path, &webhook.Admission{Handler: counted{path: path, Handler: h}})
+	}
+	admit(ValidatePolicyPath, &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus})
 	if o.PolicyOnly {
 		return
 	}
-	server.Register(MutateCRRPath, &webhook.Admission{Handler: &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Self: o.Self, Decoder: decoder}})
-	server.Register(ValidateCRRPath, &webhook.Admission{Handler: &CRRValidator{Decoder: decoder}})
-	server.Register(PodReadinessGatePath, &webhook.Admission{Handler: &PodReadinessGateInjector{Decoder: decoder}})
+	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Self: o.Self, Decoder: decoder})
+	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
+	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 }

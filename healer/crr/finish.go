@@ -90,7 +90,7 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	source := sourceOf(crr)
 	crrCompleted.WithLabelValues(crr.Namespace, source, string(result)).Inc()
 	if crr.Status.CompletionTime != nil {
-		crrDuration.WithLabelValues(source).Observe(crr.Status.CompletionTime.Sub(crr.CreationTimestamp.Time).Seconds())
+		crrDuration.WithLabelValues(source, string(result)).Observe(crr.Status.CompletionTime.Sub(crr.CreationTimestamp.Time).Seconds())
 	}
 	r.mu.Lock()
 	delete(r.announced, crr.UID)

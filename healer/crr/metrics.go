@@ -2,7 +2,6 @@ package crr
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Metrics of ContainerRecreateRequests, by who asked for them (source:
@@ -19,13 +18,20 @@ var (
 	}, []string{"namespace", "source", "result"})
 	crrDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "rejuv_crr_duration_seconds",
-		Help:    "Time from a ContainerRecreateRequest's creation to its completion, by source.",
+		Help:    "Time from a ContainerRecreateRequest's creation to its completion, by source and result.",
 		Buckets: []float64{0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600},
-	}, []string{"source"})
+	}, []string{"source", "result"})
+	crrInFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_crr_in_flight",
+		Help: "ContainerRecreateRequests not completed, by namespace and source, counted every 15 seconds by the leader.",
+	}, []string{"namespace", "source"})
+	crrPastDeadline = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_crr_past_deadline",
+		Help: "ContainerRecreateRequests not completed after their activeDeadlineSeconds, by namespace: the manager ends them at the deadline, so they stay only while it cannot.",
+	}, []string{"namespace"})
 )
 
-// RegisterMetrics adds the CRR metrics to controller-runtime's registry,
-// which the manager serves.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(crrCreated, crrCompleted, crrDuration)
+// RegisterMetrics adds the CRR metrics to reg.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(crrCreated, crrCompleted, crrDuration, crrInFlight, crrPastDeadline)
 }

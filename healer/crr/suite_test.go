@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
@@ -62,7 +63,7 @@ func runWithManager(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
-	RegisterMetrics()
+	RegisterMetrics(metrics.Registry)
 	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
 		NodeLostGrace: testNodeLostGrace, PickupTimeout: testPickupTimeout}
 	if err := r.SetupWithManager(mgr); err != nil {

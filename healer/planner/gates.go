@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -77,6 +78,18 @@ func (s *Situation) Halted() bool {
 // HaltMessage says why the policy halts, when Halted.
 func (s *Situation) HaltMessage() string {
 	return fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", s.Matching, s.Selected, s.MaxMatchingPercent)
+}
+
+// Gates are the outcomes of a candidate held back, in the order Admit
+// tries them: each names the gate that held it.
+var Gates = []v1alpha1.DecisionOutcome{
+	v1alpha1.OutcomeSuspended, v1alpha1.OutcomeOutsideWindow, v1alpha1.OutcomeInFlight, v1alpha1.OutcomeCooldown,
+	v1alpha1.OutcomeRateLimited, v1alpha1.OutcomeHalted, v1alpha1.OutcomeUnavailable, v1alpha1.OutcomeDisruptionBudget,
+}
+
+// IsGate reports whether outcome is a gate holding a candidate back.
+func IsGate(outcome v1alpha1.DecisionOutcome) bool {
+	return slices.Contains(Gates, outcome)
 }
 
 // Admit passes c through the gates, in the order of the design: suspended,

@@ -1,12 +1,17 @@
 package recreatepolicy
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
-// Metrics of policies. Policy names are bounded by what operators write;
-// pod names never appear.
+// Metrics of policies. Policy, rule and signal names are bounded by what
+// operators write; pod names never appear.
 var (
 	evaluations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_policy_evaluations_total",
@@ -17,10 +22,31 @@ var (
 		Help:    "Time to evaluate all of a policy's rules for all its selected pods once.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 	}, []string{"policy", "namespace"})
+	ruleErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rejuv_policy_rule_errors_total",
+		Help: "Pods a rule failed to evaluate for, by rule; rule is empty when the policy's program failed as a whole (its deadline or memory limit).",
+	}, []string{"policy", "namespace", "rule"})
+	noDataPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_policy_no_data_pods",
+		Help: "Pods a rule could not judge at the policy's last evaluation for want of a signal, by rule and signal (memory, memory.history, startedAt, signals.NAME, or what a custom rule names); the entries of the status's noData, at most 32.",
+	}, []string{"policy", "namespace", "rule", "signal"})
 	decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_policy_decisions_total",
-		Help: "Decisions on candidate recreations, by trigger (schedule or rule) and outcome (Created, DryRun, or the gate that held it back).",
+		Help: "Decisions on candidate recreations, by trigger (schedule or rule) and outcome (Created, DryRun, Skipped, Error, or the gate that held it back).",
 	}, []string{"policy", "namespace", "trigger", "outcome"})
+	heldBack = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_policy_held_back",
+		Help: "Candidates each gate held back at the policy's last pass.",
+	}, []string{"policy", "namespace", "gate"})
+	heldBackSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rejuv_policy_held_back_seconds",
+		Help:    "How long a gate held a candidate back, from the first pass it did to the pass it let the candidate through, another gate took over, or the candidate went away.",
+		Buckets: []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400},
+	}, []string{"policy", "namespace", "gate"})
+	halted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_policy_halted",
+		Help: "1 while the policy's Halted condition is True (blast radius, evaluation budget, or a failed scheduled run), else 0.",
+	}, []string{"policy", "namespace"})
 	selectedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_selected_pods",
 		Help: "Pods the policy's selector matches.",
@@ -33,17 +59,74 @@ var (
 		Name: "rejuv_schedule_next_run_timestamp_seconds",
 		Help: "When the policy's schedule fires next, as a Unix time.",
 	}, []string{"policy", "namespace"})
+	missedRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rejuv_schedule_missed_runs_total",
+		Help: "Scheduled runs not started because the manager saw them more than startingDeadlineSeconds late.",
+	}, []string{"policy", "namespace"})
 )
 
-// RegisterMetrics adds the policy metrics to controller-runtime's registry.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(evaluations, evaluationDuration, decisions, selectedPods, activeRecreations, nextRun)
+// policyVecs are the metrics labelled by policy, which a deleted policy
+// takes with it.
+var policyVecs = []*prometheus.MetricVec{
+	evaluations.MetricVec, evaluationDuration.MetricVec, ruleErrors.MetricVec, noDataPods.MetricVec,
+	decisions.MetricVec, heldBack.MetricVec, heldBackSeconds.MetricVec, halted.MetricVec,
+	selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
+}
+
+// RegisterMetrics adds the policy metrics to reg.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(evaluations, evaluationDuration, ruleErrors, noDataPods, decisions, heldBack, heldBackSeconds, halted,
+		selectedPods, activeRecreations, nextRun, missedRuns)
 }
 
 // forgetMetrics drops a deleted policy's series.
 func forgetMetrics(namespace, name string) {
 	labels := prometheus.Labels{"policy": name, "namespace": namespace}
-	for _, v := range []*prometheus.MetricVec{evaluations.MetricVec, decisions.MetricVec, evaluationDuration.MetricVec, selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec} {
+	for _, v := range policyVecs {
 		v.DeletePartialMatch(labels)
 	}
+}
+
+// observeNoData replaces the policy's no-data series with those of one
+// evaluation, the entries its status lists: they are bounded there, and
+// a custom rule's signal is text it makes up.
+func observeNoData(p *v1alpha1.RecreatePolicy, noData []v1alpha1.RuleNoData) {
+	noDataPods.DeletePartialMatch(prometheus.Labels{"policy": p.Name, "namespace": p.Namespace})
+	for _, nd := range noData {
+		noDataPods.WithLabelValues(p.Name, p.Namespace, nd.Rule, nd.Signal).Set(float64(nd.Pods))
+	}
+}
+
+// observeDecisions sets how many candidates each gate held back in one
+// pass, every gate named (0 when it held none back).
+func observeDecisions(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
+	count := map[v1alpha1.DecisionOutcome]int{}
+	for _, d := range decided {
+		count[d.Outcome]++
+	}
+	for _, gate := range planner.Gates {
+		heldBack.WithLabelValues(p.Name, p.Namespace, string(gate)).Set(float64(count[gate]))
+	}
+}
+
+// observeHolds records the holds that ended.
+func observeHolds(p *v1alpha1.RecreatePolicy, ended []endedHold) {
+	for _, h := range ended {
+		heldBackSeconds.WithLabelValues(p.Name, p.Namespace, string(h.gate)).Observe(h.held.Seconds())
+	}
+}
+
+// observeHalted sets the halted gauge from the policy's Halted condition.
+func observeHalted(p *v1alpha1.RecreatePolicy) {
+	v := 0.0
+	if meta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.ConditionHalted) {
+		v = 1
+	}
+	halted.WithLabelValues(p.Name, p.Namespace).Set(v)
+}
+
+// endedHold is how long a gate held one candidate back.
+type endedHold struct {
+	gate v1alpha1.DecisionOutcome
+	held time.Duration
 }

@@ -57,6 +57,7 @@ type Reconciler struct {
 	dropped    droppedCharges
 	namespaces namespaceLocks
 	readers    map[types.NamespacedName]signalReaders
+	holds      map[types.NamespacedName]holds
 }
 
 // +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
@@ -131,6 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if v != nil {
 		p.Status.LastEvaluationTime = &metav1.Time{Time: now}
 		p.Status.NoData = v.noData
+		observeNoData(p, v.noData)
 		r.reportEvaluation(p, *v)
 		evalFailures = v.failureText()
 		if v.budget != nil {
@@ -168,6 +170,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	r.finishStatus(p, facts, situation, len(pods), evalFailures)
 	decided := d.decisions
+	if program == nil {
+		observeNoData(p, nil)
+	}
+	rulesDecided := program == nil || (v != nil && v.budget == nil)
+	r.observePass(req.NamespacedName, p, decided, rulesDecided, now)
 	d.flush(p)
 	if err := r.writeStatus(ctx, original, p); apierrors.IsConflict(err) {
 		// Our previous write is newer than the cached copy this status was
@@ -327,6 +334,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 	run := p.Status.Run
 	started := false
 	if !t.missed.IsZero() {
+		missedRuns.WithLabelValues(p.Name, p.Namespace).Inc()
 		d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.missed.UTC().Format(time.RFC3339)))
 		p.Status.LastScheduleTime = &metav1.Time{Time: t.missed}
 	}
@@ -403,8 +411,29 @@ func (r *Reconciler) history(key types.NamespacedName, pods []*corev1.Pod) *hist
 	return h
 }
 
+// observePass sets the metrics of one pass's decisions and the policy's
+// halt; rulesDecided is false when the pass did not evaluate the rules it
+// has, so that their candidates' holds go on.
+func (r *Reconciler) observePass(key types.NamespacedName, p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision, rulesDecided bool, now time.Time) {
+	observeDecisions(p, decided)
+	observeHalted(p)
+	r.mu.Lock()
+	if r.holds == nil {
+		r.holds = map[types.NamespacedName]holds{}
+	}
+	h := r.holds[key]
+	if h == nil {
+		h = holds{}
+		r.holds[key] = h
+	}
+	ended := h.update(decided, func(kind planner.TriggerKind) bool { return kind == planner.TriggerSchedule || rulesDecided }, now)
+	r.mu.Unlock()
+	observeHolds(p, ended)
+}
+
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
+	delete(r.holds, key)
 	delete(r.histories, key)
 	delete(r.readers, key)
 	r.mu.Unlock()

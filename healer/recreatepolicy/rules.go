@@ -73,6 +73,7 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		results, err := program.EvaluateAt(ctx, target, now)
 		if err != nil {
 			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()
+			ruleErrors.WithLabelValues(p.Name, p.Namespace, "").Inc()
 			f := v.failures[""]
 			v.failures[""] = failure{pods: f.pods + 1, err: err}
 			continue
@@ -83,6 +84,7 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		podNoData := false
 		for _, res := range results {
 			if res.Err != nil {
+				ruleErrors.WithLabelValues(p.Name, p.Namespace, res.Rule).Inc()
 				f := v.failures[res.Rule]
 				v.failures[res.Rule] = failure{pods: f.pods + 1, err: res.Err}
 				continue

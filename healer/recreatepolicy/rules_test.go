@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
@@ -210,6 +213,23 @@ func TestLimitsHoldBack(t *testing.T) {
 				if !meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionHalted) {
 					t.Errorf("Halted condition not set: %+v", status.Conditions)
 				}
+				if got := testutil.ToFloat64(halted.WithLabelValues(p.Name, ns)); got != 1 {
+					t.Errorf("rejuv_policy_halted is %v, want 1", got)
+				}
+			}
+			// The gate that held them back says how many, the others 0.
+			held := tc.matches
+			if tc.want == v1alpha1.OutcomeRateLimited {
+				held = tc.matches - 1
+			}
+			for _, gate := range planner.Gates {
+				want := 0.0
+				if gate == tc.want {
+					want = float64(held)
+				}
+				if got := testutil.ToFloat64(heldBack.WithLabelValues(p.Name, ns, string(gate))); got != want {
+					t.Errorf("rejuv_policy_held_back{gate=%q} is %v, want %v", gate, got, want)
+				}
 			}
 			if tc.want == v1alpha1.OutcomeRateLimited && !meta.IsStatusConditionTrue(status.Conditions, v1alpha1.ConditionBudgetExhausted) {
 				t.Errorf("BudgetExhausted not set: %+v", status.Conditions)
@@ -266,6 +286,19 @@ func TestDisruptionBudgetHoldsBack(t *testing.T) {
 	c.reconcile(t, p)
 	if n := len(requestsOf(t, p)); n != 1 {
 		t.Fatalf("%d requests once the budget allows a disruption, want 1", n)
+	}
+	// The budget held the candidate back for the 30 seconds between the
+	// passes, once.
+	h := heldBackSeconds.WithLabelValues(p.Name, ns, string(v1alpha1.OutcomeDisruptionBudget)).(prometheus.Histogram)
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetHistogram(); got.GetSampleCount() != 1 || got.GetSampleSum() != 30 {
+		t.Errorf("rejuv_policy_held_back_seconds{gate=DisruptionBudget}: %d observations summing to %vs, want one of 30s", got.GetSampleCount(), got.GetSampleSum())
+	}
+	if got := testutil.ToFloat64(heldBack.WithLabelValues(p.Name, ns, string(v1alpha1.OutcomeDisruptionBudget))); got != 0 {
+		t.Errorf("rejuv_policy_held_back{gate=DisruptionBudget} is %v once the budget let the pod go, want 0", got)
 	}
 }
 

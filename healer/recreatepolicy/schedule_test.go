@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,6 +128,9 @@ func TestMissedRunIsSkipped(t *testing.T) {
 	}
 	if status.Run != nil {
 		t.Errorf("a run was recorded: %+v", status.Run)
+	}
+	if got := testutil.ToFloat64(missedRuns.WithLabelValues(p.Name, ns)); got != 1 {
+		t.Errorf("rejuv_schedule_missed_runs_total is %v, want 1", got)
 	}
 }
 

@@ -2,7 +2,6 @@ package signals
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // queries counts the signal queries by result (ok, error).
@@ -11,9 +10,9 @@ var queries = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Queries of policies' signals sent to Prometheus, by result (ok, error).",
 }, []string{"result"})
 
-// RegisterMetrics adds the signal metrics to controller-runtime's registry.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(queries)
+// RegisterMetrics adds the signal metrics to reg.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(queries)
 }
 
 func observe(err error) {

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Metrics of the sampler, by source (metrics.k8s.io or prometheus).
@@ -18,21 +17,27 @@ var (
 		Name: "rejuv_workingset_sample_errors_total",
 		Help: "Calls to the memory source for one namespace that failed.",
 	}, []string{"source"})
+	lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_workingset_last_success_timestamp_seconds",
+		Help: "When a call to the memory source last succeeded, as a Unix time.",
+	}, []string{"source"})
 	windows = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_workingset_windows",
 		Help: "Containers whose working set window the manager keeps.",
 	}, []string{"source"})
 )
 
-// RegisterMetrics adds the sampler's metrics to controller-runtime's
-// registry.
-func RegisterMetrics() {
-	metrics.Registry.MustRegister(sampleDuration, sampleErrors, windows)
+// RegisterMetrics adds the sampler's metrics to reg.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(sampleDuration, sampleErrors, lastSuccess, windows)
 }
 
-func observeSample(source string, took time.Duration, err error) {
+// observeSample records one call to the source, begun at start.
+func observeSample(source string, start time.Time, took time.Duration, err error) {
 	sampleDuration.WithLabelValues(source).Observe(took.Seconds())
 	if err != nil {
 		sampleErrors.WithLabelValues(source).Inc()
+		return
 	}
+	lastSuccess.WithLabelValues(source).Set(float64(start.Add(took).Unix()))
 }

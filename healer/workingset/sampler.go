@@ -199,7 +199,7 @@ func (s *Sampler) sampleNamespace(ctx context.Context, ns string, selectors []la
 	} else {
 		samples, err = s.Source.Sample(ctx, ns)
 	}
-	observeSample(s.Source.Name(), s.clock().Since(start), err)
+	observeSample(s.Source.Name(), start, s.clock().Since(start), err)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
