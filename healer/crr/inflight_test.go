@@ -36,7 +36,7 @@ func TestInFlightCounterCountsWhatTheCacheHolds(t *testing.T) {
 		request("shop", "a", time.Minute, 0, v1beta1.PhaseRecreating, byPolicy),
 		request("shop", "b", 10*time.Minute, 300, v1beta1.PhasePending, byPolicy), // past its deadline
 		request("shop", "c", time.Minute, 0, "", nil),
-		request("shop", "d", time.Hour, 60, v1beta1.PhaseCompleted, nil), // ended: not counted
+		request("shop", "d", time.Hour, 60, v1beta1.PhaseCompleted, nil),      // ended: not counted
 		request("ops", "e", 2*time.Minute, 120, v1beta1.PhaseRecreating, nil), // exactly at its deadline
 	).Build()
 	c := &InFlightCounter{Reader: reader, Clock: clocktesting.NewFakePassiveClock(now)}
