@@ -19,8 +19,14 @@ var runtimeUp = prometheus.NewGauge(prometheus.GaugeOpts{
 // the process's metrics, and the daemon's own.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), runtimeUp)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	RegisterOwnMetrics(reg)
+	return reg
+}
+
+// RegisterOwnMetrics adds the daemon's own metrics to reg.
+func RegisterOwnMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(runtimeUp)
 	cri.RegisterMetrics(reg)
 	executor.RegisterMetrics(reg)
-	return reg
 }

@@ -10,7 +10,7 @@ import (
 var (
 	crrCreated = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_crr_created_total",
-		Help: "ContainerRecreateRequests created, by namespace and source.",
+		Help: "ContainerRecreateRequests created, by namespace and source (policy, kubectl, or manual for anyone else).",
 	}, []string{"namespace", "source"})
 	crrCompleted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_crr_completed_total",
