@@ -65,6 +65,8 @@ func TestHelmChart(t *testing.T) {
 		values: []string{
 			"certManager.enabled=true",
 			"metrics.serviceMonitor.enabled=true",
+			"metrics.prometheusRule.enabled=true",
+			"metrics.prometheusRule.labels.release=kube-prometheus",
 			"daemon.runtimeSocket=/var/run/crio/crio.sock",
 			"webhook.timeoutSeconds=7",
 		},
@@ -94,6 +96,7 @@ func TestHelmChart(t *testing.T) {
 			checkReferences(t, r)
 			checkCertificates(t, r, tt.certManager)
 			checkServiceMonitors(t, r, tt.monitors)
+			checkPrometheusRule(t, r, tt.monitors, tt.prefix, tt.namespace)
 			checkDaemonSocket(t, r, tt.socket)
 			for _, w := range r.webhooks() {
 				if got := w["timeoutSeconds"]; tt.timeout != 0 && got != tt.timeout {
@@ -329,6 +332,33 @@ func checkCertificates(t *testing.T, r rendering, certManager bool) {
 	}
 	if !mounted {
 		t.Errorf("Secret %s of Certificate %s is not mounted at the manager's --cert-dir %s", str(cert, "spec", "secretName"), name, flags["--cert-dir"])
+	}
+}
+
+// checkPrometheusRule checks that, when enabled, the chart renders the
+// groups of prometheus/rules.yaml as they are, templates and all, with
+// the labels asked for.
+func checkPrometheusRule(t *testing.T, r rendering, enabled bool, prefix, namespace string) {
+	t.Helper()
+	rules := r.all("PrometheusRule")
+	if want := map[bool]int{false: 0, true: 1}[enabled]; len(rules) != want {
+		t.Fatalf("%d PrometheusRules, want %d", len(rules), want)
+	}
+	if !enabled {
+		return
+	}
+	var plain map[string]any
+	if err := yaml.Unmarshal(readFile(t, "prometheus/rules.yaml"), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if got := mapAt(rules[0], "spec")["groups"]; !reflect.DeepEqual(got, plain["groups"]) {
+		t.Errorf("the PrometheusRule's groups differ from prometheus/rules.yaml's")
+	}
+	if name, ns := str(rules[0], "metadata", "name"), str(rules[0], "metadata", "namespace"); name != prefix+"alerts" || ns != namespace {
+		t.Errorf("PrometheusRule %s/%s, want %s/%salerts", ns, name, namespace, prefix)
+	}
+	if got := str(rules[0], "metadata", "labels", "release"); got != "kube-prometheus" {
+		t.Errorf("PrometheusRule label release=%q, want the one asked for", got)
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // build runs kustomize on dir as kubectl apply -k does; the objects are
@@ -129,6 +131,25 @@ func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 		if ep := list(m, "spec", "endpoints")[0]; str(ep, "port") != "metrics" || str(ep, "scheme") != "https" {
 			t.Errorf("ServiceMonitor %s endpoint %v, want port metrics over https", name, ep)
 		}
+		// The Prometheus Operator names the job after the Service; the
+		// alert rules select the jobs by these ends.
+		if len(matched) == 1 && !strings.HasSuffix(matched[0], "healer-metrics") && !strings.HasSuffix(matched[0], "daemon-metrics") {
+			t.Errorf("ServiceMonitor %s scrapes Service %s, whose job the alert rules do not select", name, matched[0])
+		}
+	}
+	rules := r.all("PrometheusRule")
+	if len(rules) != 1 {
+		t.Fatalf("%d PrometheusRules, want 1", len(rules))
+	}
+	var plain map[string]any
+	if err := yaml.Unmarshal(readFile(t, "prometheus/rules.yaml"), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if got := mapAt(rules[0], "spec")["groups"]; !reflect.DeepEqual(got, plain["groups"]) {
+		t.Errorf("the PrometheusRule's groups differ from prometheus/rules.yaml's (run make manifests)")
+	}
+	if ns := str(rules[0], "metadata", "namespace"); ns != str(monitors[0], "metadata", "namespace") {
+		t.Errorf("the PrometheusRule is in namespace %s, the ServiceMonitors in %s", ns, str(monitors[0], "metadata", "namespace"))
 	}
 }
 

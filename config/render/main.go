@@ -1,7 +1,8 @@
 // Command render writes the install files made from config/: install.yaml
 // (config/default built by kustomize, as `kubectl apply -k` would apply
-// it) and, in helm/rejuv/files, the manifests the Helm chart's templates
-// read. make manifests runs it; make verify fails when its output is stale.
+// it), prometheus/prometheusrule.yaml (the alert rules as a
+// PrometheusRule) and, in helm/rejuv/files, the manifests the Helm
+// chart's templates read. make manifests runs it; make verify fails when its output is stale.
 package main
 
 import (
@@ -32,6 +33,9 @@ func run(configDir string) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(configDir, "install.yaml"), append([]byte(installHeader), out...), 0o644); err != nil {
+		return err
+	}
+	if err := writePrometheusRule(configDir); err != nil {
 		return err
 	}
 	return writeChartFiles(configDir)
@@ -72,7 +76,8 @@ func writeChartFiles(configDir string) error {
 			return err
 		}
 	}
-	return nil
+	// The alert rules, which the chart wraps in a PrometheusRule.
+	return copyResources(configDir, filepath.Join(configDir, "prometheus"), filepath.Join(out, "prometheus"), []string{"rules.yaml"})
 }
 
 // kustomizationFile is what writeChartFiles reads of a kustomization.yaml:

@@ -89,6 +89,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p.Status.ObservedGeneration = p.Generation
 
 	spec, program, ok := r.check(ctx, p)
+	if !ok || spec.Schedule == nil {
+		// No run is coming: a time left from an earlier spec would say
+		// one is overdue.
+		nextRun.DeleteLabelValues(p.Name, p.Namespace)
+	}
 	if !ok {
 		return ctrl.Result{}, r.writeStatus(ctx, original, p)
 	}

@@ -30,17 +30,11 @@ type Prometheus struct {
 // the kubelet: short, so that tests see history soon.
 const PrometheusScrapeInterval = 5 * time.Second
 
-// prometheusPackage is the Debian package of Prometheus and its binary.
-const (
-	prometheusPackage = "prometheus"
-	prometheusBinary  = "/usr/bin/prometheus"
-)
-
-// StartPrometheus installs Debian's prometheus package when it is missing,
-// starts Prometheus with its data in a new directory under the cluster's,
+// StartPrometheus starts Debian's Prometheus (installed with the
+// cluster's tools) with its data in a new directory under the cluster's,
 // and waits until it has scraped the kubelet once. Stop ends it.
 func (c *Cluster) StartPrometheus(ctx context.Context) (*Prometheus, error) {
-	if err := ensurePackage(ctx, prometheusPackage, prometheusBinary); err != nil {
+	if err := ensureTools(ctx, &c.Config); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(c.Config.path("prometheus"), 0o755); err != nil {
@@ -78,7 +72,7 @@ scrape_configs:
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(prometheusBinary, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	cmd := exec.Command(c.Config.Tools.Prometheus, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--storage.tsdb.retention.time=1d", "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -157,26 +151,4 @@ func freePort(host string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// ensurePackage installs a Debian package when binary is missing, as the
-// cluster's own tools are installed.
-func ensurePackage(ctx context.Context, pkg, binary string) error {
-	if isExecutable(binary) {
-		return nil
-	}
-	aptGet, err := exec.LookPath("apt-get")
-	if err != nil || os.Geteuid() != 0 {
-		return fmt.Errorf("%s is missing: install Debian package %q (as root, with apt-get)", binary, pkg)
-	}
-	if err := runLogged(ctx, aptGet, "update", "-q"); err != nil {
-		return fmt.Errorf("install %s: %w", pkg, err)
-	}
-	if err := runLogged(ctx, aptGet, "install", "-y", "-q", "--no-install-recommends", pkg); err != nil {
-		return fmt.Errorf("install %s: %w", pkg, err)
-	}
-	if !isExecutable(binary) {
-		return fmt.Errorf("install %s: %s is still missing", pkg, binary)
-	}
-	return nil
 }

@@ -24,6 +24,10 @@ type Tools struct {
 	IPTables   string
 	IP         string
 	Busybox    string
+	// Prometheus and Promtool, Debian's: the end-to-end tests' Prometheus
+	// and the alert rules' unit tests.
+	Prometheus string
+	Promtool   string
 	// KubeBinDir, when set, holds prebuilt kube-apiserver,
 	// kube-controller-manager, kube-scheduler and kubelet; nothing is built.
 	KubeBinDir string
@@ -66,6 +70,8 @@ func (t *Tools) requirements() []tool {
 		{what: "ip", env: "REJUV_IP", pkg: "iproute2", path: &t.IP, onPATH: "ip", look: []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"}},
 		// Copied into the testapp image so that exec works in it.
 		{what: "busybox (static)", env: "REJUV_BUSYBOX", pkg: "busybox-static", path: &t.Busybox, look: []string{"/bin/busybox", "/usr/bin/busybox"}},
+		{what: "prometheus", env: "REJUV_PROMETHEUS", pkg: "prometheus", path: &t.Prometheus, look: []string{"/usr/bin/prometheus"}},
+		{what: "promtool", env: "REJUV_PROMTOOL", pkg: "prometheus", path: &t.Promtool, look: []string{"/usr/bin/promtool"}},
 	}
 }
 
@@ -216,4 +222,17 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// EnsurePromtool installs the cluster's tools when they are missing, and
+// returns promtool's path.
+func EnsurePromtool(ctx context.Context) (string, error) {
+	cfg, err := DefaultConfig()
+	if err != nil {
+		return "", err
+	}
+	if err := ensureTools(ctx, &cfg); err != nil {
+		return "", err
+	}
+	return cfg.Tools.Promtool, nil
 }
