@@ -47,6 +47,14 @@ var (
 		Name: "rejuv_policy_halted",
 		Help: "1 while the policy's Halted condition is True (blast radius, evaluation budget, or a failed scheduled run), else 0.",
 	}, []string{"policy", "namespace"})
+	budget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_policy_budget",
+		Help: "The policy's limits, by budget: max_unavailable (pods rollout.maxUnavailable lets be unavailable at once) and max_per_hour (limits.maxPerHour; no series without one).",
+	}, []string{"policy", "namespace", "budget"})
+	budgetUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "rejuv_policy_budget_used",
+		Help: "What the policy's last pass left of each budget used: max_unavailable (selected pods not Ready or being recreated) and max_per_hour (requests created in the last hour).",
+	}, []string{"policy", "namespace", "budget"})
 	selectedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_selected_pods",
 		Help: "Pods the policy's selector matches.",
@@ -70,13 +78,13 @@ var (
 var policyVecs = []*prometheus.MetricVec{
 	evaluations.MetricVec, evaluationDuration.MetricVec, ruleErrors.MetricVec, noDataPods.MetricVec,
 	decisions.MetricVec, heldBack.MetricVec, heldBackSeconds.MetricVec, halted.MetricVec,
-	selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
+	budget.MetricVec, budgetUsed.MetricVec, selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
 }
 
 // RegisterMetrics adds the policy metrics to reg.
 func RegisterMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(evaluations, evaluationDuration, ruleErrors, noDataPods, decisions, heldBack, heldBackSeconds, halted,
-		selectedPods, activeRecreations, nextRun, missedRuns)
+		budget, budgetUsed, selectedPods, activeRecreations, nextRun, missedRuns)
 }
 
 // forgetMetrics drops a deleted policy's series.
@@ -123,6 +131,20 @@ func observeHalted(p *v1alpha1.RecreatePolicy) {
 		v = 1
 	}
 	halted.WithLabelValues(p.Name, p.Namespace).Set(v)
+}
+
+// observeBudgets sets each budget of the policy and how much of it the
+// pass left used.
+func observeBudgets(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
+	budget.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.Budget))
+	budgetUsed.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.Unavailable))
+	if s.MaxPerHour == nil {
+		budget.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
+		budgetUsed.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
+		return
+	}
+	budget.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(*s.MaxPerHour))
+	budgetUsed.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(s.CreatedLastHour))
 }
 
 // endedHold is how long a gate held one candidate back.
