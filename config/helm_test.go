@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -67,6 +68,8 @@ func TestHelmChart(t *testing.T) {
 			"metrics.serviceMonitor.enabled=true",
 			"metrics.prometheusRule.enabled=true",
 			"metrics.prometheusRule.labels.release=kube-prometheus",
+			"metrics.grafanaDashboards.enabled=true",
+			"metrics.grafanaDashboards.namespace=monitoring",
 			"daemon.runtimeSocket=/var/run/crio/crio.sock",
 			"webhook.timeoutSeconds=7",
 		},
@@ -97,6 +100,7 @@ func TestHelmChart(t *testing.T) {
 			checkCertificates(t, r, tt.certManager)
 			checkServiceMonitors(t, r, tt.monitors)
 			checkPrometheusRule(t, r, tt.monitors, tt.prefix, tt.namespace)
+			checkDashboards(t, r, tt.monitors, tt.prefix)
 			checkDaemonSocket(t, r, tt.socket)
 			for _, w := range r.webhooks() {
 				if got := w["timeoutSeconds"]; tt.timeout != 0 && got != tt.timeout {
@@ -152,7 +156,8 @@ func checkFields(t *testing.T, r rendering) {
 }
 
 // checkNames checks that every object is named after the release and that
-// every namespaced one is in the release's namespace.
+// every namespaced one is in the release's namespace (but the dashboards,
+// when given another).
 func checkNames(t *testing.T, r rendering, prefix, namespace string) {
 	t.Helper()
 	clusterScoped := []string{"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
@@ -166,7 +171,9 @@ func checkNames(t *testing.T, r rendering, prefix, namespace string) {
 		if slices.Contains(clusterScoped, kind) != (ns == "") {
 			t.Errorf("%s %s: namespace %q", kind, name, ns)
 		}
-		if ns != "" && ns != namespace {
+		// The dashboards go where Grafana's sidecar looks, when told.
+		dashboards := kind == "ConfigMap" && str(o, "metadata", "labels", "grafana_dashboard") != ""
+		if ns != "" && ns != namespace && !dashboards {
 			t.Errorf("%s %s: in namespace %s, want the release's, %s", kind, name, ns, namespace)
 		}
 	}
@@ -359,6 +366,42 @@ func checkPrometheusRule(t *testing.T, r rendering, enabled bool, prefix, namesp
 	}
 	if got := str(rules[0], "metadata", "labels", "release"); got != "kube-prometheus" {
 		t.Errorf("PrometheusRule label release=%q, want the one asked for", got)
+	}
+}
+
+// checkDashboards checks that, when enabled, the chart renders a
+// ConfigMap for Grafana's sidecar, in the namespace asked for, holding
+// each dashboard of config/grafana as it is.
+func checkDashboards(t *testing.T, r rendering, enabled bool, prefix string) {
+	t.Helper()
+	var maps []object
+	for _, cm := range r.all("ConfigMap") {
+		if str(cm, "metadata", "labels", "grafana_dashboard") != "" {
+			maps = append(maps, cm)
+		}
+	}
+	if want := map[bool]int{false: 0, true: 1}[enabled]; len(maps) != want {
+		t.Fatalf("%d dashboard ConfigMaps, want %d", len(maps), want)
+	}
+	if !enabled {
+		return
+	}
+	cm := maps[0]
+	if name, ns := str(cm, "metadata", "name"), str(cm, "metadata", "namespace"); name != prefix+"dashboards" || ns != "monitoring" {
+		t.Errorf("dashboards ConfigMap %s/%s, want monitoring/%sdashboards", ns, name, prefix)
+	}
+	files, err := filepath.Glob("grafana/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in config/grafana (%v)", err)
+	}
+	data := mapAt(cm, "data")
+	if len(data) != len(files) {
+		t.Errorf("the ConfigMap holds %d dashboards, config/grafana %d", len(data), len(files))
+	}
+	for _, f := range files {
+		if got, want := data[filepath.Base(f)], strings.TrimSuffix(string(readFile(t, f)), "\n"); got != want {
+			t.Errorf("the ConfigMap's %s differs from config/%s", filepath.Base(f), f)
+		}
 	}
 }
 

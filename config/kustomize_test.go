@@ -151,6 +151,14 @@ func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 	if ns := str(rules[0], "metadata", "namespace"); ns != str(monitors[0], "metadata", "namespace") {
 		t.Errorf("the PrometheusRule is in namespace %s, the ServiceMonitors in %s", ns, str(monitors[0], "metadata", "namespace"))
 	}
+	dashboards := r.find("ConfigMap", str(monitors[0], "metadata", "namespace"), "rejuv-dashboards")
+	files, err := filepath.Glob("grafana/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dashboards == nil || str(dashboards, "metadata", "labels", "grafana_dashboard") != "1" || len(mapAt(dashboards, "data")) != len(files) || len(files) != 3 {
+		t.Errorf("dashboards ConfigMap %v, want one labelled grafana_dashboard holding the 3 dashboards of config/grafana", dashboards != nil)
+	}
 }
 
 // TestImagesAreTaggedWithTheVersion: config/default names the images make

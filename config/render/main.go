@@ -1,7 +1,8 @@
 // Command render writes the install files made from config/: install.yaml
 // (config/default built by kustomize, as `kubectl apply -k` would apply
 // it), prometheus/prometheusrule.yaml (the alert rules as a
-// PrometheusRule) and, in helm/rejuv/files, the manifests the Helm
+// PrometheusRule), grafana/ (the dashboards of config/dashboards, as files
+// and as a ConfigMap) and, in helm/rejuv/files, the manifests the Helm
 // chart's templates read. make manifests runs it; make verify fails when its output is stale.
 package main
 
@@ -14,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rejuv-dev/rejuv/config/dashboards"
 )
 
 func main() {
@@ -36,6 +39,9 @@ func run(configDir string) error {
 		return err
 	}
 	if err := writePrometheusRule(configDir); err != nil {
+		return err
+	}
+	if err := writeDashboards(configDir); err != nil {
 		return err
 	}
 	return writeChartFiles(configDir)
@@ -76,8 +82,24 @@ func writeChartFiles(configDir string) error {
 			return err
 		}
 	}
-	// The alert rules, which the chart wraps in a PrometheusRule.
-	return copyResources(configDir, filepath.Join(configDir, "prometheus"), filepath.Join(out, "prometheus"), []string{"rules.yaml"})
+	// The alert rules, which the chart wraps in a PrometheusRule, and the
+	// dashboards, which it puts in a ConfigMap.
+	if err := copyResources(configDir, filepath.Join(configDir, "prometheus"), filepath.Join(out, "prometheus"), []string{"rules.yaml"}); err != nil {
+		return err
+	}
+	all, err := dashboards.All()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(out, "grafana"), 0o755); err != nil {
+		return err
+	}
+	for _, d := range all {
+		if err := os.WriteFile(filepath.Join(out, "grafana", d.File), d.JSON, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // kustomizationFile is what writeChartFiles reads of a kustomization.yaml:
