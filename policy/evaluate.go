@@ -44,6 +44,15 @@ var noSignals = ast.ObjectTerm()
 // Policy names the policy the program was compiled for.
 func (p *Program) Policy() Ref { return p.ref }
 
+// Rules are the names of the program's rules, in the policy's order.
+func (p *Program) Rules() []string {
+	names := make([]string, len(p.rules))
+	for i, r := range p.rules {
+		names[i] = r.name
+	}
+	return names
+}
+
 // Match is a container a rule asks to recreate, and why.
 type Match struct {
 	Container string

@@ -22,6 +22,20 @@ func RegisterMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(refused)
 }
 
+// refusalReasons are the reasons refusalReason gives.
+var refusalReasons = []string{
+	string(metav1.StatusReasonInvalid), string(metav1.StatusReasonForbidden), string(metav1.StatusReasonBadRequest),
+	string(metav1.StatusReasonInternalError), "Denied",
+}
+
+// initRefusals makes a webhook's refusal counters exist at 0, so that a
+// rate or an increase over them counts its first refusal too.
+func initRefusals(path string) {
+	for _, reason := range refusalReasons {
+		refused.WithLabelValues(path, reason)
+	}
+}
+
 // counted is an admission handler whose refusals are counted.
 type counted struct {
 	path string

@@ -55,6 +55,7 @@ type Options struct {
 func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
 	admit := func(path string, h admission.Handler) {
+		initRefusals(path)
 		server.Register(path, &webhook.Admission{Handler: counted{path: path, Handler: h}})
 	}
 	admit(ValidatePolicyPath, &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus})

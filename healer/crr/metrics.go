@@ -2,6 +2,8 @@ package crr
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
 // Metrics of ContainerRecreateRequests, by who asked for them (source:
@@ -30,6 +32,15 @@ var (
 		Help: "ContainerRecreateRequests not completed after their activeDeadlineSeconds, by namespace: the manager ends them at the deadline, so they stay only while it cannot.",
 	}, []string{"namespace"})
 )
+
+// initCompleted makes the completion counters of a namespace and source
+// exist at 0 from its first request on, so that a rate or an increase
+// over them counts the first completion of each result too.
+func initCompleted(namespace, source string) {
+	for _, result := range []v1beta1.ContainerRecreateRequestResult{v1beta1.ResultSucceeded, v1beta1.ResultFailed, v1beta1.ResultPartiallySucceeded} {
+		crrCompleted.WithLabelValues(namespace, source, string(result))
+	}
+}
 
 // RegisterMetrics adds the CRR metrics to reg.
 func RegisterMetrics(reg prometheus.Registerer) {

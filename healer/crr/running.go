@@ -114,7 +114,9 @@ func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
 		return
 	}
 	r.counted[crr.UID] = true
-	crrCreated.WithLabelValues(crr.Namespace, sourceOf(crr)).Inc()
+	source := sourceOf(crr)
+	crrCreated.WithLabelValues(crr.Namespace, source).Inc()
+	initCompleted(crr.Namespace, source)
 }
 
 // eventOnBoth records an event on the request (related: the pod) and on the

@@ -336,6 +336,7 @@ func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy
 	t := schedule(spec.Schedule, since, now)
 	p.Status.NextScheduleTime = &metav1.Time{Time: t.next}
 	nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(t.next.Unix()))
+	missedRuns.WithLabelValues(p.Name, p.Namespace)
 	run := p.Status.Run
 	started := false
 	if !t.missed.IsZero() {

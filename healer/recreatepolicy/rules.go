@@ -45,6 +45,11 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 	noData := map[noDataKey]*v1alpha1.RuleNoData{}
 	values := r.signalValues(ctx, p, now)
 	readers := r.readersOf(p)
+	// Each rule's error counter exists from its first pass, at 0, so that
+	// an increase over it counts the first errors too.
+	for _, rule := range program.Rules() {
+		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
+	}
 	start := time.Now()
 	budget := r.evaluationBudget()
 	for i, pod := range pods {
