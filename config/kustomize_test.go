@@ -128,7 +128,7 @@ func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 		if len(matched) != 1 || !strings.HasSuffix(matched[0], "-metrics") {
 			t.Errorf("ServiceMonitor %s selects Services %v, want its metrics Service", name, matched)
 		}
-		if ep := list(m, "spec", "endpoints")[0]; str(ep, "port") != "metrics" || str(ep, "scheme") != "https" || ep["honorLabels"] != true {
+		if ep := list(m, "spec", "endpoints")[0]; str(ep, "port") != "metrics" || str(ep, "scheme") != "https" || mapAt(ep)["honorLabels"] != true {
 			t.Errorf("ServiceMonitor %s endpoint %v, want port metrics over https, honoring the metrics' namespace label", name, ep)
 		}
 		// The Prometheus Operator names the job after the Service; the
