@@ -417,7 +417,7 @@ func checkServiceMonitors(t *testing.T, r rendering, enabled bool) {
 		name := str(m, "metadata", "name")
 		selector := mapAt(m, "spec", "selector", "matchLabels")
 		endpoint := list(m, "spec", "endpoints")[0]
-		if str(endpoint, "scheme") != "https" || str(endpoint, "bearerTokenFile") == "" || mapAt(endpoint, "tlsConfig")["insecureSkipVerify"] != true || endpoint["honorLabels"] != true {
+		if str(endpoint, "scheme") != "https" || str(endpoint, "bearerTokenFile") == "" || mapAt(endpoint, "tlsConfig")["insecureSkipVerify"] != true || mapAt(endpoint)["honorLabels"] != true {
 			t.Errorf("ServiceMonitor %s: endpoint %v, want https with a bearer token file and insecureSkipVerify, honoring the metrics' labels", name, endpoint)
 		}
 		var matched []string
