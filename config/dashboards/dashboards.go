@@ -11,8 +11,9 @@ import (
 // Dashboard is one dashboard as Grafana imports it.
 type Dashboard struct {
 	// File is its name in config/grafana.
-	File string
-	JSON []byte
+	File               string
+	Title, Description string
+	JSON               []byte
 	// Panels are its panels' titles and queries, in order.
 	Panels []Panel
 	// Variables are its query variables' queries, by name (the data
@@ -20,10 +21,10 @@ type Dashboard struct {
 	Variables map[string]string
 }
 
-// Panel is a panel's title and its PromQL queries.
+// Panel is a panel's title, what it shows, and its PromQL queries.
 type Panel struct {
-	Title   string
-	Queries []string
+	Title, Description string
+	Queries            []string
 }
 
 // All builds every dashboard.
@@ -45,7 +46,10 @@ func All() ([]Dashboard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("write dashboard %s: %w", d.file, err)
 		}
-		out = append(out, Dashboard{File: d.file, JSON: append(data, '\n'), Panels: panelsOf(built), Variables: variablesOf(built)})
+		out = append(out, Dashboard{
+			File: d.file, Title: *built.Title, Description: *built.Description, JSON: append(data, '\n'),
+			Panels: panelsOf(built), Variables: variablesOf(built),
+		})
 	}
 	return out, nil
 }
@@ -56,7 +60,7 @@ func panelsOf(d dashboard.Dashboard) []Panel {
 		if p.Panel == nil {
 			continue
 		}
-		panel := Panel{Title: *p.Panel.Title}
+		panel := Panel{Title: *p.Panel.Title, Description: *p.Panel.Description}
 		for _, t := range p.Panel.Targets {
 			switch pq := t.(type) {
 			case prometheus.Dataquery:

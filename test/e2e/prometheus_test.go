@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
@@ -115,7 +116,7 @@ func TestMemoryFromPrometheus(t *testing.T) {
 	if err := (&deploy.MetricsServer{Client: rejuvStack(t).Client}).Uninstall(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prom, err := cluster.StartPrometheus(ctx)
+	prom, err := cluster.StartPrometheus(ctx, harness.PrometheusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,25 @@ type Prometheus struct {
 // the kubelet: short, so that tests see history soon.
 const PrometheusScrapeInterval = 5 * time.Second
 
+// PrometheusOptions adds to what the harness's Prometheus scrapes.
+type PrometheusOptions struct {
+	// ServiceAccountToken, when set, has Prometheus discover the Services
+	// of ServicesNamespace and scrape their endpoints' port named metrics
+	// over HTTPS with this token, as the Prometheus Operator does for a
+	// ServiceMonitor with honorLabels: the job is the Service's name, the
+	// target's namespace, service and pod are labels unless the metric has
+	// its own. The token also lists them from the API server.
+	ServiceAccountToken string
+	ServicesNamespace   string
+	// RuleFiles are rule files Prometheus evaluates every
+	// PrometheusScrapeInterval.
+	RuleFiles []string
+}
+
 // StartPrometheus starts Debian's Prometheus (installed with the
 // cluster's tools) with its data in a new directory under the cluster's,
 // and waits until it has scraped the kubelet once. Stop ends it.
-func (c *Cluster) StartPrometheus(ctx context.Context) (*Prometheus, error) {
+func (c *Cluster) StartPrometheus(ctx context.Context, o PrometheusOptions) (*Prometheus, error) {
 	if err := ensureTools(ctx, &c.Config); err != nil {
 		return nil, err
 	}
@@ -50,6 +65,7 @@ func (c *Cluster) StartPrometheus(ctx context.Context) (*Prometheus, error) {
 	}
 	config := fmt.Sprintf(`global:
   scrape_interval: %[1]s
+  evaluation_interval: %[1]s
 scrape_configs:
 - job_name: kubelet-cadvisor
   scheme: https
@@ -63,6 +79,36 @@ scrape_configs:
     labels: {node: %[7]q}
 `, PrometheusScrapeInterval, c.Config.pki("ca.crt"), c.Config.pki("apiserver-kubelet-client.crt"), c.Config.pki("apiserver-kubelet-client.key"),
 		c.Config.NodeIP(), c.Config.Ports.Kubelet, c.Config.NodeName)
+	if o.ServiceAccountToken != "" {
+		tokenFile := filepath.Join(dir, "token")
+		if err := os.WriteFile(tokenFile, []byte(o.ServiceAccountToken), 0o600); err != nil {
+			return nil, err
+		}
+		config += fmt.Sprintf(`- job_name: services
+  scheme: https
+  honor_labels: true
+  tls_config: {insecure_skip_verify: true}
+  authorization: {credentials_file: %[1]s}
+  kubernetes_sd_configs:
+  - role: endpoints
+    api_server: %[2]s
+    tls_config: {ca_file: %[3]s}
+    authorization: {credentials_file: %[1]s}
+    namespaces: {names: [%[4]q]}
+  relabel_configs:
+  - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}
+  - {source_labels: [__meta_kubernetes_service_name], target_label: job}
+  - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+  - {source_labels: [__meta_kubernetes_service_name], target_label: service}
+  - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+`, tokenFile, c.Config.APIServerURL(), c.Config.pki("ca.crt"), o.ServicesNamespace)
+	}
+	if len(o.RuleFiles) > 0 {
+		config += "rule_files:\n"
+		for _, f := range o.RuleFiles {
+			config += fmt.Sprintf("- %q\n", f)
+		}
+	}
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		return nil, err
