@@ -114,6 +114,11 @@ func observeDecisions(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
 	}
 	for _, gate := range planner.Gates {
 		heldBack.WithLabelValues(p.Name, p.Namespace, string(gate)).Set(float64(count[gate]))
+		if count[gate] > 0 {
+			// The hold's histogram exists, empty, from its start, so
+			// that a rate over it counts the hold's end.
+			heldBackSeconds.WithLabelValues(p.Name, p.Namespace, string(gate))
+		}
 	}
 }
 

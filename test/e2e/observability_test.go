@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +16,11 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,10 +36,9 @@ import (
 // the pod does not have.
 const wrongContainer = "package wrong\nimport rego.v1\nrecreate contains \"db\" if true\n"
 
-// TestDashboardsAndAlertsOnARealPrometheus: a real Prometheus discovers
-// the installed manager and daemon through their metrics Services and
-// scrapes them with a ServiceAccount's token bound to the shipped metrics
-// reader role, and evaluates the shipped alert rules, while a manual
+// TestDashboardsAndAlertsOnARealPrometheus: a real Prometheus scrapes the
+// installed manager and daemon at the endpoints of their metrics Services,
+// with a ServiceAccount's token bound to the shipped metrics reader role, and evaluates the shipped alert rules, while a manual
 // request, two failing requests, a scheduled rolling run, a rule's
 // recreation, a failing rule and a policy that halts happen. Then every
 // query of every dashboard panel returned data, every dashboard variable
@@ -76,9 +79,12 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 		}
 		failing = append(failing, crr)
 	}
-	// A scheduled rolling run over two pods, one at a time.
+	// A scheduled rolling run over two pods, one at a time, 20 seconds
+	// after the policy's creation.
 	labelledPods(t, ns, "web", 2)
-	createPolicy(t, rollingPolicy(ns, "nightly", "web"))
+	nightly := rollingPolicy(ns, "nightly", "web")
+	nightly.Spec.Schedule.Cron = "@every 20s"
+	createPolicy(t, nightly)
 	// A rule's recreation, beside a rule that fails and a memory rule
 	// without its data yet.
 	healed := labelledPods(t, ns, "heal", 1)
@@ -121,6 +127,7 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 	waitWithin(t, "RejuvPolicyHalted and RejuvRecreationsFailing to fire", 2*time.Minute, func() bool {
 		return firing(t, api, "RejuvPolicyHalted", ns, "halt") && firing(t, api, "RejuvRecreationsFailing", ns, "")
 	})
+	t.Logf("RejuvPolicyHalted and RejuvRecreationsFailing fire %s after the test's start", time.Since(start).Round(time.Second))
 	// The halt's candidates go away: the gate's holds end and are timed.
 	for _, pod := range haltPods {
 		unannotatePod(t, c, pod)
@@ -138,39 +145,31 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 
 // startRejuvPrometheus starts the harness's Prometheus as an operator
 // would set one up: a ServiceAccount bound to the shipped metrics reader
-// role and allowed to discover the Services of Rejuv's namespace, the
-// shipped alert rules loaded.
+// role, whose token scrapes the endpoints of Rejuv's metrics Services,
+// and the shipped alert rules loaded. Debian's Prometheus has no
+// Kubernetes discovery: the test reads the Services' EndpointSlices every
+// scrape interval, as that discovery would, and hands Prometheus the
+// targets with the labels the Prometheus Operator gives them (the job is
+// the Service's name).
 func startRejuvPrometheus(t *testing.T) promv1.API {
 	t.Helper()
 	ctx := context.Background()
 	kube := rejuvStack(t).Kube
 	const name = "rejuv-e2e-prometheus"
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}}
-	discovery := &rbacv1.ClusterRole{
+	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "pods"}, Verbs: []string{"get", "list", "watch"}}},
-	}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: metav1.NamespaceDefault}}
-	bindings := []*rbacv1.ClusterRoleBinding{
-		{ObjectMeta: metav1.ObjectMeta{Name: name + "-discovery"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}, Subjects: subjects},
-		{ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.MetricsReaderRole}, Subjects: subjects},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.MetricsReaderRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: metav1.NamespaceDefault}},
 	}
 	if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, discovery, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	for _, b := range bindings {
-		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
 	t.Cleanup(func() {
-		for _, b := range bindings {
-			_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, b.Name, metav1.DeleteOptions{})
-		}
-		_ = kube.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
 		_ = kube.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	token, err := deploy.ServiceAccountToken(ctx, kube, sa.Namespace, name)
@@ -182,18 +181,80 @@ func startRejuvPrometheus(t *testing.T) promv1.API {
 		t.Fatal(err)
 	}
 	prom, err := cluster.StartPrometheus(ctx, harness.PrometheusOptions{
-		ServiceAccountToken: token, ServicesNamespace: deploy.Namespace,
-		RuleFiles: []string{filepath.Join(root, "config", "prometheus", "rules.yaml")},
+		ServiceAccountToken: token,
+		RuleFiles:           []string{filepath.Join(root, "config", "prometheus", "rules.yaml")},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = prom.Stop() })
+	discover := func() error {
+		groups, err := metricsTargets(ctx, kube)
+		if err != nil {
+			return err
+		}
+		return prom.SetTargets(groups)
+	}
+	if err := discover(); err != nil {
+		_ = prom.Stop()
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(harness.PrometheusScrapeInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if err := discover(); err != nil {
+					t.Logf("discover the metrics endpoints: %v", err)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		_ = prom.Stop()
+	})
 	pc, err := promapi.NewClient(promapi.Config{Address: prom.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return promv1.NewAPI(pc)
+}
+
+// metricsTargets are the endpoints of the port named metrics of every
+// Service in Rejuv's namespace, a group per Service and pod.
+func metricsTargets(ctx context.Context, kube kubernetes.Interface) ([]harness.TargetGroup, error) {
+	list, err := kube.DiscoveryV1().EndpointSlices(deploy.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the EndpointSlices of %s: %w", deploy.Namespace, err)
+	}
+	var groups []harness.TargetGroup
+	for _, es := range list.Items {
+		service := es.Labels[discoveryv1.LabelServiceName]
+		for _, port := range es.Ports {
+			if port.Name == nil || *port.Name != "metrics" || port.Port == nil {
+				continue
+			}
+			for _, ep := range es.Endpoints {
+				labels := map[string]string{"job": service, "service": service, "namespace": deploy.Namespace}
+				if ep.TargetRef != nil {
+					labels["pod"] = ep.TargetRef.Name
+				}
+				var targets []string
+				for _, addr := range ep.Addresses {
+					targets = append(targets, net.JoinHostPort(addr, strconv.Itoa(int(*port.Port))))
+				}
+				groups = append(groups, harness.TargetGroup{Targets: targets, Labels: labels})
+			}
+		}
+	}
+	return groups, nil
 }
 
 // count is how many series an instant query returns now.

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,17 +33,22 @@ const PrometheusScrapeInterval = 5 * time.Second
 
 // PrometheusOptions adds to what the harness's Prometheus scrapes.
 type PrometheusOptions struct {
-	// ServiceAccountToken, when set, has Prometheus discover the Services
-	// of ServicesNamespace and scrape their endpoints' port named metrics
-	// over HTTPS with this token, as the Prometheus Operator does for a
-	// ServiceMonitor with honorLabels: the job is the Service's name, the
-	// target's namespace, service and pod are labels unless the metric has
-	// its own. The token also lists them from the API server.
+	// ServiceAccountToken, when set, has Prometheus scrape the targets
+	// given to SetTargets over HTTPS with this bearer token (accepting
+	// self-signed certificates), honoring the labels the metrics have.
+	// Debian's Prometheus is built without Kubernetes service discovery:
+	// the caller discovers the targets.
 	ServiceAccountToken string
-	ServicesNamespace   string
 	// RuleFiles are rule files Prometheus evaluates every
 	// PrometheusScrapeInterval.
 	RuleFiles []string
+}
+
+// TargetGroup is targets ("host:port") and the labels they are scraped
+// with, as Prometheus's file-based discovery reads them.
+type TargetGroup struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels"`
 }
 
 // StartPrometheus starts Debian's Prometheus (installed with the
@@ -88,20 +94,11 @@ scrape_configs:
   scheme: https
   honor_labels: true
   tls_config: {insecure_skip_verify: true}
-  authorization: {credentials_file: %[1]s}
-  kubernetes_sd_configs:
-  - role: endpoints
-    api_server: %[2]s
-    tls_config: {ca_file: %[3]s}
-    authorization: {credentials_file: %[1]s}
-    namespaces: {names: [%[4]q]}
-  relabel_configs:
-  - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}
-  - {source_labels: [__meta_kubernetes_service_name], target_label: job}
-  - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
-  - {source_labels: [__meta_kubernetes_service_name], target_label: service}
-  - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
-`, tokenFile, c.Config.APIServerURL(), c.Config.pki("ca.crt"), o.ServicesNamespace)
+  authorization: {credentials_file: %q}
+  file_sd_configs:
+  - files: [%q]
+    refresh_interval: %s
+`, tokenFile, filepath.Join(dir, targetsFile), PrometheusScrapeInterval)
 	}
 	if len(o.RuleFiles) > 0 {
 		config += "rule_files:\n"
@@ -132,8 +129,10 @@ scrape_configs:
 		close(p.done)
 	}()
 	if err := p.waitScraped(ctx); err != nil {
+		// Stop removes the directory, the log with it.
+		out, _ := os.ReadFile(log.Name())
 		_ = p.Stop()
-		return nil, fmt.Errorf("%w (log in %s)", err, log.Name())
+		return nil, fmt.Errorf("%w; its log ends:\n%s", err, tail(string(out), 10))
 	}
 	return p, nil
 }
@@ -175,6 +174,23 @@ func (p *Prometheus) get(ctx context.Context, path string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// targetsFile is where SetTargets writes, in Prometheus's directory.
+const targetsFile = "targets.json"
+
+// SetTargets replaces the targets scraped with the ServiceAccountToken;
+// Prometheus reads them within a PrometheusScrapeInterval.
+func (p *Prometheus) SetTargets(groups []TargetGroup) error {
+	data, err := json.Marshal(groups)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(p.dir, targetsFile+".new")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write Prometheus's targets: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(p.dir, targetsFile))
 }
 
 // Stop ends Prometheus and removes its data.
