@@ -2,29 +2,15 @@ package catalogue
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/docgen"
 )
-
-// writeDocsEnv set to 1 makes TestMetricsDoc write docs/metrics.md
-// instead of comparing it (make docs).
-const writeDocsEnv = "REJUV_WRITE_DOCS"
 
 // TestMetricsDoc: docs/metrics.md is the template with the manager's and
 // the daemon's metrics as tables; it fails while the file is stale.
 func TestMetricsDoc(t *testing.T) {
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := os.ReadFile(filepath.Join(root, "test", "catalogue", "testdata", "metrics.md.tmpl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	manager, err := Manager()
 	if err != nil {
 		t.Fatal(err)
@@ -33,18 +19,9 @@ func TestMetricsDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := strings.NewReplacer("{{manager}}", table(manager), "{{daemon}}", table(daemon)).Replace(string(tmpl))
-	path := filepath.Join(root, "docs", "metrics.md")
-	if os.Getenv(writeDocsEnv) == "1" {
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	have, err := os.ReadFile(path)
-	if err != nil || string(have) != doc {
-		t.Errorf("docs/metrics.md is stale (or missing: %v): run make docs", err)
-	}
+	doc := strings.NewReplacer("{{manager}}", table(manager), "{{daemon}}", table(daemon)).
+		Replace(docgen.Template(t, "test/catalogue/testdata/metrics.md.tmpl"))
+	docgen.Settle(t, "docs/metrics.md", doc)
 }
 
 // TestEveryMetricIsRejuvsAndSaysWhatItIs: the binaries' own metrics carry

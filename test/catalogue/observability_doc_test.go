@@ -2,53 +2,30 @@ package catalogue
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/config/dashboards"
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/docgen"
 )
 
 // TestObservabilityDoc: docs/observability.md is the template with the
 // dashboards' panels and the alert rules as tables; it fails while the
 // file is stale.
 func TestObservabilityDoc(t *testing.T) {
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := os.ReadFile(filepath.Join(root, "test", "catalogue", "testdata", "observability.md.tmpl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	all, err := dashboards.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := os.ReadFile(filepath.Join(root, "config", "prometheus", "rules.yaml"))
+	alerts, err := alertTable([]byte(docgen.Template(t, "config/prometheus/rules.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	alerts, err := alertTable(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := strings.NewReplacer("{{dashboards}}", dashboardTables(all), "{{alerts}}", alerts).Replace(string(tmpl))
-	path := filepath.Join(root, "docs", "observability.md")
-	if os.Getenv(writeDocsEnv) == "1" {
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	have, err := os.ReadFile(path)
-	if err != nil || string(have) != doc {
-		t.Errorf("docs/observability.md is stale (or missing: %v): run make docs", err)
-	}
+	doc := strings.NewReplacer("{{dashboards}}", dashboardTables(all), "{{alerts}}", alerts).
+		Replace(docgen.Template(t, "test/catalogue/testdata/observability.md.tmpl"))
+	docgen.Settle(t, "docs/observability.md", doc)
 }
 
 // dashboardTables lists each dashboard's panels with what they answer.

@@ -2,45 +2,21 @@ package refusals
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/docgen"
 )
-
-// writeDocsEnv set to 1 makes TestValidationDoc write docs/validation.md
-// instead of comparing it (make docs).
-const writeDocsEnv = "REJUV_WRITE_DOCS"
 
 // TestValidationDoc: docs/validation.md is the template with the rows of
 // this package as tables; it fails while the file is stale.
 func TestValidationDoc(t *testing.T) {
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := os.ReadFile(filepath.Join(root, "test", "refusals", "testdata", "validation.md.tmpl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	doc := strings.NewReplacer(
 		"{{policies}}", refusalTable(Policies),
 		"{{requests}}", refusalTable(Requests),
 		"{{rule failures}}", ruleFailureTable(RuleFailures),
-	).Replace(string(tmpl))
-	path := filepath.Join(root, "docs", "validation.md")
-	if os.Getenv(writeDocsEnv) == "1" {
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	have, err := os.ReadFile(path)
-	if err != nil || string(have) != doc {
-		t.Errorf("docs/validation.md is stale (or missing: %v): run make docs", err)
-	}
+	).Replace(docgen.Template(t, "test/refusals/testdata/validation.md.tmpl"))
+	docgen.Settle(t, "docs/validation.md", doc)
 }
 
 // refusalTable renders refusals as a markdown table.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -101,10 +102,11 @@ scrape_configs:
 `, tokenFile, filepath.Join(dir, targetsFile), PrometheusScrapeInterval)
 	}
 	if len(o.RuleFiles) > 0 {
-		config += "rule_files:\n"
-		for _, f := range o.RuleFiles {
-			config += fmt.Sprintf("- %q\n", f)
+		quoted := make([]string, len(o.RuleFiles))
+		for i, f := range o.RuleFiles {
+			quoted[i] = strconv.Quote(f)
 		}
+		config += "rule_files: [" + strings.Join(quoted, ", ") + "]\n"
 	}
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
