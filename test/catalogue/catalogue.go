@@ -36,6 +36,36 @@ func Daemon() ([]Metric, error) {
 	return r.metrics()
 }
 
+// All is the manager's metrics, then the daemon's.
+func All() ([]Metric, error) {
+	manager, err := Manager()
+	if err != nil {
+		return nil, err
+	}
+	daemon, err := Daemon()
+	if err != nil {
+		return nil, err
+	}
+	return append(manager, daemon...), nil
+}
+
+// Series are the names of the series the binaries' own metrics are
+// served as (a histogram's _bucket, _sum and _count), with each one's
+// metric.
+func Series(ms []Metric) map[string]Metric {
+	out := map[string]Metric{}
+	for _, m := range ms {
+		if m.Type != "histogram" {
+			out[m.Name] = m
+			continue
+		}
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			out[m.Name+suffix] = m
+		}
+	}
+	return out
+}
+
 // recorder is a Registerer that keeps the collectors registered, which
 // tell their types, where a registry's descriptions do not.
 type recorder struct {

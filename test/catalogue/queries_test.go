@@ -32,40 +32,27 @@ var metricName = regexp.MustCompile(`\b(?:rejuv|controller_runtime|process|kube|
 // (histograms by their series' names), or one listed above with who
 // serves it.
 func TestQueriesNameServedMetrics(t *testing.T) {
-	served := map[string]bool{}
-	manager, err := Manager()
+	all, err := All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	daemon, err := Daemon()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range append(manager, daemon...) {
-		if m.Type == "histogram" {
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				served[m.Name+suffix] = true
-			}
-			continue
-		}
-		served[m.Name] = true
-	}
+	served := Series(all)
 	check := func(where, expr string) {
 		names := metricName.FindAllString(expr, -1)
 		if len(names) == 0 {
 			t.Errorf("%s: %q reads no metric", where, expr)
 		}
 		for _, n := range names {
-			if !served[n] && others[n] == "" {
+			if _, ok := served[n]; !ok && others[n] == "" {
 				t.Errorf("%s: %s is not served (%s)", where, n, expr)
 			}
 		}
 	}
-	all, err := dashboards.All()
+	boards, err := dashboards.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range all {
+	for _, d := range boards {
 		for _, p := range d.Panels {
 			if len(p.Queries) == 0 {
 				t.Errorf("%s: panel %q has no query", d.File, p.Title)
