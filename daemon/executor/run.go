@@ -31,13 +31,11 @@ const stopKillMargin = 10 * time.Second
 // each container's stop is recorded as soon as it happens, the rest once.
 func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (Result, error) {
 	now := e.Clock.Now()
-	var deadline time.Time
-	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
-		deadline = crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
-		if !now.Before(deadline) {
-			// Nothing more is stopped; the manager ends the request.
-			return Result{}, nil
-		}
+	// The zero time, for a request without one, is no deadline below.
+	deadline, _ := crr.Deadline()
+	if !deadline.IsZero() && !now.Before(deadline) {
+		// Nothing more is stopped; the manager ends the request.
+		return Result{}, nil
 	}
 	st := crr.Status.DeepCopy()
 	st.Phase = v1beta1.PhaseRecreating

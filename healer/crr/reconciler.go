@@ -152,10 +152,9 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was replaced (UID %s, the request was for %s)", pod.Name, pod.UID, crr.Labels[v1beta1.PodUIDLabel]))
 	}
 	var wake []time.Duration
-	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
-		deadline := crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
+	if deadline, ok := crr.Deadline(); ok {
 		if !now.Before(deadline) {
-			return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("activeDeadlineSeconds (%ds) passed", *d))
+			return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("activeDeadlineSeconds (%ds) passed", *crr.Spec.ActiveDeadlineSeconds))
 		}
 		wake = append(wake, deadline.Sub(now))
 	}

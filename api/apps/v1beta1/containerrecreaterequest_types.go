@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -196,6 +198,15 @@ const (
 	ResultFailed             ContainerRecreateRequestResult = "Failed"
 	ResultPartiallySucceeded ContainerRecreateRequestResult = "PartiallySucceeded"
 )
+
+// Deadline is when the request's activeDeadlineSeconds passes, counted
+// from its creation; false when it has none.
+func (r *ContainerRecreateRequest) Deadline() (time.Time, bool) {
+	if r.Spec.ActiveDeadlineSeconds == nil {
+		return time.Time{}, false
+	}
+	return r.CreationTimestamp.Add(time.Duration(*r.Spec.ActiveDeadlineSeconds) * time.Second), true
+}
 
 // ResultOf sums up per-container states: Succeeded when all succeeded,
 // Failed when none did, PartiallySucceeded otherwise; empty for no states.
