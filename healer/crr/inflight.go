@@ -73,30 +73,29 @@ func (c *InFlightCounter) Count(ctx context.Context) error {
 			continue
 		}
 		inFlight[[2]string{crr.Namespace, sourceOf(crr)}]++
-		if d := crr.Spec.ActiveDeadlineSeconds; d != nil && !now.Before(crr.CreationTimestamp.Add(time.Duration(*d)*time.Second)) {
+		if deadline, ok := crr.Deadline(); ok && !now.Before(deadline) {
 			past[crr.Namespace]++
 		}
 	}
-	shownInFlight := map[[2]string]bool{}
-	for k, n := range inFlight {
-		crrInFlight.WithLabelValues(k[0], k[1]).Set(float64(n))
-		shownInFlight[k] = true
-	}
-	for k := range c.shownInFlight {
-		if !shownInFlight[k] {
-			crrInFlight.Delete(prometheus.Labels{"namespace": k[0], "source": k[1]})
-		}
-	}
-	shownPast := map[string]bool{}
-	for ns, n := range past {
-		crrPastDeadline.WithLabelValues(ns).Set(float64(n))
-		shownPast[ns] = true
-	}
-	for ns := range c.shownPast {
-		if !shownPast[ns] {
-			crrPastDeadline.Delete(prometheus.Labels{"namespace": ns})
-		}
-	}
-	c.shownInFlight, c.shownPast = shownInFlight, shownPast
+	c.shownInFlight = setCounts(crrInFlight, inFlight, c.shownInFlight, func(k [2]string) []string { return k[:] })
+	c.shownPast = setCounts(crrPastDeadline, past, c.shownPast, func(ns string) []string { return []string{ns} })
 	return nil
+}
+
+// setCounts sets a series of vec for each count, labelled by values of
+// its key, and deletes the series of shown (the last counts) that counts
+// no longer has, rather than clearing vec first: a scrape in between
+// would see no series at all. It returns the keys it set.
+func setCounts[K comparable](vec *prometheus.GaugeVec, counts map[K]int, shown map[K]bool, values func(K) []string) map[K]bool {
+	set := make(map[K]bool, len(counts))
+	for k, n := range counts {
+		vec.WithLabelValues(values(k)...).Set(float64(n))
+		set[k] = true
+	}
+	for k := range shown {
+		if !set[k] {
+			vec.DeleteLabelValues(values(k)...)
+		}
+	}
+	return set
 }
