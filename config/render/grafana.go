@@ -18,12 +18,8 @@ const dashboardsHeader = `# Rejuv's Grafana dashboards in a ConfigMap, for Grafa
 // writeDashboards writes each dashboard into grafana/ as a file, and all
 // of them into a ConfigMap beside, removing files of dashboards that are
 // no more.
-func writeDashboards(configDir string) error {
+func writeDashboards(configDir string, boards []dashboards.Dashboard) error {
 	dir := filepath.Join(configDir, "grafana")
-	all, err := dashboards.All()
-	if err != nil {
-		return err
-	}
 	old, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return err
@@ -34,7 +30,7 @@ func writeDashboards(configDir string) error {
 		}
 	}
 	data := map[string]string{}
-	for _, d := range all {
+	for _, d := range boards {
 		if err := os.WriteFile(filepath.Join(dir, d.File), d.JSON, 0o644); err != nil {
 			return err
 		}

@@ -41,10 +41,14 @@ func run(configDir string) error {
 	if err := writePrometheusRule(configDir); err != nil {
 		return err
 	}
-	if err := writeDashboards(configDir); err != nil {
+	boards, err := dashboards.All()
+	if err != nil {
 		return err
 	}
-	return writeChartFiles(configDir)
+	if err := writeDashboards(configDir, boards); err != nil {
+		return err
+	}
+	return writeChartFiles(configDir, boards)
 }
 
 // chartFiles is where the Helm chart finds config's manifests, a folder for
@@ -55,8 +59,8 @@ const chartFiles = "helm/rejuv/files"
 // config/ leaves the chart too. A folder whose kustomization only lists
 // files has them copied as they are, comments and all; one that also
 // patches them (config/crd: the CRR's conversion webhook) is built, a
-// file per object.
-func writeChartFiles(configDir string) error {
+// file per object. The alert rules and the dashboards (boards) join them.
+func writeChartFiles(configDir string, boards []dashboards.Dashboard) error {
 	defaultDir := filepath.Join(configDir, "default")
 	folders, err := kustomization(defaultDir)
 	if err != nil {
@@ -87,14 +91,10 @@ func writeChartFiles(configDir string) error {
 	if err := copyResources(configDir, filepath.Join(configDir, "prometheus"), filepath.Join(out, "prometheus"), []string{"rules.yaml"}); err != nil {
 		return err
 	}
-	all, err := dashboards.All()
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Join(out, "grafana"), 0o755); err != nil {
 		return err
 	}
-	for _, d := range all {
+	for _, d := range boards {
 		if err := os.WriteFile(filepath.Join(out, "grafana", d.File), d.JSON, 0o644); err != nil {
 			return err
 		}
