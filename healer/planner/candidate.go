@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,15 @@ func (t Trigger) String() string {
 		return "rule/" + t.Rule
 	}
 	return string(TriggerSchedule)
+}
+
+// KindOf reads the kind of a trigger as String, or a decision that
+// names no pod, shows it.
+func KindOf(trigger string) TriggerKind {
+	if trigger == string(TriggerRule) || strings.HasPrefix(trigger, string(TriggerRule)+"/") {
+		return TriggerRule
+	}
+	return TriggerSchedule
 }
 
 // Candidate is a recreation some trigger asks for.

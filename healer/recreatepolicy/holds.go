@@ -1,7 +1,6 @@
 package recreatepolicy
 
 import (
-	"strings"
 	"time"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -38,7 +37,7 @@ func (h holds) update(passDecisions []v1alpha1.Decision, decided func(planner.Tr
 		if d.Pod == "" {
 			continue
 		}
-		k := holdKey{pod: d.Pod, kind: triggerKind(d.Trigger)}
+		k := holdKey{pod: d.Pod, kind: planner.KindOf(d.Trigger)}
 		seen[k] = true
 		old, held := h[k]
 		if held && old.gate == d.Outcome {
@@ -57,13 +56,4 @@ func (h holds) update(passDecisions []v1alpha1.Decision, decided func(planner.Tr
 		}
 	}
 	return ended
-}
-
-// triggerKind reads the kind of a decision's trigger (schedule, or
-// rule/NAME).
-func triggerKind(trigger string) planner.TriggerKind {
-	if strings.HasPrefix(trigger, string(planner.TriggerRule)) {
-		return planner.TriggerRule
-	}
-	return planner.TriggerSchedule
 }
