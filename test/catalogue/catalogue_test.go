@@ -11,14 +11,7 @@ import (
 // TestMetricsDoc: docs/metrics.md is the template with the manager's and
 // the daemon's metrics as tables; it fails while the file is stale.
 func TestMetricsDoc(t *testing.T) {
-	manager, err := Manager()
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemon, err := Daemon()
-	if err != nil {
-		t.Fatal(err)
-	}
+	manager, daemon := registered(t)
 	doc := strings.NewReplacer("{{manager}}", table(manager), "{{daemon}}", table(daemon)).
 		Replace(docgen.Template(t, "test/catalogue/testdata/metrics.md.tmpl"))
 	docgen.Settle(t, "docs/metrics.md", doc)
@@ -27,14 +20,7 @@ func TestMetricsDoc(t *testing.T) {
 // TestEveryMetricIsRejuvsAndSaysWhatItIs: the binaries' own metrics carry
 // the prefix, a help text, and none a label of unbounded values.
 func TestEveryMetricIsRejuvsAndSaysWhatItIs(t *testing.T) {
-	manager, err := Manager()
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemon, err := Daemon()
-	if err != nil {
-		t.Fatal(err)
-	}
+	manager, daemon := registered(t)
 	if len(manager) < 20 || len(daemon) < 8 {
 		t.Fatalf("%d metrics of the manager, %d of the daemon: fewer than registered", len(manager), len(daemon))
 	}
@@ -54,6 +40,20 @@ func TestEveryMetricIsRejuvsAndSaysWhatItIs(t *testing.T) {
 	}
 }
 
+// registered is the manager's and the daemon's metrics.
+func registered(t *testing.T) (manager, daemon []Metric) {
+	t.Helper()
+	manager, err := Manager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon, err = Daemon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return manager, daemon
+}
+
 // table renders metrics as a markdown table.
 func table(ms []Metric) string {
 	var b strings.Builder
@@ -63,7 +63,7 @@ func table(ms []Metric) string {
 		if len(m.Labels) > 0 {
 			labels = "`" + strings.Join(m.Labels, "`, `") + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, m.Type, labels, strings.ReplaceAll(m.Help, "|", "\\|"))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, m.Type, labels, cell(m.Help))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
