@@ -73,9 +73,12 @@ func ServiceAccountToken(ctx context.Context, kube kubernetes.Interface, namespa
 	return tr.Status.Token, nil
 }
 
-// Metrics scrapes a pod of the stack (the manager's or a daemon's) at its
-// metrics port, as a scraper bound to the metrics reader role does.
-func (s *Stack) Metrics(ctx context.Context, pod *corev1.Pod) (string, error) {
+// ScraperToken is the token of a ServiceAccount bound to the metrics
+// reader role, as an operator sets one up for Prometheus; the first call
+// creates it, Uninstall removes it.
+func (s *Stack) ScraperToken(ctx context.Context) (string, error) {
+	s.scraperMu.Lock()
+	defer s.scraperMu.Unlock()
 	if s.scraper == nil {
 		sc, err := newScraper(ctx, s.Kube)
 		if err != nil {
@@ -83,7 +86,17 @@ func (s *Stack) Metrics(ctx context.Context, pod *corev1.Pod) (string, error) {
 		}
 		s.scraper = sc
 	}
-	code, body, err := Scrape(ctx, "https://"+pod.Status.PodIP+":8443/metrics", s.scraper.token)
+	return s.scraper.token, nil
+}
+
+// Metrics scrapes a pod of the stack (the manager's or a daemon's) at its
+// metrics port, as a scraper bound to the metrics reader role does.
+func (s *Stack) Metrics(ctx context.Context, pod *corev1.Pod) (string, error) {
+	token, err := s.ScraperToken(ctx)
+	if err != nil {
+		return "", err
+	}
+	code, body, err := Scrape(ctx, "https://"+pod.Status.PodIP+":8443/metrics", token)
 	if err != nil {
 		return "", err
 	}

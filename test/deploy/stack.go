@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,7 +63,9 @@ type Stack struct {
 	cluster *harness.Cluster
 	// kustomization is the directory Install applied.
 	kustomization string
-	scraper       *scraper
+	// scraperMu guards scraper, which parallel tests make on first use.
+	scraperMu sync.Mutex
+	scraper   *scraper
 }
 
 // Options say what Install applies and what it does with a Rejuv that is
@@ -207,9 +210,12 @@ func daemonSetReady(ds *appsv1.DaemonSet) bool {
 // Uninstall deletes what Install applied and waits until it is gone.
 func (s *Stack) Uninstall(ctx context.Context) error {
 	var errs []error
+	s.scraperMu.Lock()
 	if s.scraper != nil {
 		errs = append(errs, s.scraper.remove(ctx, s.Kube))
+		s.scraper = nil
 	}
+	s.scraperMu.Unlock()
 	if out, err := s.Kubectl(ctx, "delete", "-k", s.kustomization, "--ignore-not-found", "--wait", "--timeout=3m"); err != nil {
 		errs = append(errs, fmt.Errorf("uninstall Rejuv: %w\n%s", err, out))
 	}

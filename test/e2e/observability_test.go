@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -144,9 +143,9 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 }
 
 // startRejuvPrometheus starts the harness's Prometheus as an operator
-// would set one up: a ServiceAccount bound to the shipped metrics reader
-// role, whose token scrapes the endpoints of Rejuv's metrics Services,
-// and the shipped alert rules loaded. Debian's Prometheus has no
+// would set one up: the token of a ServiceAccount bound to the shipped
+// metrics reader role scrapes the endpoints of Rejuv's metrics Services,
+// and the shipped alert rules are loaded. Debian's Prometheus has no
 // Kubernetes discovery: the test reads the Services' EndpointSlices every
 // scrape interval, as that discovery would, and hands Prometheus the
 // targets with the labels the Prometheus Operator gives them (the job is
@@ -155,24 +154,7 @@ func startRejuvPrometheus(t *testing.T) promv1.API {
 	t.Helper()
 	ctx := context.Background()
 	kube := rejuvStack(t).Kube
-	const name = "rejuv-e2e-prometheus"
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.MetricsReaderRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: metav1.NamespaceDefault}},
-	}
-	if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = kube.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	})
-	token, err := deploy.ServiceAccountToken(ctx, kube, sa.Namespace, name)
+	token, err := rejuvStack(t).ScraperToken(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,15 +271,7 @@ func firing(t *testing.T, api promv1.API, alert, namespace, policy string) bool 
 
 func unannotatePod(t *testing.T, c client.Client, pod *corev1.Pod) {
 	t.Helper()
-	cur := &corev1.Pod{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pod), cur); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(cur.DeepCopy())
-	delete(cur.Annotations, "rejuv.test/recreate")
-	if err := c.Patch(context.Background(), cur, patch); err != nil {
-		t.Fatal(err)
-	}
+	patchPod(t, c, pod, func(p *corev1.Pod) { delete(p.Annotations, "rejuv.test/recreate") })
 }
 
 // checkAlertRules: Prometheus loaded every shipped alert and evaluated

@@ -43,12 +43,18 @@ func labelledPods(t *testing.T, ns, name string, n int) []*corev1.Pod {
 
 func annotatePod(t *testing.T, c client.Client, pod *corev1.Pod) {
 	t.Helper()
+	patchPod(t, c, pod, func(p *corev1.Pod) { p.Annotations = map[string]string{"rejuv.test/recreate": "yes"} })
+}
+
+// patchPod changes the pod as it is now, with a merge patch.
+func patchPod(t *testing.T, c client.Client, pod *corev1.Pod, change func(*corev1.Pod)) {
+	t.Helper()
 	cur := &corev1.Pod{}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pod), cur); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(cur.DeepCopy())
-	cur.Annotations = map[string]string{"rejuv.test/recreate": "yes"}
+	change(cur)
 	if err := c.Patch(context.Background(), cur, patch); err != nil {
 		t.Fatal(err)
 	}
