@@ -263,7 +263,7 @@ func TestPolicyExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := schema.Properties["spec"]
-	if len(spec.Properties) != 12 {
+	if len(spec.Properties) != 13 {
 		t.Fatalf("spec has %d fields in the published schema", len(spec.Properties))
 	}
 	var walk func(path string, n node)

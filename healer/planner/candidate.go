@@ -23,19 +23,29 @@ type Trigger struct {
 	Rule string
 	// Run is the scheduled time of the run, for a schedule trigger.
 	Run time.Time
+	// Requested says the run was requested by the policy's restartAt
+	// rather than fired by its schedule.
+	Requested bool
 }
 
-// String is the trigger as decisions and labels show it: schedule, or
-// rule/NAME.
+// Restart is how a run requested by restartAt shows as a trigger; it is
+// of kind TriggerSchedule.
+const Restart = "restart"
+
+// String is the trigger as decisions and labels show it: schedule,
+// restart, or rule/NAME.
 func (t Trigger) String() string {
-	if t.Kind == TriggerRule {
+	switch {
+	case t.Kind == TriggerRule:
 		return "rule/" + t.Rule
+	case t.Requested:
+		return Restart
 	}
 	return string(TriggerSchedule)
 }
 
 // KindOf reads the kind of a trigger as String, or a decision that
-// names no pod, shows it.
+// names no pod, shows it: a requested run is of kind TriggerSchedule.
 func KindOf(trigger string) TriggerKind {
 	if trigger == string(TriggerRule) || strings.HasPrefix(trigger, string(TriggerRule)+"/") {
 		return TriggerRule

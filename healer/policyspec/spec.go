@@ -70,8 +70,8 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 	}
 	out.Rules, e = parseRules(spec.Rules, root.Child("rules"))
 	errs = append(errs, e...)
-	if spec.Schedule == nil && len(spec.Rules) == 0 {
-		errs = append(errs, field.Required(root.Child("rules"), "a policy needs a schedule, rules or both"))
+	if spec.Schedule == nil && len(spec.Rules) == 0 && spec.RestartAt == nil {
+		errs = append(errs, field.Required(root.Child("rules"), "a policy needs a schedule, rules or restartAt"))
 	}
 
 	if d := spec.EvaluationInterval; d != nil {

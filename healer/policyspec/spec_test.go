@@ -86,7 +86,7 @@ func TestParseRejects(t *testing.T) {
 		"both kinds":         {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Builtin = "max-age" }, "spec.rules[1]", "exactly one of builtin and rego"},
 		"neither kind":       {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Rego = "" }, "spec.rules[1].builtin", "set builtin or rego"},
 		"duplicate rule":     {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[1].Name = "stuck" }, "spec.rules[1].name", "Duplicate value"},
-		"nothing to trigger": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule, s.Rules = nil, nil }, "spec.rules", "a schedule, rules or both"},
+		"nothing to trigger": {func(s *v1alpha1.RecreatePolicySpec) { s.Schedule, s.Rules = nil, nil }, "spec.rules", "a schedule, rules or restartAt"},
 		"evaluation interval": {func(s *v1alpha1.RecreatePolicySpec) {
 			s.EvaluationInterval = &metav1.Duration{Duration: time.Millisecond}
 		}, "spec.evaluationInterval", "at least 1s"},

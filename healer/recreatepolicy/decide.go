@@ -97,17 +97,17 @@ func (d *decider) create(ctx context.Context, c *planner.Candidate, dec *v1alpha
 }
 
 // note records a decision that concerns no pod, such as a skipped run.
-func (d *decider) note(kind planner.TriggerKind, outcome v1alpha1.DecisionOutcome, msg string) {
-	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(kind), string(outcome)).Inc()
-	d.decisions = append(d.decisions, v1alpha1.Decision{Time: metav1.NewTime(d.now), Trigger: string(kind), Outcome: outcome, Message: msg})
+func (d *decider) note(t planner.Trigger, outcome v1alpha1.DecisionOutcome, msg string) {
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(t.Kind), string(outcome)).Inc()
+	d.decisions = append(d.decisions, v1alpha1.Decision{Time: metav1.NewTime(d.now), Trigger: t.String(), Outcome: outcome, Message: msg})
 	if outcome == v1alpha1.OutcomeSkipped {
 		d.r.Recorder.Eventf(d.p, nil, corev1.EventTypeWarning, "RunSkipped", "Run", "%s", msg)
 	}
 }
 
-// skip records a decision to leave a pod alone.
-func (d *decider) skip(pod *corev1.Pod, msg string) {
-	d.skipped(&planner.Candidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerSchedule}}, msg)
+// skip records a run's decision to leave a pod alone.
+func (d *decider) skip(run planner.Trigger, pod *corev1.Pod, msg string) {
+	d.skipped(&planner.Candidate{Pod: pod, Trigger: run}, msg)
 }
 
 // skipped records a decision to leave a candidate alone: what triggered

@@ -162,14 +162,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	if spec.Schedule != nil {
-		next, err := r.runSchedule(ctx, p, spec, pods, facts, situation, &d, now)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if requeue == 0 || next < requeue {
-			requeue = next
-		}
+	next, err := r.runs(ctx, p, spec, pods, facts, situation, &d, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if next > 0 && (requeue == 0 || next < requeue) {
+		requeue = next
 	}
 	unlock()
 
@@ -324,77 +322,6 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 		return s, pdbs.Items, nil
 	}
 	return s, nil, nil
-}
-
-// runSchedule fires the schedule and carries the current run on. It
-// returns how long until the next fire time.
-func (r *Reconciler) runSchedule(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, s *planner.Situation, d *decider, now time.Time) (time.Duration, error) {
-	since := p.CreationTimestamp.Time
-	if last := p.Status.LastScheduleTime; last != nil {
-		since = last.Time
-	}
-	t := schedule(spec.Schedule, since, now)
-	p.Status.NextScheduleTime = &metav1.Time{Time: t.next}
-	nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(t.next.Unix()))
-	missedRuns.WithLabelValues(p.Name, p.Namespace)
-	run := p.Status.Run
-	started := false
-	if !t.missed.IsZero() {
-		missedRuns.WithLabelValues(p.Name, p.Namespace).Inc()
-		d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.missed.UTC().Format(time.RFC3339)))
-		p.Status.LastScheduleTime = &metav1.Time{Time: t.missed}
-	}
-	if !t.due.IsZero() {
-		switch {
-		case p.Spec.Suspend:
-			d.note(planner.TriggerSchedule, v1alpha1.OutcomeSuspended, fmt.Sprintf("run of %s not started: the policy is suspended", t.due.UTC().Format(time.RFC3339)))
-			p.Status.LastScheduleTime = &metav1.Time{Time: t.due}
-		case run != nil && run.State == v1alpha1.RunRunning:
-			d.note(planner.TriggerSchedule, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s not started: the run of %s is still going", t.due.UTC().Format(time.RFC3339), run.ScheduledTime.UTC().Format(time.RFC3339)))
-			p.Status.LastScheduleTime = &metav1.Time{Time: t.due}
-		default:
-			startRun(&p.Status, t.due, len(pods))
-			run = p.Status.Run
-			started = true
-			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", len(pods), t.due.UTC().Format(time.RFC3339))
-			r.unhaltFor(p, v1alpha1.ReasonRunFailed)
-		}
-	}
-	if run != nil && run.State == v1alpha1.RunRunning {
-		at := run.ScheduledTime.Time
-		prog := progress(at, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)])
-		run.Recreated, run.Skipped = int32(prog.done), int32(len(prog.skipped))
-		if started {
-			for _, pod := range prog.skipped {
-				d.skip(pod, unrestartableMessage(pod))
-			}
-		}
-		switch {
-		case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
-			msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.failed.Name, prog.failed.Spec.PodName, prog.failed.Status.Result, prog.failed.Status.Message)
-			run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, msg, &metav1.Time{Time: now}
-			r.halt(p, v1alpha1.ReasonRunFailed, "the run of "+at.UTC().Format(time.RFC3339)+" halted: "+msg)
-		case len(prog.pending) == 0 && !anyInFlight(pods, facts):
-			run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
-			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d skipped", at.UTC().Format(time.RFC3339), prog.done, len(prog.skipped))
-		default:
-			for _, c := range prog.pending {
-				if err := d.decide(ctx, s, c); err != nil {
-					return 0, err
-				}
-			}
-		}
-	}
-	return max(t.next.Sub(now), time.Second), nil
-}
-
-func anyInFlight(pods []*corev1.Pod, facts *requestFacts) bool {
-	for _, pod := range pods {
-		if facts.inFlight[pod.UID] {
-			return true
-		}
-	}
-	return false
 }
 
 // history is the policy's memory of its containers, kept to its pods.

@@ -5,11 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
@@ -58,10 +56,15 @@ type runProgress struct {
 	skipped []*corev1.Pod
 }
 
-// progress sorts the selected pods of the run at t into done (recreated
-// since t, by the run's request or otherwise), skipped (no container the
+// progress sorts the selected pods of the run into done (recreated
+// since its time, by the run's request or otherwise), skipped (no container the
 // kubelet would start again) and pending.
-func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest) runProgress {
+func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest) runProgress {
+	t := run.Run
+	reason := fmt.Sprintf("scheduled run of %s", t.UTC().Format(time.RFC3339))
+	if run.Requested {
+		reason = fmt.Sprintf("rolling restart requested for %s", t.UTC().Format(time.RFC3339))
+	}
 	var p runProgress
 	for _, pod := range pods {
 		if crr := runRequests[pod.UID]; crr != nil {
@@ -83,8 +86,8 @@ func progress(t time.Time, pods []*corev1.Pod, containers policyspec.Containers,
 		default:
 			p.pending = append(p.pending, &planner.Candidate{
 				Pod: pod, Containers: names,
-				Trigger: planner.Trigger{Kind: planner.TriggerSchedule, Run: t},
-				Reason:  fmt.Sprintf("scheduled run of %s", t.UTC().Format(time.RFC3339)),
+				Trigger: run,
+				Reason:  reason,
 			})
 		}
 	}
@@ -111,10 +114,4 @@ func startedSince(pod *corev1.Pod, names []string, t time.Time) bool {
 		}
 	}
 	return true
-}
-
-// startRun records a new run in the status.
-func startRun(status *v1alpha1.RecreatePolicyStatus, at time.Time, pods int) {
-	status.Run = &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), State: v1alpha1.RunRunning, Pods: int32(pods)}
-	status.LastScheduleTime = &metav1.Time{Time: at}
 }

@@ -9,7 +9,7 @@ import (
 var Policies = []Refusal{
 	{Input: "no spec", Stage: StageSchema, Spec: ``, Field: "spec", Message: "Required value"},
 	{Input: "no selector", Stage: StageSchema, Spec: `schedule: {cron: "@daily"}`, Field: "spec.selector", Message: "Required value"},
-	{Input: "neither a schedule nor rules", Stage: StageCEL, Spec: `selector: {}`, Field: "spec", Message: "a policy needs a schedule, rules or both"},
+	{Input: "no schedule, rules or restartAt", Stage: StageCEL, Spec: `selector: {}`, Field: "spec", Message: "a policy needs a schedule, rules or restartAt"},
 	{Input: "a name longer than 63 characters", Stage: StageWebhook, Name: strings.Repeat("p", 64), Spec: `{selector: {}, schedule: {cron: "@daily"}}`,
 		Field: "metadata.name", Message: "must be no more than 63 characters: every request the policy creates carries it in the label rejuv.dev/policy"},
 

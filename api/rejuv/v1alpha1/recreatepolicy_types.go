@@ -10,8 +10,9 @@ import (
 
 // RecreatePolicySpec says which pods a policy watches, which of their
 // containers it may recreate, and when: on a cron schedule (a rolling restart
-// of every selected pod), when one of its Rego rules says so, or both.
-// +kubebuilder:validation:XValidation:rule="has(self.schedule) || (has(self.rules) && size(self.rules) > 0)",message="a policy needs a schedule, rules or both"
+// of every selected pod), when one of its Rego rules says so, once at a
+// requested time (restartAt), or any of these.
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) || (has(self.rules) && size(self.rules) > 0) || has(self.restartAt)",message="a policy needs a schedule, rules or restartAt"
 type RecreatePolicySpec struct {
 	// Selector chooses the pods of the policy's namespace it applies to. An
 	// empty selector ({}) selects every pod of the namespace.
@@ -31,6 +32,15 @@ type RecreatePolicySpec struct {
 	// cron schedule, as a rolling restart limited by rollout.maxUnavailable.
 	// +optional
 	Schedule *Schedule `json:"schedule,omitempty"`
+
+	// RestartAt requests one rolling restart of every selected pod, as a
+	// scheduled run does, once this time has come: the selected containers
+	// that started before it are recreated in batches limited by
+	// rollout.maxUnavailable. Setting a later time requests another
+	// restart; a time already handled (status.restartedAt) is not run
+	// again. kubectl rejuv restart sets it.
+	// +optional
+	RestartAt *metav1.Time `json:"restartAt,omitempty"`
 
 	// Rules are evaluated for every selected pod on each change of the pod and
 	// every evaluationInterval; any rule that matches a container triggers its
@@ -82,7 +92,8 @@ type RecreatePolicySpec struct {
 
 	// Windows restrict when rule-triggered recreations may run: a recreation
 	// is allowed when the current minute matches the cron expression of any
-	// window. Empty means always. Scheduled runs are not restricted by windows.
+	// window. Empty means always. Runs (scheduled or requested) are not
+	// restricted by windows.
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
@@ -213,15 +224,15 @@ type Rollout struct {
 	// +kubebuilder:default=true
 	RespectPodDisruptionBudgets *bool `json:"respectPodDisruptionBudgets,omitempty"`
 
-	// OnFailure says what a scheduled run does when one of its requests
-	// fails: Halt stops the run and reports it, Continue goes on with the
+	// OnFailure says what a run (scheduled or requested) does when one of
+	// its requests fails: Halt stops the run and reports it, Continue goes on with the
 	// next batch.
 	// +optional
 	// +kubebuilder:default=Halt
 	OnFailure RolloutFailurePolicy `json:"onFailure,omitempty"`
 }
 
-// RolloutFailurePolicy is what a scheduled run does after a failed request.
+// RolloutFailurePolicy is what a run does after a failed request.
 // +kubebuilder:validation:Enum=Halt;Continue
 type RolloutFailurePolicy string
 
@@ -235,7 +246,7 @@ const (
 // Limits bound the policy's recreations.
 type Limits struct {
 	// Cooldown is the least time between two recreations of one container
-	// by this policy's rules (a scheduled run is not held back by it).
+	// by this policy's rules (a run is not held back by it).
 	// +optional
 	// +kubebuilder:default="30m0s"
 	// +kubebuilder:validation:Type=string
@@ -251,7 +262,7 @@ type Limits struct {
 	// MaxMatchingPercent halts the policy when its rules match more than
 	// this percentage of the selected pods at once (and at least
 	// minMatchingToHalt pods): a rule that matches everything is more
-	// likely wrong than right. Scheduled runs are not counted.
+	// likely wrong than right. Runs are not counted.
 	// +optional
 	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
@@ -312,12 +323,18 @@ type RecreatePolicyStatus struct {
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
+	// RestartedAt is the spec.restartAt the policy last handled: the
+	// restart it started, or the one it reported it could not start.
+	// +optional
+	RestartedAt *metav1.Time `json:"restartedAt,omitempty"`
+
 	// LastEvaluationTime is when the rules were last evaluated.
 	// +optional
 	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
 
-	// Run is the latest scheduled run: a rolling restart of the selected
-	// pods in batches of at most rollout.maxUnavailable.
+	// Run is the latest run, scheduled or requested by restartAt: a
+	// rolling restart of the selected pods in batches of at most
+	// rollout.maxUnavailable.
 	// +optional
 	Run *Run `json:"run,omitempty"`
 
@@ -337,10 +354,16 @@ type RecreatePolicyStatus struct {
 	RecentDecisions []Decision `json:"recentDecisions,omitempty"`
 }
 
-// Run is one scheduled rolling restart.
+// Run is one rolling restart: fired by the schedule, or requested by
+// spec.restartAt.
 type Run struct {
-	// ScheduledTime is the time the schedule fired.
+	// ScheduledTime is the time the schedule fired, or the restartAt
+	// requested.
 	ScheduledTime metav1.Time `json:"scheduledTime"`
+	// Requested says the run was requested by spec.restartAt rather than
+	// fired by the schedule.
+	// +optional
+	Requested bool `json:"requested,omitempty"`
 	// State is Running, Completed or Halted.
 	State RunState `json:"state"`
 	// Pods is how many selected pods the run restarts.
@@ -360,7 +383,7 @@ type Run struct {
 	Message string `json:"message,omitempty"`
 }
 
-// RunState is the state of a scheduled run.
+// RunState is the state of a run.
 // +kubebuilder:validation:Enum=Running;Completed;Halted
 type RunState string
 
@@ -402,7 +425,8 @@ type Decision struct {
 	// +listType=atomic
 	Containers []string `json:"containers,omitempty"`
 
-	// Trigger is what asked for the recreation: schedule, or rule/NAME.
+	// Trigger is what asked for the recreation: schedule, restart (a run
+	// requested by restartAt), or rule/NAME.
 	Trigger string `json:"trigger"`
 
 	// Outcome is what came of it: Created, DryRun, or the gate that held it
@@ -410,7 +434,7 @@ type Decision struct {
 	Outcome DecisionOutcome `json:"outcome"`
 
 	// Reason is why the trigger asked for the recreation (the rule's reason
-	// or the scheduled run).
+	// or the run).
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
@@ -439,8 +463,9 @@ const (
 	OutcomeDisruptionBudget DecisionOutcome = "DisruptionBudget"
 	OutcomeDryRun           DecisionOutcome = "DryRun"
 	OutcomeCreated          DecisionOutcome = "Created"
-	// OutcomeSkipped is a scheduled run not started: missed by more than
-	// startingDeadlineSeconds, or due while the previous run was going.
+	// OutcomeSkipped is a run not started (a scheduled run missed by more
+	// than startingDeadlineSeconds, a run due or requested while another
+	// was going), or a pod a run leaves alone.
 	OutcomeSkipped DecisionOutcome = "Skipped"
 	OutcomeError   DecisionOutcome = "Error"
 )

@@ -141,6 +141,10 @@ func (in *RecreatePolicySpec) DeepCopyInto(out *RecreatePolicySpec) {
 		*out = new(Schedule)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.RestartAt != nil {
+		in, out := &in.RestartAt, &out.RestartAt
+		*out = (*in).DeepCopy()
+	}
 	if in.Rules != nil {
 		in, out := &in.Rules, &out.Rules
 		*out = make([]Rule, len(*in))
@@ -194,6 +198,10 @@ func (in *RecreatePolicyStatus) DeepCopyInto(out *RecreatePolicyStatus) {
 	}
 	if in.NextScheduleTime != nil {
 		in, out := &in.NextScheduleTime, &out.NextScheduleTime
+		*out = (*in).DeepCopy()
+	}
+	if in.RestartedAt != nil {
+		in, out := &in.RestartedAt, &out.RestartedAt
 		*out = (*in).DeepCopy()
 	}
 	if in.LastEvaluationTime != nil {
