@@ -1,21 +1,22 @@
-// Command kubectl-rejuv is the Rejuv kubectl plugin: restart containers in place, roll out restarts, test policies.
-// So far it only answers --help and --version.
+// Command kubectl-rejuv is the Rejuv kubectl plugin: restart containers in
+// place, roll restarts out, show what is recreated and why, test policies.
 package main
 
 import (
-	"flag"
-	"fmt"
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
-	"github.com/rejuv-dev/rejuv/cmd/internal/cli"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/rejuv-dev/rejuv/cmd/kubectl-rejuv/plugin"
 )
 
 func main() {
-	fs := flag.NewFlagSet("kubectl-rejuv", flag.ContinueOnError)
-	fs.Usage = cli.Usage(fs, "kubectl rejuv [flags]", "The Rejuv kubectl plugin: restart containers in place, roll out restarts, test policies.")
-	if done, code := cli.Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
-		os.Exit(code)
-	}
-	fmt.Fprintln(os.Stderr, "kubectl-rejuv: nothing to run yet; this build only answers --help and --version")
-	os.Exit(cli.ExitError)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := plugin.Run(ctx, os.Args[1:], genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, term.IsTerminal(int(os.Stdout.Fd())))
+	stop()
+	os.Exit(code)
 }

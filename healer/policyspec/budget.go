@@ -28,7 +28,8 @@ func (b Budget) Of(selected int) int {
 	return max(n, 1)
 }
 
-func parseBudget(v *intstr.IntOrString, fld *field.Path) (Budget, field.ErrorList) {
+// ParseBudget reads rollout.maxUnavailable, naming fld in its errors.
+func ParseBudget(v *intstr.IntOrString, fld *field.Path) (Budget, field.ErrorList) {
 	if v == nil {
 		return DefaultBudget, nil
 	}

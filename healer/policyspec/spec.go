@@ -80,7 +80,7 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 		}
 		out.EvaluationInterval = d.Duration
 	}
-	out.MaxUnavailable, e = parseBudget(spec.Rollout.MaxUnavailable, root.Child("rollout", "maxUnavailable"))
+	out.MaxUnavailable, e = ParseBudget(spec.Rollout.MaxUnavailable, root.Child("rollout", "maxUnavailable"))
 	errs = append(errs, e...)
 	if d := spec.Limits.Cooldown; d != nil {
 		if d.Duration < 0 {

@@ -1,0 +1,112 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// restartPod creates the request that restarts the pod's containers and,
+// with --wait, follows it.
+func (r *restart) restartPod(ctx context.Context, cl *clients, t *target, dry dryRun, printer printers.ResourcePrinter) error {
+	if r.maxUnavailable != "" {
+		return usageError("--max-unavailable limits a workload's rolling restart; %s is one pod", t)
+	}
+	containers, err := podContainers(t.pod, trimAll(r.containers))
+	if err != nil {
+		return err
+	}
+	terms := defaultTerms()
+	terms.ActiveDeadlineSeconds = int64(r.deadline / time.Second)
+	terms.Force = r.force
+	reason := r.reason
+	if reason == "" {
+		reason = "restarted with kubectl rejuv restart"
+	}
+	req := terms.request(t.pod, "", containers, reason)
+	if dry != dryRunClient {
+		if err := cl.client.Create(ctx, req, dry.createOptions(r.manager, "Strict")...); err != nil {
+			return fmt.Errorf("create a ContainerRecreateRequest for pod %s/%s: %w", t.namespace, t.name, err)
+		}
+	}
+	req.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("ContainerRecreateRequest"))
+	if err := printer.PrintObj(req, r.o.Streams.Out); err != nil {
+		return err
+	}
+	if !r.wait {
+		return nil
+	}
+	return r.followRequest(ctx, cl, req)
+}
+
+// followRequest prints the request's progress, container by container,
+// until it completes; it fails when the request did not succeed.
+func (r *restart) followRequest(ctx context.Context, cl *clients, req *v1beta1.ContainerRecreateRequest) error {
+	p := newProgress(r.o.Streams.Out, false, "", r.now)
+	names := make([]string, 0, len(req.Spec.Containers))
+	for _, c := range req.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	p.event("pod %s: recreating %s (containerrecreaterequest %s)", req.Spec.PodName, strings.Join(names, ", "), req.Name)
+	seen := map[string]v1beta1.ContainerRecreateRequestPhase{}
+	var last *v1beta1.ContainerRecreateRequest
+	fctx, cancel := r.followCtx(ctx)
+	defer cancel()
+	key := types.NamespacedName{Namespace: req.Namespace, Name: req.Name}
+	watch := watched{list: &v1beta1.ContainerRecreateRequestList{}, opts: []client.ListOption{
+		client.InNamespace(req.Namespace), client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", req.Name)},
+	}}
+	err := follow(fctx, cl.client, []watched{watch}, time.Second, func(ctx context.Context) (bool, error) {
+		cur := &v1beta1.ContainerRecreateRequest{}
+		if err := cl.client.Get(ctx, key, cur); err != nil {
+			return false, fmt.Errorf("read ContainerRecreateRequest %s: %w", key, err)
+		}
+		last = cur
+		for _, s := range cur.Status.ContainerRecreateStates {
+			if seen[s.Name] != s.Phase {
+				seen[s.Name] = s.Phase
+				p.event("container %s: %s%s", s.Name, s.Phase, suffixed(s.Message))
+			}
+		}
+		return cur.Status.Phase == v1beta1.PhaseCompleted, nil
+	})
+	if err != nil {
+		if ctx.Err() == nil && fctx.Err() == nil {
+			return err
+		}
+		state := "not started yet"
+		if last != nil && last.Status.Phase != "" {
+			state = string(last.Status.Phase)
+		}
+		fmt.Fprintf(r.o.Streams.ErrOut, "%s: containerrecreaterequest %s is still in flight (%s); it goes on in the cluster: kubectl rejuv status crr/%s -n %s\n",
+			r.stopped(err), req.Name, state, req.Name, req.Namespace)
+		return &FailedError{What: "stopped following " + req.Name}
+	}
+	end := r.now()
+	if ct := last.Status.CompletionTime; ct != nil {
+		end = ct.Time
+	}
+	took := end.Sub(last.CreationTimestamp.Time).Round(time.Second)
+	if last.Status.Result == v1beta1.ResultSucceeded {
+		p.event("pod %s: %s recreated in %s", last.Spec.PodName, strings.Join(names, ", "), took)
+		return nil
+	}
+	p.event("pod %s: recreation %s after %s%s", last.Spec.PodName, last.Status.Result, took, suffixed(last.Status.Message))
+	return &FailedError{What: fmt.Sprintf("containerrecreaterequest %s ended %s", last.Name, last.Status.Result)}
+}
+
+// suffixed is ": msg", or nothing for no message.
+func suffixed(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}

@@ -1,0 +1,203 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+)
+
+// rollOut asks the manager for a rolling restart of the target's pods:
+// it writes the restart policy (or, for rp/NAME, the policy's restartAt)
+// and, with --wait, follows the run.
+func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRun) error {
+	pods, err := t.pods(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if len(pods) == 0 {
+		return fmt.Errorf("%s in namespace %s has no running pod to restart", t, t.namespace)
+	}
+	at := metav1.NewTime(r.now().UTC().Truncate(time.Second))
+	var p *v1alpha1.RecreatePolicy
+	op := "created"
+	if t.policy != nil {
+		if len(r.containers) > 0 || r.maxUnavailable != "" {
+			return usageError("%s restarts the containers its spec names, with its own rollout; change those in the policy", t)
+		}
+		p, op = t.policy, "restarted"
+		if err := restartable(p); err != nil {
+			return err
+		}
+		p.Spec.RestartAt = &at
+	} else {
+		if p, err = r.restartPolicy(t, at); err != nil {
+			return err
+		}
+		if unmatched := policyspec.Containers(p.Spec.Containers).Unmatched(pods); len(unmatched) > 0 {
+			return fmt.Errorf("%s: no pod has a container that -c %s names; the containers are %s", t, strings.Join(unmatched, ", "), strings.Join(policyspec.Containers(nil).Matching(&pods[0]), ", "))
+		}
+		existing := &v1alpha1.RecreatePolicy{}
+		switch err := cl.client.Get(ctx, client.ObjectKeyFromObject(p), existing); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("read RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
+		default:
+			if existing.Labels[v1beta1.SourceLabel] != crr.SourceKubectl {
+				return fmt.Errorf("RecreatePolicy %s/%s exists and was not written by kubectl rejuv; restart its pods with kubectl rejuv restart rp/%s", p.Namespace, p.Name, p.Name)
+			}
+			if err := restartable(existing); err != nil {
+				return err
+			}
+			existing.Labels, existing.Annotations, existing.OwnerReferences = p.Labels, p.Annotations, p.OwnerReferences
+			existing.Spec = p.Spec
+			p, op = existing, "configured"
+		}
+	}
+	if err := r.write(ctx, cl, p, op, dry); err != nil {
+		return err
+	}
+	p.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("RecreatePolicy"))
+	r.print.NamePrintFlags.Operation = op + dry.suffix()
+	printer, err := r.print.ToPrinter()
+	if err != nil {
+		return err
+	}
+	if err := printer.PrintObj(p, r.o.Streams.Out); err != nil {
+		return err
+	}
+	if !r.printsNames() {
+		return nil
+	}
+	budget := policyspec.DefaultBudget
+	if mu := p.Spec.Rollout.MaxUnavailable; mu != nil {
+		budget, _ = policyspec.ParseBudget(mu, field.NewPath("spec", "rollout", "maxUnavailable"))
+	}
+	verb := "requested"
+	if dry != dryRunNone {
+		verb = "would be requested"
+	}
+	fmt.Fprintf(r.o.Streams.Out, "rolling restart of %d pods of %s %s, at most %d unavailable at a time: %s\n", len(pods), t, verb, budget.Of(len(pods)), podNames(pods))
+	if !r.wait {
+		if dry == dryRunNone {
+			fmt.Fprintf(r.o.Streams.Out, "follow it with: kubectl rejuv status rp/%s -n %s\n", p.Name, p.Namespace)
+		}
+		return nil
+	}
+	return r.followRun(ctx, cl, t, p, at.Time)
+}
+
+// printsNames says whether the output is the default one, after which the
+// command may say more; -o json, yaml and the like print the object only.
+func (r *restart) printsNames() bool {
+	return r.print.OutputFormat == nil || *r.print.OutputFormat == "" || *r.print.OutputFormat == "name"
+}
+
+// restartPolicy is the policy that restarts a workload or the pods of a
+// selector once, at at.
+func (r *restart) restartPolicy(t *target, at metav1.Time) (*v1alpha1.RecreatePolicy, error) {
+	mu := t.maxUnavailable
+	if r.maxUnavailable != "" {
+		v := intstr.Parse(r.maxUnavailable)
+		if _, errs := policyspec.ParseBudget(&v, field.NewPath("--max-unavailable")); len(errs) > 0 {
+			return nil, usageError("%s", errs.ToAggregate().Error())
+		}
+		mu = &v
+	} else if zeroBudget(mu) {
+		// A workload that surges instead: an in-place restart cannot.
+		fmt.Fprintf(r.o.Streams.ErrOut, "%s allows no unavailable pod (maxUnavailable %s); restarting one pod at a time (--max-unavailable to choose)\n", t, mu.String())
+		mu = new(intstr.FromInt32(1))
+	}
+	reason := r.reason
+	if reason == "" {
+		reason = "restarted with kubectl rejuv restart " + t.String()
+	}
+	p := &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   t.namespace,
+			Name:        t.restartPolicyName(),
+			Labels:      map[string]string{v1beta1.SourceLabel: crr.SourceKubectl},
+			Annotations: map[string]string{v1beta1.ReasonAnnotation: reason},
+		},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector:   *t.selector.DeepCopy(),
+			Containers: trimAll(r.containers),
+			RestartAt:  &at,
+			Recreate:   v1alpha1.RecreateTemplate{ActiveDeadlineSeconds: new(int64(r.deadline / time.Second))},
+			Rollout:    v1alpha1.Rollout{MaxUnavailable: mu, OnFailure: v1alpha1.RolloutHalt},
+		},
+	}
+	if t.owner != nil {
+		// The workload's garbage collection takes its restart policy
+		// with it; not as controller, which the workload's own
+		// controller would take for its own.
+		p.OwnerReferences = []metav1.OwnerReference{*t.owner}
+	}
+	return p, nil
+}
+
+func zeroBudget(v *intstr.IntOrString) bool {
+	return v != nil && ((v.Type == intstr.Int && v.IntVal == 0) || (v.Type == intstr.String && strings.TrimSuffix(v.StrVal, "%") == "0"))
+}
+
+// restartable refuses a policy that cannot start a restart now.
+func restartable(p *v1alpha1.RecreatePolicy) error {
+	if run := p.Status.Run; run != nil && run.State == v1alpha1.RunRunning {
+		return fmt.Errorf("RecreatePolicy %s/%s is in the middle of a rolling restart (%d of %d pods, started %s); follow it with kubectl rejuv status rp/%s",
+			p.Namespace, p.Name, run.Recreated, run.Pods-run.Skipped, run.ScheduledTime.UTC().Format(time.RFC3339), p.Name)
+	}
+	if p.Spec.Suspend {
+		return fmt.Errorf("RecreatePolicy %s/%s is suspended: set spec.suspend to false first", p.Namespace, p.Name)
+	}
+	return nil
+}
+
+// write creates or updates the policy, unless the dry run is the
+// client's.
+func (r *restart) write(ctx context.Context, cl *clients, p *v1alpha1.RecreatePolicy, op string, dry dryRun) error {
+	if dry == dryRunClient {
+		return nil
+	}
+	var err error
+	if op == "created" {
+		err = cl.client.Create(ctx, p, dry.createOptions(r.manager, "Strict")...)
+	} else {
+		opts := []client.UpdateOption{client.FieldOwner(r.manager)}
+		if dry == dryRunServer {
+			opts = append(opts, client.DryRunAll)
+		}
+		err = cl.client.Update(ctx, p, opts...)
+	}
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("RecreatePolicy %s/%s changed while it was being written; run the command again", p.Namespace, p.Name)
+		}
+		return fmt.Errorf("write RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// podNames lists the pods' names, the first ten of them.
+func podNames(pods []corev1.Pod) string {
+	var names []string
+	for i := range pods {
+		if i == 10 {
+			names = append(names, fmt.Sprintf("and %d more", len(pods)-10))
+			break
+		}
+		names = append(names, pods[i].Name)
+	}
+	return strings.Join(names, ", ")
+}
