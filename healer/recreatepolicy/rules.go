@@ -12,6 +12,7 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -37,14 +38,12 @@ type failure struct {
 }
 
 // evaluate runs the program for every selected pod, within the evaluation
-// budget. Several rules matching one pod make one candidate: the
-// containers of all, the trigger of the first, the reasons of all.
+// budget, and sums up what the rules said.
 func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) verdicts {
 	v := verdicts{failures: map[string]failure{}}
 	type noDataKey struct{ rule, signal string }
 	noData := map[noDataKey]*v1alpha1.RuleNoData{}
-	values := r.signalValues(ctx, p, now)
-	readers := r.readersOf(p)
+	j := r.judge(ctx, p, program, spec, facts, hist, now)
 	// Each rule's error counter exists from its first pass, at 0, so that
 	// an increase over it counts the first errors too.
 	for _, rule := range program.Rules() {
@@ -57,81 +56,41 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 			v.budget = &overBudgetPass{evaluated: i, took: took}
 			break
 		}
-		// Every container the patterns name is evaluated, so that a
-		// match the kubelet would not act on is said, not dropped.
-		names := spec.Containers.Matching(pod)
-		if len(names) == 0 {
+		pj, ok := j.pod(ctx, pod)
+		if !ok {
 			continue
 		}
-		restartable := spec.Containers.Candidates(pod)
-		notReady := hist.observe(pod, now)
-		target := policy.Target{Pod: pod, Signals: values.Pod(pod.Name)}
-		var memory memoryNotes
-		for _, name := range names {
-			key := planner.ContainerKey{Pod: pod.UID, Container: name}
-			target.Containers = append(target.Containers, policy.Candidate{
-				Name: name, NotReadySince: notReady[name], Memory: memory.read(r.Memory, pod, name),
-				Signals:     values.Container(pod.Name, name),
-				Recreations: facts.recreations[key], LastRecreation: facts.lastRecreated[key],
-			})
-		}
-		results, err := program.EvaluateAt(ctx, target, now)
-		if err != nil {
+		if pj.err != nil {
 			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()
 			ruleErrors.WithLabelValues(p.Name, p.Namespace, "").Inc()
 			f := v.failures[""]
-			v.failures[""] = failure{pods: f.pods + 1, err: err}
+			v.failures[""] = failure{pods: f.pods + 1, err: pj.err}
 			continue
 		}
-		// What the kubelet would start again is a candidate; what it
-		// would not is left alone, with a decision.
-		var act, left match
-		podNoData := false
-		for _, res := range results {
+		for _, res := range pj.results {
 			if res.Err != nil {
 				ruleErrors.WithLabelValues(p.Name, p.Namespace, res.Rule).Inc()
 				f := v.failures[res.Rule]
 				v.failures[res.Rule] = failure{pods: f.pods + 1, err: res.Err}
-				continue
-			}
-			lacks := func(signal, reason string) {
-				k := noDataKey{res.Rule, signal}
-				if noData[k] == nil {
-					noData[k] = &v1alpha1.RuleNoData{Rule: res.Rule, Signal: signal, Reason: truncate(reason)}
-				}
-				noData[k].Pods++
-				podNoData = true
-			}
-			// A rule never recreates a pod for want of a signal it
-			// names: its matches give way to no data.
-			for _, signal := range readers[res.Rule] {
-				if why := values.Missing(pod.Name, signal); why != "" {
-					res.Matches = nil
-					lacks("signals."+signal, why)
-				}
-			}
-			for _, nd := range res.NoData {
-				lacks(nd.Signal, memory.reason(r.Memory, nd))
-			}
-			for _, m := range res.Matches {
-				into := &act
-				if !slices.Contains(restartable, m.Container) {
-					into = &left
-				}
-				into.add(pod, res.Rule, m)
 			}
 		}
-		c := act.candidate()
-		if c != nil {
-			v.candidates = append(v.candidates, c)
+		for _, nd := range pj.noData {
+			k := noDataKey{nd.Rule, nd.Signal}
+			if noData[k] == nil {
+				noData[k] = &v1alpha1.RuleNoData{Rule: nd.Rule, Signal: nd.Signal, Reason: nd.Reason}
+			}
+			noData[k].Pods++
 		}
-		if l := left.candidate(); l != nil {
-			v.unrestartable = append(v.unrestartable, l)
+		if pj.candidate != nil {
+			v.candidates = append(v.candidates, pj.candidate)
+		}
+		if pj.unrestartable != nil {
+			v.unrestartable = append(v.unrestartable, pj.unrestartable)
 		}
 		switch {
-		case c != nil || len(left.reasons) > 0:
+		case pj.candidate != nil || pj.unrestartable != nil:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "match").Inc()
-		case podNoData:
+		case len(pj.noData) > 0:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "no_data").Inc()
 		default:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "no_match").Inc()
@@ -148,6 +107,105 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		v.noData = v.noData[:32]
 	}
 	return v
+}
+
+// judge is what one pass knows to evaluate the rules pod by pod: the
+// signals' values, which rules read which signal, the requests and the
+// containers' history.
+type judge struct {
+	r       *Reconciler
+	program *policy.Program
+	spec    *policyspec.Spec
+	values  *signals.Values
+	readers map[string][]string
+	facts   *requestFacts
+	hist    *history
+	now     time.Time
+}
+
+func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, facts *requestFacts, hist *history, now time.Time) *judge {
+	return &judge{r: r, program: program, spec: spec, values: r.signalValues(ctx, p, now), readers: r.readersOf(p), facts: facts, hist: hist, now: now}
+}
+
+// podVerdict is what the rules said of one pod.
+type podVerdict struct {
+	// containers are the containers evaluated: every one the patterns
+	// name, so that a match the kubelet would not act on is said, not
+	// dropped.
+	containers []string
+	// results are each rule's, the matches of a rule that lacks a signal
+	// it names taken out.
+	results []policy.RuleResult
+	noData  []noDataNote
+	// candidate gathers the matches of containers the kubelet would start
+	// again; unrestartable those of containers it would not. Nil when
+	// there are none.
+	candidate, unrestartable *planner.Candidate
+	// err is set when the pod's input could not be built.
+	err error
+}
+
+// noDataNote is a rule that lacked a signal for the pod, and why when
+// known.
+type noDataNote struct{ Rule, Signal, Reason string }
+
+// pod evaluates the rules for one pod; ok is false when the policy's
+// patterns name none of its containers. Several rules matching one pod
+// make one candidate: the containers of all, the trigger of the first,
+// the reasons of all.
+func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
+	var out podVerdict
+	out.containers = j.spec.Containers.Matching(pod)
+	if len(out.containers) == 0 {
+		return out, false
+	}
+	restartable := j.spec.Containers.Candidates(pod)
+	notReady := j.hist.observe(pod, j.now)
+	target := policy.Target{Pod: pod, Signals: j.values.Pod(pod.Name)}
+	var memory memoryNotes
+	for _, name := range out.containers {
+		key := planner.ContainerKey{Pod: pod.UID, Container: name}
+		target.Containers = append(target.Containers, policy.Candidate{
+			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.r.Memory, pod, name),
+			Signals:     j.values.Container(pod.Name, name),
+			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
+		})
+	}
+	results, err := j.program.EvaluateAt(ctx, target, j.now)
+	if err != nil {
+		out.err = err
+		return out, true
+	}
+	// What the kubelet would start again is a candidate; what it would
+	// not is left alone, with a decision.
+	var act, left match
+	for i := range results {
+		res := &results[i]
+		if res.Err != nil {
+			continue
+		}
+		// A rule never recreates a pod for want of a signal it names:
+		// its matches give way to no data.
+		for _, signal := range j.readers[res.Rule] {
+			if why := j.values.Missing(pod.Name, signal); why != "" {
+				res.Matches = nil
+				out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: "signals." + signal, Reason: truncate(why)})
+			}
+		}
+		for _, nd := range res.NoData {
+			out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: nd.Signal, Reason: truncate(memory.reason(j.r.Memory, nd))})
+		}
+		for _, m := range res.Matches {
+			into := &act
+			if !slices.Contains(restartable, m.Container) {
+				into = &left
+			}
+			into.add(pod, res.Rule, m)
+		}
+	}
+	out.results = results
+	out.candidate, out.unrestartable = act.candidate(), left.candidate()
+	return out, true
 }
 
 // match gathers the matches of several rules for one pod into one
