@@ -62,7 +62,7 @@ func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *c
 	if done {
 		return
 	}
-	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, sourceOf(crr))
+	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, SourceOf(crr))
 	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, "Recreate", note)
 }
 
@@ -114,7 +114,7 @@ func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
 		return
 	}
 	r.counted[crr.UID] = true
-	source := sourceOf(crr)
+	source := SourceOf(crr)
 	crrCreated.WithLabelValues(crr.Namespace, source).Inc()
 	initCompleted(crr.Namespace, source)
 }

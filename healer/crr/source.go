@@ -9,10 +9,10 @@ const (
 	SourceManual  = "manual"
 )
 
-// sourceOf says who asked for crr: a policy, the kubectl plugin, or anyone
+// SourceOf says who asked for crr: a policy, the kubectl plugin, or anyone
 // else. Only known values are returned: labels are user input and metric
 // label values must stay few.
-func sourceOf(crr *v1beta1.ContainerRecreateRequest) string {
+func SourceOf(crr *v1beta1.ContainerRecreateRequest) string {
 	switch {
 	case crr.Labels[v1beta1.PolicyLabel] != "":
 		return SourcePolicy

@@ -80,12 +80,72 @@ func (s *Situation) HaltMessage() string {
 	return fmt.Sprintf("rules match %d of %d selected pods, over limits.maxMatchingPercent %d%%", s.Matching, s.Selected, s.MaxMatchingPercent)
 }
 
+// gate is one of Admit's checks: it holds a candidate back, saying why,
+// or lets it through with "".
+type gate struct {
+	outcome v1alpha1.DecisionOutcome
+	// rulesOnly gates guard against rules acting too often or too
+	// widely; a run, which the operator asked for, passes them.
+	rulesOnly bool
+	hold      func(s *Situation, c *Candidate) string
+}
+
+// gates in the order of the design.
+var gates = []gate{
+	{v1alpha1.OutcomeSuspended, false, func(s *Situation, _ *Candidate) string {
+		return when(s.Suspended, "the policy is suspended")
+	}},
+	{v1alpha1.OutcomeOutsideWindow, true, func(s *Situation, _ *Candidate) string {
+		return when(len(s.Windows) > 0 && !s.insideWindow(), "outside every window of spec.windows")
+	}},
+	{v1alpha1.OutcomeInFlight, false, func(s *Situation, c *Candidate) string {
+		return when(s.InFlight[c.Pod.UID], "the pod has a recreation in flight")
+	}},
+	{v1alpha1.OutcomeCooldown, true, (*Situation).coolingDown},
+	{v1alpha1.OutcomeRateLimited, false, func(s *Situation, _ *Candidate) string {
+		if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {
+			return fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)
+		}
+		return ""
+	}},
+	{v1alpha1.OutcomeHalted, true, func(s *Situation, _ *Candidate) string {
+		return when(s.Halted(), s.HaltMessage())
+	}},
+	{v1alpha1.OutcomeUnavailable, false, func(s *Situation, c *Candidate) string {
+		// A pod that is unavailable already does not take another unit
+		// of the budget.
+		if pods.Ready(c.Pod) && s.Unavailable >= s.Budget {
+			return fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.Budget)
+		}
+		return ""
+	}},
+	{v1alpha1.OutcomeDisruptionBudget, false, func(s *Situation, c *Candidate) string {
+		if s.Disruption == nil {
+			return ""
+		}
+		if ok, why := s.Disruption(c.Pod.UID); !ok {
+			return why
+		}
+		return ""
+	}},
+}
+
+func when(cond bool, msg string) string {
+	if cond {
+		return msg
+	}
+	return ""
+}
+
 // Gates are the outcomes of a candidate held back, in the order Admit
 // tries them: each names the gate that held it.
-var Gates = []v1alpha1.DecisionOutcome{
-	v1alpha1.OutcomeSuspended, v1alpha1.OutcomeOutsideWindow, v1alpha1.OutcomeInFlight, v1alpha1.OutcomeCooldown,
-	v1alpha1.OutcomeRateLimited, v1alpha1.OutcomeHalted, v1alpha1.OutcomeUnavailable, v1alpha1.OutcomeDisruptionBudget,
-}
+var Gates = func() []v1alpha1.DecisionOutcome {
+	out := make([]v1alpha1.DecisionOutcome, len(gates))
+	for i, g := range gates {
+		out[i] = g.outcome
+	}
+	return out
+}()
 
 // IsGate reports whether outcome is a gate holding a candidate back.
 func IsGate(outcome v1alpha1.DecisionOutcome) bool {
@@ -96,48 +156,56 @@ func IsGate(outcome v1alpha1.DecisionOutcome) bool {
 // outside window (rules only), request in flight, cooldown (rules only),
 // rate, blast radius (rules only), maxUnavailable, PodDisruptionBudget, dry
 // run. The first that holds it back decides; an admitted candidate is
-// counted against the limits. A scheduled run is what the operator asked
-// for at that time: windows, cooldown and blast radius, which guard
-// against rules acting too often or too widely, do not hold it back.
+// counted against the limits. A run (scheduled or requested) is what the
+// operator asked for at that time: windows, cooldown and blast radius,
+// which guard against rules acting too often or too widely, do not hold
+// it back.
 func (s *Situation) Admit(c *Candidate) Verdict {
 	rule := c.Trigger.Kind == TriggerRule
-	switch {
-	case s.Suspended:
-		return Verdict{v1alpha1.OutcomeSuspended, "the policy is suspended"}
-	case rule && len(s.Windows) > 0 && !s.insideWindow():
-		return Verdict{v1alpha1.OutcomeOutsideWindow, "outside every window of spec.windows"}
-	case s.InFlight[c.Pod.UID]:
-		return Verdict{v1alpha1.OutcomeInFlight, "the pod has a recreation in flight"}
-	}
-	if msg := s.coolingDown(c); rule && msg != "" {
-		return Verdict{v1alpha1.OutcomeCooldown, msg}
-	}
-	if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {
-		return Verdict{v1alpha1.OutcomeRateLimited, fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)}
-	}
-	if rule && s.Halted() {
-		return Verdict{v1alpha1.OutcomeHalted, s.HaltMessage()}
-	}
-	// A pod that is unavailable already does not take another unit of
-	// the budget.
-	alreadyUnavailable := !pods.Ready(c.Pod)
-	if !alreadyUnavailable && s.Unavailable >= s.Budget {
-		return Verdict{v1alpha1.OutcomeUnavailable, fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.Budget)}
-	}
-	if s.Disruption != nil {
-		if ok, why := s.Disruption(c.Pod.UID); !ok {
-			return Verdict{v1alpha1.OutcomeDisruptionBudget, why}
+	for _, g := range gates {
+		if g.rulesOnly && !rule {
+			continue
+		}
+		if msg := g.hold(s, c); msg != "" {
+			return Verdict{g.outcome, msg}
 		}
 	}
 	s.InFlight[c.Pod.UID] = true
 	s.CreatedLastHour++
-	if !alreadyUnavailable {
+	if pods.Ready(c.Pod) {
 		s.Unavailable++
 	}
 	if s.DryRun {
 		return Verdict{Outcome: v1alpha1.OutcomeDryRun}
 	}
 	return Verdict{Outcome: v1alpha1.OutcomeCreated}
+}
+
+// GateCheck is what one gate makes of a candidate.
+type GateCheck struct {
+	Gate v1alpha1.DecisionOutcome
+	// Applies is false for a gate that only holds rules back, for a run's
+	// candidate.
+	Applies bool
+	// Message says why the gate holds the candidate back; empty when it
+	// lets it through.
+	Message string
+}
+
+// Check says what every gate makes of c now, in Admit's order, without
+// counting c against the limits: where Admit stops at the first gate that
+// holds a candidate back, Check shows each of them.
+func (s *Situation) Check(c *Candidate) []GateCheck {
+	rule := c.Trigger.Kind == TriggerRule
+	out := make([]GateCheck, 0, len(gates))
+	for _, g := range gates {
+		check := GateCheck{Gate: g.outcome, Applies: rule || !g.rulesOnly}
+		if check.Applies {
+			check.Message = g.hold(s, c)
+		}
+		out = append(out, check)
+	}
+	return out
 }
 
 func (s *Situation) insideWindow() bool {

@@ -219,3 +219,42 @@ func deref(p *int32) any {
 	}
 	return *p
 }
+
+// TestCheckShowsEveryGate: where Admit stops at the first gate, Check says
+// what each gate makes of the candidate, counts nothing, and leaves the
+// rules-only gates out for a run's candidate.
+func TestCheckShowsEveryGate(t *testing.T) {
+	s := situation()
+	p := pod("a", true)
+	s.InFlight[p.UID] = true
+	s.LastRecreated[ContainerKey{p.UID, "app"}] = now.Add(-10 * time.Minute)
+	s.CreatedLastHour = 5
+
+	held := map[v1alpha1.DecisionOutcome]string{}
+	for _, c := range s.Check(ruleCandidate(p)) {
+		if c.Message != "" {
+			held[c.Gate] = c.Message
+		}
+	}
+	for _, want := range []v1alpha1.DecisionOutcome{v1alpha1.OutcomeInFlight, v1alpha1.OutcomeCooldown, v1alpha1.OutcomeRateLimited} {
+		if held[want] == "" {
+			t.Errorf("Check does not show gate %s holding the candidate back: %v", want, held)
+		}
+	}
+	if len(held) != 3 {
+		t.Errorf("gates holding the candidate back: %v, want in flight, cooldown and rate", held)
+	}
+	if got := s.Admit(ruleCandidate(p)); got.Outcome != v1alpha1.OutcomeInFlight {
+		t.Errorf("Admit: %s, want the first gate, InFlight", got.Outcome)
+	}
+	if s.CreatedLastHour != 5 || s.Unavailable != 1 {
+		t.Errorf("Check or a refused Admit counted the candidate: %d created, %d unavailable", s.CreatedLastHour, s.Unavailable)
+	}
+
+	for _, c := range s.Check(scheduleCandidate(p)) {
+		rulesOnly := c.Gate == v1alpha1.OutcomeOutsideWindow || c.Gate == v1alpha1.OutcomeCooldown || c.Gate == v1alpha1.OutcomeHalted
+		if c.Applies == rulesOnly || (!c.Applies && c.Message != "") {
+			t.Errorf("run candidate, gate %s: applies %v message %q", c.Gate, c.Applies, c.Message)
+		}
+	}
+}

@@ -283,8 +283,9 @@ func (r *Reconciler) selectPods(ctx context.Context, p *v1alpha1.RecreatePolicy,
 	return pods, byName, nil
 }
 
-// situation gathers what the gates need.
-func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, []policyv1.PodDisruptionBudget, error) {
+// newSituation is what the gates know of the policy's pods from its
+// requests, before the PodDisruptionBudgets are read.
+func newSituation(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) *planner.Situation {
 	s := &planner.Situation{
 		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
@@ -297,7 +298,20 @@ func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 			s.Unavailable++
 		}
 	}
-	if respect := p.Spec.Rollout.RespectPodDisruptionBudgets; respect == nil || *respect {
+	return s
+}
+
+// respectsBudgets says whether the policy holds recreations back for
+// PodDisruptionBudgets (the default).
+func respectsBudgets(p *v1alpha1.RecreatePolicy) bool {
+	respect := p.Spec.Rollout.RespectPodDisruptionBudgets
+	return respect == nil || *respect
+}
+
+// situation gathers what the gates need.
+func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, []policyv1.PodDisruptionBudget, error) {
+	s := newSituation(p, spec, pods, facts, now)
+	if respectsBudgets(p) {
 		pdbs := &policyv1.PodDisruptionBudgetList{}
 		if err := r.Client.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
 			return nil, nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
