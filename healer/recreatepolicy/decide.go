@@ -114,10 +114,15 @@ func (d *decider) skip(run planner.Trigger, pod *corev1.Pod, msg string) {
 // it and why, and why nothing is done.
 func (d *decider) skipped(c *planner.Candidate, msg string) {
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(v1alpha1.OutcomeSkipped)).Inc()
-	d.decisions = append(d.decisions, v1alpha1.Decision{
-		Time: metav1.NewTime(d.now), Pod: c.Pod.Name, Containers: c.Containers,
+	d.decisions = append(d.decisions, skippedDecision(c, msg, d.now))
+}
+
+// skippedDecision is the decision to leave a candidate alone.
+func skippedDecision(c *planner.Candidate, msg string, now time.Time) v1alpha1.Decision {
+	return v1alpha1.Decision{
+		Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,
 		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeSkipped, Reason: c.Reason, Message: msg,
-	})
+	}
 }
 
 // unrestartableMessage says why a pod with restartPolicy Never or

@@ -55,3 +55,33 @@ func (h *history) forget(keep map[types.UID]bool) {
 		}
 	}
 }
+
+// seed records the pod's not-ready containers as the manager would have
+// seen them had it watched the pod all along: not ready since the later of
+// the container's start and the pod's ContainersReady turning False. A
+// preview, which sees the pod once, estimates notReadySince so.
+func (h *history) seed(pod *corev1.Pod) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.notReadySince == nil {
+		h.notReadySince = map[planner.ContainerKey]time.Time{}
+	}
+	var flipped time.Time
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.ContainersReady && c.Status != corev1.ConditionTrue {
+			flipped = c.LastTransitionTime.Time
+		}
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for _, st := range list {
+			if st.Ready || st.State.Running == nil {
+				continue
+			}
+			since := st.State.Running.StartedAt.Time
+			if flipped.After(since) {
+				since = flipped
+			}
+			h.notReadySince[planner.ContainerKey{Pod: pod.UID, Container: st.Name}] = since
+		}
+	}
+}
