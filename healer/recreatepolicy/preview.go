@@ -39,6 +39,10 @@ type PreviewInput struct {
 	// saying why.
 	Signals   SignalSource
 	NoSignals string
+
+	// InputOf names a pod whose input documents the preview keeps, rule
+	// by rule, in Preview.Inputs.
+	InputOf string
 }
 
 // Preview is what one pass of the policy would decide now. Nothing is
@@ -58,6 +62,9 @@ type Preview struct {
 	// Run is what a run (scheduled or requested) starting now would do
 	// first; nil when the policy has neither schedule nor restartAt.
 	Run []Decided
+	// Inputs are the input documents each rule sees for the pod
+	// PreviewInput.InputOf names, by rule.
+	Inputs map[string]any
 }
 
 // PodPreview is what the rules said of one pod, and what came of it.
@@ -136,6 +143,11 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 		var candidates []*planner.Candidate
 		var at []int
 		for _, pod := range pods {
+			if pod.Name == in.InputOf {
+				if out.Inputs, err = inputs(program, j, pod); err != nil {
+					return nil, err
+				}
+			}
 			v, ok := j.pod(ctx, pod)
 			if !ok {
 				continue
@@ -184,6 +196,21 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 		for _, c := range prog.pending {
 			out.Run = append(out.Run, *decidePreview(s, c, now))
 		}
+	}
+	return out, nil
+}
+
+// inputs are the input documents each rule of program sees for pod.
+func inputs(program *policy.Program, j *judge, pod *corev1.Pod) (map[string]any, error) {
+	var memory memoryNotes
+	target := j.target(pod, j.spec.Containers.Matching(pod), &memory)
+	out := map[string]any{}
+	for _, rule := range program.Rules() {
+		doc, err := program.Input(target, j.now, rule)
+		if err != nil {
+			return nil, err
+		}
+		out[rule] = doc
 	}
 	return out, nil
 }

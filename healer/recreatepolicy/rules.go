@@ -145,6 +145,22 @@ type podVerdict struct {
 	err error
 }
 
+// target is what the rules are given of the pod's containers: the
+// pod, its signals, each container's history and past recreations.
+func (j *judge) target(pod *corev1.Pod, containers []string, memory *memoryNotes) policy.Target {
+	notReady := j.hist.observe(pod, j.now)
+	target := policy.Target{Pod: pod, Signals: j.values.Pod(pod.Name)}
+	for _, name := range containers {
+		key := planner.ContainerKey{Pod: pod.UID, Container: name}
+		target.Containers = append(target.Containers, policy.Candidate{
+			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.r.Memory, pod, name),
+			Signals:     j.values.Container(pod.Name, name),
+			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
+		})
+	}
+	return target
+}
+
 // noDataNote is a rule that lacked a signal for the pod, and why when
 // known.
 type noDataNote struct{ Rule, Signal, Reason string }
@@ -160,17 +176,8 @@ func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
 		return out, false
 	}
 	restartable := j.spec.Containers.Candidates(pod)
-	notReady := j.hist.observe(pod, j.now)
-	target := policy.Target{Pod: pod, Signals: j.values.Pod(pod.Name)}
 	var memory memoryNotes
-	for _, name := range out.containers {
-		key := planner.ContainerKey{Pod: pod.UID, Container: name}
-		target.Containers = append(target.Containers, policy.Candidate{
-			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.r.Memory, pod, name),
-			Signals:     j.values.Container(pod.Name, name),
-			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
-		})
-	}
+	target := j.target(pod, out.containers, &memory)
 	results, err := j.program.EvaluateAt(ctx, target, j.now)
 	if err != nil {
 		out.err = err

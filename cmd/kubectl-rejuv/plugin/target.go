@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // target is what a command was pointed at: a pod, a workload, the pods
@@ -29,8 +31,9 @@ type target struct {
 	name      string
 	namespace string
 
-	pod    *corev1.Pod
-	policy *v1alpha1.RecreatePolicy
+	pod     *corev1.Pod
+	policy  *v1alpha1.RecreatePolicy
+	request *v1beta1.ContainerRecreateRequest
 	// selector chooses a workload's pods, or is the one given with -l.
 	selector *metav1.LabelSelector
 	// owner is the workload, for the owner reference of its restart
@@ -90,6 +93,9 @@ func resolveTarget(ctx context.Context, cl *clients, arg, selector string, kinds
 	case schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "RecreatePolicy"}:
 		t.policy = &v1alpha1.RecreatePolicy{}
 		obj = t.policy
+	case schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "ContainerRecreateRequest"}:
+		t.request = &v1beta1.ContainerRecreateRequest{}
+		obj = t.request
 	default:
 		return nil, usageError("%s is not something to point this command at; give %s", gk.Kind, strings.Join(kinds, ", "))
 	}
@@ -227,4 +233,9 @@ func (t *target) restartPolicyName() string {
 func hashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:8]
+}
+
+// policyContainers are the policy's container patterns.
+func policyContainers(p *v1alpha1.RecreatePolicy) policyspec.Containers {
+	return policyspec.Containers(p.Spec.Containers)
 }
