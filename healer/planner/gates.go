@@ -45,9 +45,19 @@ type Situation struct {
 	Unavailable int
 	Budget      int
 
-	// Disruption tells whether a PodDisruptionBudget lets the pod go; nil
-	// when budgets are not respected.
-	Disruption func(podUID types.UID) (allowed bool, why string)
+	// Disruption tells whether the PodDisruptionBudgets let a pod go, and
+	// takes one disruption of them for a pod admitted; nil when budgets
+	// are not respected.
+	Disruption Disruption
+}
+
+// Disruption is what the PodDisruptionBudgets covering the pods allow.
+type Disruption interface {
+	// Allows tells whether the budgets covering the pod allow one more
+	// disruption now, and why not.
+	Allows(podUID types.UID) (allowed bool, why string)
+	// Take counts an admitted pod's disruption against its budgets.
+	Take(podUID types.UID)
 }
 
 // ContainerKey names a container of a pod.
@@ -123,7 +133,7 @@ var gates = []gate{
 		if s.Disruption == nil {
 			return ""
 		}
-		if ok, why := s.Disruption(c.Pod.UID); !ok {
+		if ok, why := s.Disruption.Allows(c.Pod.UID); !ok {
 			return why
 		}
 		return ""
@@ -172,6 +182,9 @@ func (s *Situation) Admit(c *Candidate) Verdict {
 	}
 	s.InFlight[c.Pod.UID] = true
 	s.CreatedLastHour++
+	if s.Disruption != nil {
+		s.Disruption.Take(c.Pod.UID)
+	}
 	if pods.Ready(c.Pod) {
 		s.Unavailable++
 	}

@@ -92,7 +92,7 @@ func TestGates(t *testing.T) {
 		{"budget spent", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
 		{"an unready pod spends no budget", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", false)) }, v1alpha1.OutcomeCreated},
 		{"disruption budget", func(s *Situation) {
-			s.Disruption = func(types.UID) (bool, string) { return false, "PodDisruptionBudget shop/web allows no disruption" }
+			s.Disruption = noDisruption{}
 		}, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDisruptionBudget},
 		{"dry run", func(s *Situation) { s.DryRun = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDryRun},
 		{"dry run still holds at the budget", func(s *Situation) { s.DryRun, s.Unavailable = true, 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
@@ -258,3 +258,12 @@ func TestCheckShowsEveryGate(t *testing.T) {
 		}
 	}
 }
+
+// noDisruption is budgets that allow no disruption.
+type noDisruption struct{}
+
+func (noDisruption) Allows(types.UID) (bool, string) {
+	return false, "PodDisruptionBudget shop/web allows no disruption"
+}
+
+func (noDisruption) Take(types.UID) {}

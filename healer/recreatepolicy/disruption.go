@@ -20,19 +20,18 @@ import (
 // pod whose request is in flight is charged here from the moment the
 // request exists. namespacePods are all the pods of the policy's
 // namespace, which a budget may cover beyond the policy's selection.
-func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1.Pod, inFlight map[types.UID]bool) func(types.UID) (bool, string) {
-	byUID := make(map[types.UID]*corev1.Pod, len(namespacePods))
+func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1.Pod, inFlight map[types.UID]bool) *disruptions {
+	d := &disruptions{pdbs: pdbs, byUID: make(map[types.UID]*corev1.Pod, len(namespacePods)),
+		selectors: make([]labels.Selector, len(pdbs)), allowed: make([]int32, len(pdbs))}
 	for i := range namespacePods {
-		byUID[namespacePods[i].UID] = &namespacePods[i]
+		d.byUID[namespacePods[i].UID] = &namespacePods[i]
 	}
-	selectors := make([]labels.Selector, len(pdbs))
-	allowed := make([]int32, len(pdbs))
 	for i := range pdbs {
 		sel := budgetSelector(&pdbs[i])
 		if sel == nil {
 			continue
 		}
-		selectors[i] = sel
+		d.selectors[i] = sel
 		// What the budget allows by its own count, and by ours: the
 		// covered pods Ready and not being recreated, over those it
 		// wants healthy.
@@ -43,42 +42,67 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 				healthy++
 			}
 		}
-		allowed[i] = min(pdbs[i].Status.DisruptionsAllowed, healthy-pdbs[i].Status.DesiredHealthy)
+		d.allowed[i] = min(pdbs[i].Status.DisruptionsAllowed, healthy-pdbs[i].Status.DesiredHealthy)
 	}
-	return func(uid types.UID) (bool, string) {
-		pod := byUID[uid]
-		if pod == nil {
-			return true, ""
+	return d
+}
+
+// disruptions is what the namespace's budgets allow, less what the pass
+// has taken.
+type disruptions struct {
+	pdbs      []policyv1.PodDisruptionBudget
+	byUID     map[types.UID]*corev1.Pod
+	selectors []labels.Selector
+	allowed   []int32
+}
+
+// covering are the indexes of the budgets that cover the pod.
+func (d *disruptions) covering(pod *corev1.Pod) []int {
+	var out []int
+	for i := range d.pdbs {
+		if d.selectors[i] != nil && d.selectors[i].Matches(labels.Set(pod.Labels)) {
+			out = append(out, i)
 		}
-		var covering []int
-		for i := range pdbs {
-			if selectors[i] == nil || !selectors[i].Matches(labels.Set(pod.Labels)) {
-				continue
-			}
-			pdb := &pdbs[i]
-			// A pod unready already is not counted healthy: as with an
-			// eviction, it may go while the budget is met (or always,
-			// with unhealthyPodEvictionPolicy AlwaysAllow), and spends
-			// none of it.
-			need := int32(1)
-			if !pods.Ready(pod) {
-				need = 0
-				if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == policyv1.AlwaysAllow {
-					need = math.MinInt32
-				}
-			}
-			if allowed[i] < need {
-				return false, fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired, counting the pods being recreated as disrupted)",
-					pdb.Name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
-			}
-			covering = append(covering, i)
-		}
-		if pods.Ready(pod) {
-			for _, i := range covering {
-				allowed[i]--
-			}
-		}
+	}
+	return out
+}
+
+// Allows implements planner.Disruption.
+func (d *disruptions) Allows(uid types.UID) (bool, string) {
+	pod := d.byUID[uid]
+	if pod == nil {
 		return true, ""
+	}
+	for _, i := range d.covering(pod) {
+		pdb := &d.pdbs[i]
+		// A pod unready already is not counted healthy: as with an
+		// eviction, it may go while the budget is met (or always,
+		// with unhealthyPodEvictionPolicy AlwaysAllow), and spends
+		// none of it.
+		need := int32(1)
+		if !pods.Ready(pod) {
+			need = 0
+			if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == policyv1.AlwaysAllow {
+				need = math.MinInt32
+			}
+		}
+		if d.allowed[i] < need {
+			return false, fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired, counting the pods being recreated as disrupted)",
+				pdb.Name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+		}
+	}
+	return true, ""
+}
+
+// Take implements planner.Disruption: a Ready pod admitted spends one
+// disruption of each budget covering it.
+func (d *disruptions) Take(uid types.UID) {
+	pod := d.byUID[uid]
+	if pod == nil || !pods.Ready(pod) {
+		return
+	}
+	for _, i := range d.covering(pod) {
+		d.allowed[i]--
 	}
 }
 

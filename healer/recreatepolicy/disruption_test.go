@@ -44,7 +44,7 @@ func TestDisruptionOfAnUnreadyPod(t *testing.T) {
 		{"budget short, AlwaysAllow", budget(3, &always), "sick", true},
 	}
 	for _, tc := range cases {
-		ok, why := disruptionCheck([]policyv1.PodDisruptionBudget{tc.pdb}, pods, nil)(tc.target)
+		ok, why := disruptionCheck([]policyv1.PodDisruptionBudget{tc.pdb}, pods, nil).Allows(tc.target)
 		if ok != tc.allowed {
 			t.Errorf("%s: allowed %v (%s), want %v", tc.name, ok, why, tc.allowed)
 		}
@@ -85,7 +85,7 @@ func TestBudgetSelectorsAsTheEvictionAPIReadsThem(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pdbs := []policyv1.PodDisruptionBudget{budget(tc.selector)}
-		ok, why := disruptionCheck(pdbs, pods, nil)(tc.target)
+		ok, why := disruptionCheck(pdbs, pods, nil).Allows(tc.target)
 		if ok != tc.allowed {
 			t.Errorf("%s: disruption allowed %v (%s), want %v", tc.name, ok, why, tc.allowed)
 		}
@@ -96,5 +96,33 @@ func TestBudgetSelectorsAsTheEvictionAPIReadsThem(t *testing.T) {
 		if got := len(covering(pdbs, pod)) == 1; got == tc.allowed {
 			t.Errorf("%s: budget charged for the pod %v, want %v", tc.name, got, !tc.allowed)
 		}
+	}
+}
+
+// TestDisruptionAllowsWithoutTaking: asking whether a budget allows a pod
+// to go spends nothing; only taking the disruption does, once per Ready
+// pod admitted.
+func TestDisruptionAllowsWithoutTaking(t *testing.T) {
+	ready := func(name string) corev1.Pod {
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), Labels: map[string]string{"app": "web"}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		}
+	}
+	pods := []corev1.Pod{ready("a"), ready("b"), ready("c")}
+	pdb := policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1},
+	}
+	d := disruptionCheck([]policyv1.PodDisruptionBudget{pdb}, pods, nil)
+	for range 3 {
+		if ok, why := d.Allows("a"); !ok {
+			t.Fatalf("asking again spent the budget: %s", why)
+		}
+	}
+	d.Take("a")
+	if ok, _ := d.Allows("b"); ok {
+		t.Error("after taking a's disruption, b may go too; the budget allows one")
 	}
 }
