@@ -99,9 +99,9 @@ func (f *runFollower) step(p *v1alpha1.RecreatePolicy, requests []v1beta1.Contai
 			f.p.event("restart not started: %s", why)
 			return true, &FailedError{What: "restart not started"}
 		}
-		if !f.waiting && time.Since(f.at) > 20*time.Second {
+		if !f.waiting && f.p.now().Sub(f.at) > 20*time.Second {
 			f.waiting = true
-			f.p.event("waiting for the Rejuv manager to start the restart: is it running? (kubectl get pods -A -l app.kubernetes.io/name=rejuv)")
+			f.p.event("waiting for the Rejuv manager to start the restart: is it running? (kubectl get pods -A -l app.kubernetes.io/name=rejuv-healer)")
 		}
 		f.p.tick()
 		return false, nil

@@ -101,6 +101,17 @@ func (o *objects) add(doc document) error {
 		return err
 	}
 	kind, _ := doc["kind"].(string)
+	meta, _ := doc["metadata"].(document)
+	name, _ := meta["name"].(string)
+	// What a decoder says wrong with the document, after the kind and
+	// name, without the JSON decoder's prefixes.
+	bad := func(err error) error {
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "json: "); i >= 0 {
+			msg = msg[i+len("json: "):]
+		}
+		return fmt.Errorf("%s %s: %s", kind, name, msg)
+	}
 	switch {
 	case strings.HasSuffix(kind, "List"):
 		items, _ := doc["items"].([]any)
@@ -117,25 +128,25 @@ func (o *objects) add(doc document) error {
 	case kind == "RecreatePolicy":
 		var p v1alpha1.RecreatePolicy
 		if err := yaml.UnmarshalStrict(raw, &p); err != nil {
-			return fmt.Errorf("decode the RecreatePolicy: %w", err)
+			return bad(err)
 		}
 		o.policies = append(o.policies, p)
 	case kind == "Pod":
 		var p corev1.Pod
 		if err := yaml.Unmarshal(raw, &p); err != nil {
-			return fmt.Errorf("decode the pod: %w", err)
+			return bad(err)
 		}
 		o.pods = append(o.pods, p)
 	case kind == "ContainerRecreateRequest":
 		var r v1beta1.ContainerRecreateRequest
 		if err := yaml.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("decode the ContainerRecreateRequest: %w", err)
+			return bad(err)
 		}
 		o.requests = append(o.requests, r)
 	case kind == "PodDisruptionBudget":
 		var b policyv1.PodDisruptionBudget
 		if err := yaml.Unmarshal(raw, &b); err != nil {
-			return fmt.Errorf("decode the PodDisruptionBudget: %w", err)
+			return bad(err)
 		}
 		o.budgets = append(o.budgets, b)
 	case kind == "":

@@ -116,7 +116,7 @@ func (pt *policyTest) run(ctx context.Context) error {
 	var in objects
 	for _, f := range pt.files {
 		if err := readObjects(f, pt.o.Streams.In, &in); err != nil {
-			return fmt.Errorf("read -f %s: %w", f, err)
+			return fmt.Errorf("-f: %w", err)
 		}
 	}
 	if len(in.policies) == 0 {
@@ -132,7 +132,7 @@ func (pt *policyTest) run(ctx context.Context) error {
 	var from objects
 	for _, f := range pt.pods {
 		if err := readObjects(f, pt.o.Streams.In, &from); err != nil {
-			return fmt.Errorf("read --pods %s: %w", f, err)
+			return fmt.Errorf("--pods: %w", err)
 		}
 	}
 	report := &policyTestReport{At: now}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -171,15 +172,25 @@ func (s statusText) decisions(r *statusReport) error {
 	}
 	fmt.Fprintln(s.w, "\nRecent decisions (newest first):")
 	header := []string{"AGE", "POLICY", "POD", "CONTAINERS", "TRIGGER", "OUTCOME", "WHY"}
-	tw := s.table(header...)
-	for _, p := range r.Policies {
-		for _, d := range p.Decisions {
-			why := d.Reason
-			if d.Outcome != v1alpha1.OutcomeCreated && d.Message != "" {
-				why = strings.TrimSpace(d.Message + suffixedIf(s.wide, d.Reason))
-			}
-			s.row(tw, p.Namespace, s.age(d.Time.Time), p.Name, d.Pod, strings.Join(d.Containers, ","), d.Trigger, string(d.Outcome), why)
+	type policyDecision struct {
+		p *policyStatus
+		d *v1alpha1.Decision
+	}
+	var all []policyDecision
+	for i := range r.Policies {
+		for j := range r.Policies[i].Decisions {
+			all = append(all, policyDecision{&r.Policies[i], &r.Policies[i].Decisions[j]})
 		}
+	}
+	slices.SortStableFunc(all, func(a, b policyDecision) int { return b.d.Time.Compare(a.d.Time.Time) })
+	tw := s.table(header...)
+	for _, x := range all {
+		d := x.d
+		why := d.Reason
+		if d.Outcome != v1alpha1.OutcomeCreated && d.Message != "" {
+			why = strings.TrimSpace(d.Message + suffixedIf(s.wide, d.Reason))
+		}
+		s.row(tw, x.p.Namespace, s.age(d.Time.Time), x.p.Name, d.Pod, strings.Join(d.Containers, ","), d.Trigger, string(d.Outcome), why)
 	}
 	return tw.Flush()
 }

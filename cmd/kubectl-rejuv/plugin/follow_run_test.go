@@ -1,0 +1,88 @@
+package plugin
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// TestRunFollowerLines: a restart followed from its request to its end
+// gives one line per event, each said once, a hold by each gate once per
+// pod, and a summary; a halted restart fails.
+func TestRunFollowerLines(t *testing.T) {
+	at := now
+	clock := at
+	var out bytes.Buffer
+	f := &runFollower{p: newProgress(&out, false, "deployment/web", func() time.Time { return clock }), at: at,
+		requests: map[string]v1beta1.ContainerRecreateRequestPhase{}, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}}
+	p := &v1alpha1.RecreatePolicy{}
+	req := func(name, pod string, phase v1beta1.ContainerRecreateRequestPhase, result v1beta1.ContainerRecreateRequestResult, took time.Duration) v1beta1.ContainerRecreateRequest {
+		r := v1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(at)},
+			Spec:       v1beta1.ContainerRecreateRequestSpec{PodName: pod, Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+			Status:     v1beta1.ContainerRecreateRequestStatus{Phase: phase, Result: result},
+		}
+		if phase == v1beta1.PhaseCompleted {
+			r.Status.CompletionTime = &metav1.Time{Time: at.Add(took)}
+			r.Status.Message = "container app: not ready 60s after its restart"
+		}
+		return r
+	}
+	hold := func(pod string, outcome v1alpha1.DecisionOutcome, msg string) v1alpha1.Decision {
+		return v1alpha1.Decision{Time: metav1.NewTime(at.Add(time.Second)), Pod: pod, Trigger: "restart", Outcome: outcome, Message: msg}
+	}
+	steps := []struct {
+		after    time.Duration
+		run      *v1alpha1.Run
+		requests []v1beta1.ContainerRecreateRequest
+		holds    []v1alpha1.Decision
+	}{
+		{after: 0},
+		{after: 25 * time.Second},
+		{after: 26 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", "", "", 0)},
+			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable"), hold("web-2", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now")}},
+		{after: 27 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseRecreating, "", 0)},
+			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable")}},
+		{after: 29 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3, Recreated: 1},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", "", "", 0)}},
+		{after: 95 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunHalted, Pods: 3, Recreated: 2,
+			Message: "ContainerRecreateRequest r-1 for pod web-1 ended Failed: container app: not ready 60s after its restart"},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", v1beta1.PhaseCompleted, v1beta1.ResultFailed, 70*time.Second)}},
+	}
+	var err error
+	var done bool
+	for i, s := range steps {
+		clock = at.Add(s.after)
+		p.Status.Run, p.Status.RecentDecisions = s.run, s.holds
+		done, err = f.step(p, s.requests)
+		if done != (i == len(steps)-1) {
+			t.Fatalf("step %d: done %v", i, done)
+		}
+	}
+	if _, failed := errors.AsType[*FailedError](err); !failed {
+		t.Errorf("a halted restart gave %v, want a FailedError", err)
+	}
+	golden(t, "follow-run.txt", out.Bytes())
+}
+
+// TestProgressBar: on a terminal the bar is drawn below the event lines
+// and erased before each of them.
+func TestProgressBar(t *testing.T) {
+	var out bytes.Buffer
+	clock := now
+	p := newProgress(&out, true, "deployment/web", func() time.Time { return clock })
+	p.counts(0, 4, 1, 0)
+	clock = clock.Add(3 * time.Second)
+	p.event("pod web-0: recreated in 3s")
+	p.counts(1, 4, 1, 0)
+	p.finish()
+	golden(t, "progress-bar.txt", out.Bytes())
+}

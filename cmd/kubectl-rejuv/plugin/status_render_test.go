@@ -1,0 +1,61 @@
+package plugin
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+func fixtureStatus() *statusReport {
+	r := &statusReport{Target: "namespace shop"}
+	for _, q := range fixtureRequests() {
+		r.Requests = append(r.Requests, requestStatusOf(&q))
+	}
+	for _, p := range fixturePolicies() {
+		r.Policies = append(r.Policies, policyStatusOf(&p, func(*v1alpha1.Decision) bool { return true }))
+	}
+	return r
+}
+
+// TestStatusOutputs: the status tables, wide, across namespaces, and as
+// JSON and YAML.
+func TestStatusOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		text statusText
+		data string
+	}{
+		{name: "status.txt", text: statusText{now: now}},
+		{name: "status-wide.txt", text: statusText{now: now, wide: true}},
+		{name: "status-all.txt", text: statusText{now: now, allNamespaces: true}},
+		{name: "status.json", data: "json"},
+		{name: "status.yaml", data: "yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			var err error
+			if tc.data != "" {
+				err = printData(&b, fixtureStatus(), tc.data)
+			} else {
+				tc.text.w = &b
+				err = tc.text.render(fixtureStatus())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+// TestStatusOfNothing says so rather than printing empty tables.
+func TestStatusOfNothing(t *testing.T) {
+	var b bytes.Buffer
+	if err := (statusText{w: &b, now: now}).render(&statusReport{Target: "deployment/web"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "Nothing is being recreated in deployment/web, and no RecreatePolicy selects it.\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
