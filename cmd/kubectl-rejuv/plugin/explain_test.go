@@ -27,7 +27,7 @@ func TestExplainText(t *testing.T) {
 		{Name: "nightly", Selects: true, Ready: "True", Containers: containersOf(&policies[0], pod), Schedule: "50 2 * * * (UTC)", NextRun: &next},
 		{Name: "stuck", Selects: true, Ready: ps.Ready, Halted: ps.Halted, Decisions: ps.Decisions, Containers: containersOf(&stuck, pod),
 			Rules: []string{"stuck-readiness (stuck-readiness)", "leak (memory-leak)"},
-			Now: &podResult{Pod: pod.Name, Outcome: outcomeNoData, NoData: []noDataResult{{Rule: "leak", Signal: "memory", Reason: noMemoryHere}}}},
+			Now:   &podResult{Pod: pod.Name, Outcome: outcomeNoData, NoData: []noDataResult{{Rule: "leak", Signal: "memory", Reason: noMemoryHere}}}},
 	}
 	var b bytes.Buffer
 	if err := e.render(&b); err != nil {
