@@ -54,7 +54,9 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		if active && uid != "" {
 			f.inFlight[uid] = true
 		}
-		if at, ok := chargedAt(crr); ok && !active && now.Sub(at) < disruptedTimeout {
+		// A budget keeps one entry per pod, the latest charge's: a pod
+		// recreated twice within the timeout has two completed requests.
+		if at, ok := chargedAt(crr); ok && !active && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
 			f.completedCharges[crr.Spec.PodName] = at
 		}
 		if crr.Labels[appsv1beta1.PolicyLabel] != policyName {

@@ -36,6 +36,11 @@ func TestRestartAtRollsOnce(t *testing.T) {
 	}
 
 	c.clock.SetTime(at.Add(time.Second))
+	// While pods are left, the run is looked at again without waiting for
+	// an event: a budget may let a pod through without one.
+	if res := c.reconcile(t, p); res.RequeueAfter != runRecheck {
+		t.Errorf("with the run going, requeue after %v, want %v", res.RequeueAfter, runRecheck)
+	}
 	rolled := roll(t, c, p)
 	if rolled.requests != 3 || rolled.maxInFlight != 1 {
 		t.Fatalf("%d requests, at most %d in flight; want 3, one at a time", rolled.requests, rolled.maxInFlight)

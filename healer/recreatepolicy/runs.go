@@ -56,9 +56,19 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 				return 0, err
 			}
 		}
+		// A pod held back may be let through without an event the
+		// controller watches: a PodDisruptionBudget's entry that its
+		// controller drops, a budget that another eviction gave back.
+		if wait == 0 || wait > runRecheck {
+			wait = runRecheck
+		}
 	}
 	return wait, nil
 }
+
+// runRecheck is how often a run that has pods left is looked at again,
+// whatever the events.
+const runRecheck = 5 * time.Second
 
 // fireSchedule starts the run the schedule has due, or reports why it
 // does not; it returns how long until the next fire time and whether a

@@ -40,23 +40,8 @@ func kubectlRejuv(t *testing.T, ns string, args ...string) pluginRun {
 
 func kubectlRejuvCtx(ctx context.Context, t *testing.T, ns string, args ...string) pluginRun {
 	t.Helper()
-	pluginOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kubectl-rejuv-")
-		if err != nil {
-			pluginErr = err
-			return
-		}
-		pluginPath = filepath.Join(dir, "kubectl-rejuv")
-		out, err := exec.Command("go", "build", "-o", pluginPath, "../../cmd/kubectl-rejuv").CombinedOutput()
-		if err != nil {
-			pluginErr = errors.New("go build kubectl-rejuv: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if pluginErr != nil {
-		t.Fatal(pluginErr)
-	}
 	full := append([]string{"--kubeconfig", cluster.Kubeconfig(), "--cache-dir", t.TempDir(), "-n", ns, "--as", editorUser}, args...)
-	cmd := exec.CommandContext(ctx, pluginPath, full...)
+	cmd := exec.CommandContext(ctx, pluginBinary(t), full...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -72,6 +57,27 @@ func kubectlRejuvCtx(ctx context.Context, t *testing.T, ns string, args ...strin
 	}
 	t.Logf("kubectl rejuv %s (%s):\n%s%s", strings.Join(args, " "), run.took.Round(100*time.Millisecond), run.stdout, run.stderr)
 	return run
+}
+
+// pluginBinary builds kubectl-rejuv once for the package's tests.
+func pluginBinary(t *testing.T) string {
+	t.Helper()
+	pluginOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kubectl-rejuv-")
+		if err != nil {
+			pluginErr = err
+			return
+		}
+		pluginPath = filepath.Join(dir, "kubectl-rejuv")
+		out, err := exec.Command("go", "build", "-o", pluginPath, "../../cmd/kubectl-rejuv").CombinedOutput()
+		if err != nil {
+			pluginErr = errors.New("go build kubectl-rejuv: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if pluginErr != nil {
+		t.Fatal(pluginErr)
+	}
+	return pluginPath
 }
 
 // editorUser is the user the plugin runs as: bound to the edit role in

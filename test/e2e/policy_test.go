@@ -128,13 +128,21 @@ func TestPolicyRollingRestart(t *testing.T) {
 // app=name and returns them, Running and Ready, by name.
 func testappDeployment(t *testing.T, c client.Client, ns, name string, replicas int32) map[string]*corev1.Pod {
 	t.Helper()
+	return testappDeploymentWith(t, c, ns, name, replicas, func(*corev1.PodSpec) {})
+}
+
+// testappDeploymentWith is testappDeployment with its pods' spec changed.
+func testappDeploymentWith(t *testing.T, c client.Client, ns, name string, replicas int32, change func(*corev1.PodSpec)) map[string]*corev1.Pod {
+	t.Helper()
+	spec := testappPod(name).Spec
+	change(&spec)
 	labels := map[string]string{"app": name}
 	if err := c.Create(context.Background(), &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: new(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: testappPod(name).Spec},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
 		},
 	}); err != nil {
 		t.Fatal(err)

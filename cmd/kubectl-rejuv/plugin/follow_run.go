@@ -45,15 +45,17 @@ func (r *restart) followRun(ctx context.Context, cl *clients, t *target, p *v1al
 	}
 	var outcome error
 	err := follow(fctx, cl.client, lists, time.Second, func(ctx context.Context) (bool, error) {
-		policy = &v1alpha1.RecreatePolicy{}
-		if err := cl.client.Get(ctx, client.ObjectKeyFromObject(p), policy); err != nil {
+		// What was read last is kept for the interrupt's message: a read
+		// the interrupt cuts short replaces nothing.
+		cur := &v1alpha1.RecreatePolicy{}
+		if err := cl.client.Get(ctx, client.ObjectKeyFromObject(p), cur); err != nil {
 			return false, fmt.Errorf("read RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		list := &v1beta1.ContainerRecreateRequestList{}
 		if err := cl.client.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels{v1beta1.PolicyLabel: p.Name}); err != nil {
 			return false, fmt.Errorf("list the requests of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		requests = ofRun(list.Items, at)
+		policy, requests = cur, ofRun(list.Items, at)
 		done, err := f.step(policy, requests)
 		outcome = err
 		return done, nil

@@ -1,0 +1,35 @@
+package recreatepolicy
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// TestCompletedChargesKeepTheLatest: a pod recreated twice within the
+// budgets' timeout has two completed, charged requests; the budget holds
+// the latest charge, which is the one to take back, whatever the order
+// the requests are listed in.
+func TestCompletedChargesKeepTheLatest(t *testing.T) {
+	now := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	charged := func(name string, at time.Time) appsv1beta1.ContainerRecreateRequest {
+		return appsv1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{appsv1beta1.DisruptionChargedAnnotation: at.Format(time.RFC3339)}},
+			Spec:       appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-0"},
+			Status:     appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted},
+		}
+	}
+	later, earlier := now.Add(-20*time.Second), now.Add(-80*time.Second)
+	for _, order := range [][]appsv1beta1.ContainerRecreateRequest{
+		{charged("second", later), charged("first", earlier)},
+		{charged("first", earlier), charged("second", later)},
+	} {
+		f := gatherRequests("restart", order, nil, now)
+		if got := f.completedCharges["web-0"]; !got.Equal(later) {
+			t.Errorf("listed %s then %s: charge to take back %s, want the latest, %s", order[0].Name, order[1].Name, got, later)
+		}
+	}
+}
