@@ -45,6 +45,10 @@ build: ## Build the three binaries into bin/ with the version stamped.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rejuv-daemon ./cmd/daemon
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-rejuv ./cmd/kubectl-rejuv
 
+.PHONY: krew
+krew: ## Package kubectl-rejuv for krew (archives per platform and the plugin manifest rejuv.yaml) into bin/krew; VERSION must be vX.Y.Z.
+	$(GO) run ./config/krew -version '$(VERSION)' -commit '$(COMMIT)' -out bin/krew
+
 .PHONY: images
 images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, and print their sizes.
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images

@@ -44,7 +44,7 @@ RecreatePolicies against pods before they are applied.`,
 			cobra.CommandDisplayNameAnnotation: "kubectl rejuv",
 		},
 	}
-	root.SetVersionTemplate(fmt.Sprintf("kubectl-rejuv version {{.Version}} (commit %s)\n", buildinfo.Commit))
+	root.SetVersionTemplate(buildinfo.String("kubectl-rejuv") + "\n")
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
