@@ -24,7 +24,7 @@ type options struct {
 
 func splitPlatforms(s string) [][2]string {
 	var out [][2]string
-	for _, p := range strings.Split(s, ",") {
+	for p := range strings.SplitSeq(s, ",") {
 		osName, arch, _ := strings.Cut(strings.TrimSpace(p), "/")
 		out = append(out, [2]string{osName, arch})
 	}
@@ -42,8 +42,8 @@ exec kubectl-rejuv __complete "$@"
 
 // manifest is krew's plugin manifest (krew.googlecontainertools.github.com/v1alpha2).
 type manifest struct {
-	APIVersion string       `json:"apiVersion"`
-	Kind       string       `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 	Metadata   struct {
 		Name string `json:"name"`
 	} `json:"metadata"`

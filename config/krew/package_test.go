@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"errors"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,7 +120,7 @@ func extract(t *testing.T, path, dir string) map[string]string {
 	files := map[string]string{}
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return files
 		}
 		if err != nil {

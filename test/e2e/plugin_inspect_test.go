@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -250,9 +251,7 @@ func TestPluginInterruptLeavesTheRestartGoing(t *testing.T) {
 	before := testappDeploymentWith(t, c, ns, "slow", 3, func(pod *corev1.PodSpec) {
 		pod.Containers[0].Args = []string{"--startup-delay=6s"}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, pluginBinary(t), "--kubeconfig", cluster.Kubeconfig(), "--cache-dir", t.TempDir(), "-n", ns, "--as", editorUser,
+	cmd := exec.CommandContext(t.Context(), pluginBinary(t), "--kubeconfig", cluster.Kubeconfig(), "--cache-dir", t.TempDir(), "-n", ns, "--as", editorUser,
 		"restart", "deployment/slow", "--max-unavailable", "1", "--wait")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -276,7 +275,7 @@ func TestPluginInterruptLeavesTheRestartGoing(t *testing.T) {
 	}
 	err = cmd.Wait()
 	t.Logf("stderr after the interrupt:\n%s", stderr.String())
-	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+	if exit, ok := errors.AsType[*exec.ExitError](err); !ok || exit.ExitCode() != 1 {
 		t.Errorf("interrupted: %v, want exit 1", err)
 	}
 	for _, want := range []string{"interrupted: 0 of 3 pods recreated; in flight: pod slow-", "(containerrecreaterequest restart-deployment-slow-",
