@@ -2,10 +2,10 @@ package main
 
 import (
 	"archive/tar"
-	"errors"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
