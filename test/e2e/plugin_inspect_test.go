@@ -217,6 +217,7 @@ func TestPluginStatusExplainRules(t *testing.T) {
 		"RecreatePolicy nightly selects this pod (ready True).",
 		"may recreate: app",
 		"schedule: 0 3 1 1 * (UTC), next run in ",
+		"a run starting now: Created: scheduled run of ",
 	} {
 		if !strings.Contains(explain.stdout, want) {
 			t.Errorf("explain lacks %q", want)

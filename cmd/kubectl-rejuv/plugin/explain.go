@@ -49,6 +49,9 @@ type policyExplained struct {
 	Halted     string              `json:"halted,omitempty"`
 	Decisions  []v1alpha1.Decision `json:"decisions,omitempty"`
 	Now        *podResult          `json:"now,omitempty"`
+	// RunNow is what a run starting now would do to the pod first, for a
+	// policy with a schedule or restartAt.
+	RunNow *podResult `json:"runNow,omitempty"`
 }
 
 func newExplainCommand(o *Options) *cobra.Command {
@@ -146,9 +149,15 @@ func explain(ctx context.Context, o *Options, name string, now time.Time) (*expl
 			NoMemory: noMemoryHere, NoSignals: noSignalsHere,
 		})
 		if err == nil {
-			for _, pr := range policyResultOf(p, preview).Pods {
+			result := policyResultOf(p, preview)
+			for _, pr := range result.Pods {
 				if pr.Pod == pod.Name {
 					pe.Now = &pr
+				}
+			}
+			for _, pr := range result.Run {
+				if pr.Pod == pod.Name {
+					pe.RunNow = &pr
 				}
 			}
 		}
@@ -235,10 +244,13 @@ func (e *explanation) render(w io.Writer) error {
 			}
 		}
 		if p.Now != nil {
-			fmt.Fprintf(w, "  now: %s: %s\n", p.Now.Outcome, p.Now.why())
+			fmt.Fprintf(w, "  its rules now: %s: %s\n", p.Now.Outcome, p.Now.why())
 			for _, line := range p.Now.details(false) {
 				fmt.Fprintf(w, "    %s\n", line)
 			}
+		}
+		if p.RunNow != nil {
+			fmt.Fprintf(w, "  a run starting now: %s: %s\n", p.RunNow.Outcome, p.RunNow.why())
 		}
 	}
 	return nil

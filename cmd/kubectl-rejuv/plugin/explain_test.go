@@ -24,7 +24,8 @@ func TestExplainText(t *testing.T) {
 	next := now.Add(time.Hour)
 	e.Policies = []policyExplained{
 		{Name: "api", WhyNot: unmet(labels.SelectorFromSet(labels.Set{"app": "api"}), pod.Labels)},
-		{Name: "nightly", Selects: true, Ready: "True", Containers: containersOf(&policies[0], pod), Schedule: "50 2 * * * (UTC)", NextRun: &next},
+		{Name: "nightly", Selects: true, Ready: "True", Containers: containersOf(&policies[0], pod), Schedule: "50 2 * * * (UTC)", NextRun: &next,
+			RunNow: &podResult{Pod: pod.Name, Outcome: "Unavailable", Reason: "scheduled run of 2026-11-24T03:00:00Z", Message: "1 of 3 selected pods unavailable, rollout.maxUnavailable allows 1"}},
 		{Name: "stuck", Selects: true, Ready: ps.Ready, Halted: ps.Halted, Decisions: ps.Decisions, Containers: containersOf(&stuck, pod),
 			Rules: []string{"stuck-readiness (stuck-readiness)", "leak (memory-leak)"},
 			Now:   &podResult{Pod: pod.Name, Outcome: outcomeNoData, NoData: []noDataResult{{Rule: "leak", Signal: "memory", Reason: noMemoryHere}}}},
