@@ -73,7 +73,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"create", "crr", "--pod", "p"}, cli.ExitUsage, "name the request: kubectl rejuv create crr NAME --pod=POD"},
 		{[]string{"create", "crr", "x"}, cli.ExitError, `required flag(s) "pod" not set`},
 		{[]string{"create", "crr", "x", "--pod", "p", "--validate", "sometimes"}, cli.ExitUsage, `--validate "sometimes"`},
-		{[]string{"status", "-o", "table"}, cli.ExitUsage, `--output "table": status prints as wide, json or yaml`},
+		{[]string{"status", "-o", "table"}, cli.ExitUsage, `--output "table": status prints as wide, json, yaml or name`},
 		{[]string{"status", "-A", "web-0"}, cli.ExitUsage, "--all-namespaces shows everything"},
 		{[]string{"rules", "nope"}, cli.ExitError, `no built-in rule "nope"; the rules are max-age, memory-leak`},
 		{[]string{"rules", "--source"}, cli.ExitUsage, "--source prints one rule's Rego: name the rule"},

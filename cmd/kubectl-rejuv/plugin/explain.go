@@ -236,11 +236,7 @@ func (e *explanation) render(w io.Writer) error {
 		} else {
 			fmt.Fprintln(w, "  recent decisions about this pod:")
 			for _, d := range p.Decisions {
-				why := d.Reason
-				if d.Message != "" && d.Outcome != v1alpha1.OutcomeCreated {
-					why = d.Message
-				}
-				fmt.Fprintf(w, "    %s ago  %s  %s  %s: %s\n", duration.HumanDuration(e.now.Sub(d.Time.Time)), d.Trigger, d.Outcome, strings.Join(d.Containers, ","), why)
+				fmt.Fprintf(w, "    %s ago  %s  %s  %s: %s\n", duration.HumanDuration(e.now.Sub(d.Time.Time)), d.Trigger, d.Outcome, strings.Join(d.Containers, ","), decisionWhy(&d, false))
 			}
 		}
 		if p.Now != nil {

@@ -49,7 +49,7 @@ held back and why. crr/NAME and rp/NAME show one request or policy.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&s.output, "output", "o", "", "Output format: wide, json or yaml; tables when empty.")
+	f.StringVarP(&s.output, "output", "o", "", "Output format: wide, json, yaml or name (the requests' and policies' names); tables when empty.")
 	f.StringVarP(&s.selector, "selector", "l", "", "Show the pods of this label selector.")
 	f.BoolVarP(&s.allNamespaces, "all-namespaces", "A", false, "Show every namespace.")
 	f.BoolVarP(&s.watch, "watch", "w", false, "Show it again whenever it changes, until interrupted.")
@@ -58,9 +58,9 @@ held back and why. crr/NAME and rp/NAME show one request or policy.`,
 
 func (s *status) run(ctx context.Context, arg string) error {
 	switch s.output {
-	case "", "wide", "json", "yaml":
+	case "", "wide", "json", "yaml", "name":
 	default:
-		return usageError("--output %q: status prints as wide, json or yaml, or as tables when -o is not given", s.output)
+		return usageError("--output %q: status prints as wide, json, yaml or name, or as tables when -o is not given", s.output)
 	}
 	if s.allNamespaces && (arg != "" || s.selector != "") {
 		return usageError("--all-namespaces shows everything; name a target in one namespace instead, with -n")
@@ -133,9 +133,19 @@ func (s *status) print(r *statusReport) error {
 // text renders the report in the output format.
 func (s *status) text(r *statusReport) (string, error) {
 	var b strings.Builder
-	if s.output == "json" || s.output == "yaml" {
+	switch s.output {
+	case "json", "yaml":
 		err := printData(&b, r, s.output)
 		return b.String(), err
+	case "name":
+		// As kubectl get -o name: the requests, then the policies.
+		for _, q := range r.Requests {
+			fmt.Fprintf(&b, "containerrecreaterequest.apps.kruise.io/%s\n", q.Name)
+		}
+		for _, p := range r.Policies {
+			fmt.Fprintf(&b, "recreatepolicy.rejuv.dev/%s\n", p.Name)
+		}
+		return b.String(), nil
 	}
 	err := statusText{w: &b, now: s.now(), wide: s.output == "wide", allNamespaces: s.allNamespaces}.render(r)
 	return b.String(), err

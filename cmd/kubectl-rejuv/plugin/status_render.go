@@ -186,21 +186,22 @@ func (s statusText) decisions(r *statusReport) error {
 	tw := s.table(header...)
 	for _, x := range all {
 		d := x.d
-		why := d.Reason
-		if d.Outcome != v1alpha1.OutcomeCreated && d.Message != "" {
-			why = strings.TrimSpace(d.Message + suffixedIf(s.wide, d.Reason))
-		}
-		s.row(tw, x.p.Namespace, s.age(d.Time.Time), x.p.Name, d.Pod, strings.Join(d.Containers, ","), d.Trigger, string(d.Outcome), why)
+		s.row(tw, x.p.Namespace, s.age(d.Time.Time), x.p.Name, d.Pod, strings.Join(d.Containers, ","), d.Trigger, string(d.Outcome), decisionWhy(d, s.wide))
 	}
 	return tw.Flush()
 }
 
-// suffixedIf is " (reason)" when on and there is one.
-func suffixedIf(on bool, reason string) string {
-	if !on || reason == "" {
-		return ""
+// decisionWhy is why a decision went as it did: the reason the trigger
+// gave for one that went through, the message of the gate (and, with
+// reason, the trigger's reason too) for one held back.
+func decisionWhy(d *v1alpha1.Decision, reason bool) string {
+	if d.Outcome == v1alpha1.OutcomeCreated || d.Message == "" {
+		return d.Reason
 	}
-	return " (" + reason + ")"
+	if reason && d.Reason != "" {
+		return d.Message + " (" + d.Reason + ")"
+	}
+	return d.Message
 }
 
 func (s statusText) age(t time.Time) string {

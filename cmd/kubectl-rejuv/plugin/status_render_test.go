@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
@@ -31,13 +32,19 @@ func TestStatusOutputs(t *testing.T) {
 		{name: "status-all.txt", text: statusText{now: now, allNamespaces: true}},
 		{name: "status.json", data: "json"},
 		{name: "status.yaml", data: "yaml"},
+		{name: "status-names.txt", data: "name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			var err error
-			if tc.data != "" {
+			switch tc.data {
+			case "name":
+				var text string
+				text, err = (&status{output: "name", now: func() time.Time { return now }}).text(fixtureStatus())
+				b.WriteString(text)
+			case "json", "yaml":
 				err = printData(&b, fixtureStatus(), tc.data)
-			} else {
+			default:
 				tc.text.w = &b
 				err = tc.text.render(fixtureStatus())
 			}
