@@ -236,4 +236,23 @@ func TestPluginCreatesARequestWithKruisesFlags(t *testing.T) {
 		t.Errorf("restart counts app %d->%d side %d->%d, want only side recreated",
 			containerStatus(before, "app").RestartCount, containerStatus(after, "app").RestartCount, containerStatus(before, "side").RestartCount, containerStatus(after, "side").RestartCount)
 	}
+
+	// The printing and writing flags: -o jsonpath prints the request
+	// created, --field-manager owns its fields, --validate=warn is taken;
+	// without --containers every container is recreated.
+	run = kubectlRejuv(t, ns, "create", "crr", "all", "--pod", "web", "-o", "jsonpath={.spec.containers[*].name}", "--field-manager", "ops-team", "--validate", "warn")
+	if run.code != 0 || run.stdout != "app side" {
+		t.Fatalf("create crr -o jsonpath: exit %d, printed %q, want the two containers", run.code, run.stdout)
+	}
+	all := &v1beta1.ContainerRecreateRequest{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "all"}, all); err != nil {
+		t.Fatal(err)
+	}
+	managers := map[string]bool{}
+	for _, f := range all.ManagedFields {
+		managers[f.Manager] = true
+	}
+	if !managers["ops-team"] {
+		t.Errorf("field managers %v, want ops-team", managers)
+	}
 }
