@@ -153,7 +153,8 @@ func TestPluginPolicyTestAgreesWithTheRunningPolicy(t *testing.T) {
 // status shows the request by pod, source and reason, and the policy that
 // selects the pod; status crr/NAME and rp/NAME show one of them; explain
 // says which policy selects the pod and which does not, and why; rules
-// lists the library; completion writes a script.
+// lists the library; completion writes a script; restart rp/NAME runs a
+// policy's rolling restart now.
 func TestPluginStatusExplainRules(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -237,6 +238,16 @@ func TestPluginStatusExplainRules(t *testing.T) {
 	}
 	if run := kubectlRejuv(t, ns, "__complete", "restart", "we"); run.code != 0 || !strings.Contains(run.stdout, "web\n") {
 		t.Errorf("completing restart we: exit %d", run.code)
+	}
+
+	// An existing policy's rolling restart, now: its own selector and
+	// containers, followed to the end.
+	run := kubectlRejuv(t, ns, "restart", "rp/nightly", "--wait", "--timeout", "2m")
+	if run.code != 0 || !strings.Contains(run.stdout, "recreatepolicy.rejuv.dev/nightly restarted") || !strings.Contains(run.stdout, "done: 1 of 1 pods recreated") {
+		t.Errorf("restart rp/nightly: exit %d", run.code)
+	}
+	if run := kubectlRejuv(t, ns, "restart", "rp/nightly", "-c", "app"); run.code != 2 || !strings.Contains(run.stderr, "restarts the containers its spec names") {
+		t.Errorf("restart rp/nightly -c app: exit %d, want a usage error", run.code)
 	}
 }
 
