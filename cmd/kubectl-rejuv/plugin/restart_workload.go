@@ -69,6 +69,10 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 	if err := r.write(ctx, cl, p, op, dry); err != nil {
 		return err
 	}
+	if ahead := clockAhead(p, r.manager, at.Time); ahead > 2*time.Second {
+		fmt.Fprintf(r.o.Streams.ErrOut, "this machine's clock is %s ahead of the API server's: the restart starts when the cluster's clock reaches %s\n",
+			ahead.Round(time.Second), at.UTC().Format(time.RFC3339))
+	}
 	p.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("RecreatePolicy"))
 	r.print.NamePrintFlags.Operation = op + dry.suffix()
 	printer, err := r.print.ToPrinter()
@@ -200,4 +204,15 @@ func podNames(pods []corev1.Pod) string {
 		names = append(names, pods[i].Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// clockAhead is how far at (this machine's clock) is ahead of the time
+// the API server recorded for the manager's write of p, or 0.
+func clockAhead(p *v1alpha1.RecreatePolicy, manager string, at time.Time) time.Duration {
+	for _, f := range p.ManagedFields {
+		if f.Manager == manager && f.Time != nil && at.After(f.Time.Time) {
+			return at.Sub(f.Time.Time)
+		}
+	}
+	return 0
 }

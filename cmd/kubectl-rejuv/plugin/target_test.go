@@ -3,11 +3,14 @@ package plugin
 import (
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
 // TestWorkloadTargets: each kind of workload gives its selector, an owner
@@ -71,5 +74,21 @@ func TestZeroBudget(t *testing.T) {
 		if zeroBudget(&x) != want {
 			t.Errorf("zeroBudget(%s) = %v", v, !want)
 		}
+	}
+}
+
+// TestClockAhead reads how far this machine's clock runs ahead of the API
+// server's from the time the server recorded for the write.
+func TestClockAhead(t *testing.T) {
+	at := now
+	p := &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "other", Time: new(metav1.NewTime(at.Add(-time.Hour)))},
+		{Manager: "kubectl-rejuv", Time: new(metav1.NewTime(at.Add(-30 * time.Second)))},
+	}}}
+	if got := clockAhead(p, "kubectl-rejuv", at); got != 30*time.Second {
+		t.Errorf("ahead %v, want 30s", got)
+	}
+	if got := clockAhead(p, "kubectl-rejuv", at.Add(-time.Minute)); got != 0 {
+		t.Errorf("behind: %v, want 0", got)
 	}
 }
