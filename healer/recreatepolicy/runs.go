@@ -56,9 +56,9 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 				return 0, err
 			}
 		}
-		// A pod held back may be let through without an event the
-		// controller watches: a PodDisruptionBudget's entry that its
-		// controller drops, a budget that another eviction gave back.
+		// Pods left are looked at again whatever the events: a missed
+		// one (a budget's status written while the manager changed
+		// leader) must not leave the run waiting.
 		if wait == 0 || wait > runRecheck {
 			wait = runRecheck
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,7 +23,8 @@ import (
 )
 
 // SetupWithManager registers the controller: policies (on spec changes),
-// their requests, and the pods they select, reconciled by Workers workers
+// their requests, the pods they select and the PodDisruptionBudgets of
+// their namespaces, reconciled by Workers workers
 // (a policy is never reconciled by two at once).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
@@ -37,7 +39,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Requests.object(), r.requestEvents(mgr)).
 		Watches(&corev1.Pod{}, r.podEvents()).
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting)).
 		Complete(r)
+}
+
+// policiesRespecting maps a PodDisruptionBudget to the policies of its
+// namespace that respect budgets: a budget that allows a disruption again
+// (its controller counted a pod healthy, dropped an entry) may let a pod
+// they hold back through.
+func (r *Reconciler) policiesRespecting(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &v1alpha1.RecreatePolicyList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list the RecreatePolicies of a PodDisruptionBudget's namespace", "namespace", o.GetNamespace())
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if p := &list.Items[i]; respectsBudgets(p) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+		}
+	}
+	return out
 }
 
 // requestEvents enqueues the policy that owns a request; a request

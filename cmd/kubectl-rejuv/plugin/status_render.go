@@ -123,6 +123,10 @@ func sourceText(q requestStatus) string {
 
 func (s statusText) policies(r *statusReport) error {
 	if len(r.Policies) == 0 {
+		if strings.HasPrefix(r.Target, "containerrecreaterequest/") {
+			// A request made by hand: no policy to show.
+			return nil
+		}
 		_, err := fmt.Fprintf(s.w, "\nNo RecreatePolicy selects %s.\n", r.Target)
 		return err
 	}

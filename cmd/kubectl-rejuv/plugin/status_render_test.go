@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,19 @@ func TestStatusOfNothing(t *testing.T) {
 	}
 	if got, want := b.String(), "Nothing is being recreated in deployment/web, and no RecreatePolicy selects it.\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestStatusOfARequestByHand shows the request alone: no policy section
+// for a request no policy made.
+func TestStatusOfARequestByHand(t *testing.T) {
+	reqs := fixtureRequests()
+	r := &statusReport{Target: "containerrecreaterequest/web-0-x7k2p", Requests: []requestStatus{requestStatusOf(&reqs[0])}}
+	var b bytes.Buffer
+	if err := (statusText{w: &b, now: now}).render(r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "RecreatePolicy") || !strings.Contains(b.String(), "web-0-x7k2p") {
+		t.Errorf("status of a request by hand:\n%s", b.String())
 	}
 }

@@ -76,7 +76,7 @@ func (r *requestStatus) inFlight() bool { return r.Phase != string(v1beta1.Phase
 // gatherStatus reads the requests and policies the target concerns.
 func gatherStatus(ctx context.Context, cl *clients, t *target, allNamespaces bool) (*statusReport, error) {
 	ns := cl.namespace
-	report := &statusReport{Target: "namespace " + ns}
+	report := &statusReport{Target: "namespace " + ns, Requests: []requestStatus{}, Policies: []policyStatus{}}
 	var opts []client.ListOption
 	if allNamespaces {
 		report.Target = "all namespaces"
