@@ -12,7 +12,7 @@ import (
 var (
 	crrCreated = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_crr_created_total",
-		Help: "ContainerRecreateRequests created, by namespace and source (policy, kubectl, or manual for anyone else).",
+		Help: "ContainerRecreateRequests created, by namespace and source (kubectl for kubectl rejuv, a pod's or a workload's restart; policy; or manual for anyone else).",
 	}, []string{"namespace", "source"})
 	crrCompleted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_crr_completed_total",

@@ -9,15 +9,17 @@ const (
 	SourceManual  = "manual"
 )
 
-// SourceOf says who asked for crr: a policy, the kubectl plugin, or anyone
-// else. Only known values are returned: labels are user input and metric
-// label values must stay few.
+// SourceOf says who asked for crr: the kubectl plugin (a pod's request, or
+// the rolling restart of a workload, whose policy carries the plugin's
+// label onto its requests), another policy, or anyone else. Only known
+// values are returned: labels are user input and metric label values must
+// stay few.
 func SourceOf(crr *v1beta1.ContainerRecreateRequest) string {
 	switch {
-	case crr.Labels[v1beta1.PolicyLabel] != "":
-		return SourcePolicy
 	case crr.Labels[v1beta1.SourceLabel] == SourceKubectl:
 		return SourceKubectl
+	case crr.Labels[v1beta1.PolicyLabel] != "":
+		return SourcePolicy
 	default:
 		return SourceManual
 	}

@@ -83,6 +83,11 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 			TTLSecondsAfterFinished: keepFor(policy),
 		},
 	}
+	// A policy kubectl rejuv wrote for a rolling restart passes its
+	// source on, so that its requests count as the plugin's.
+	if source := policy.Labels[appsv1beta1.SourceLabel]; source != "" {
+		crr.Labels[appsv1beta1.SourceLabel] = source
+	}
 	if c.Trigger.Kind == TriggerSchedule {
 		crr.Annotations[appsv1beta1.RunAnnotation] = c.Trigger.Run.UTC().Format("2006-01-02T15:04:05Z07:00")
 	}

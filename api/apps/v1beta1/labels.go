@@ -54,7 +54,8 @@ const (
 	// time.
 	PreStopStartedAnnotation = "rejuv.dev/prestop-started"
 	// SourceLabel names the tool that created a request by hand, e.g.
-	// kubectl.
+	// kubectl; on a RecreatePolicy, the tool that wrote it, which the
+	// policy's requests then carry too.
 	SourceLabel = "rejuv.dev/source"
 )
 
