@@ -18,7 +18,7 @@ import (
 // TestPluginRestartsOneContainerOfAPod: kubectl rejuv restart POD -c app
 // --wait, run as a namespace's editor, recreates app in place and only
 // app, follows the request to its end, and the request says who made it
-// and why.
+// and why; a restart run again while one is in flight is refused.
 func TestPluginRestartsOneContainerOfAPod(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -55,6 +55,15 @@ func TestPluginRestartsOneContainerOfAPod(t *testing.T) {
 	crr := list.Items[0]
 	if crr.Labels["rejuv.dev/source"] != "kubectl" || crr.Annotations["rejuv.dev/reason"] != "stuck after failover" || len(crr.Spec.Containers) != 1 || crr.Spec.Containers[0].Name != "app" {
 		t.Errorf("request %s: labels %v, reason %q, containers %+v", crr.Name, crr.Labels, crr.Annotations["rejuv.dev/reason"], crr.Spec.Containers)
+	}
+
+	// A restart while another recreation of the pod is in flight (one
+	// that waits for its new container to run 20 s) is refused.
+	if first := kubectlRejuv(t, ns, "create", "crr", "slow", "--pod", "web", "--containers", "side", "--minStartedSeconds", "20"); first.code != 0 {
+		t.Fatalf("create crr slow: exit %d", first.code)
+	}
+	if second := kubectlRejuv(t, ns, "restart", "web", "-c", "side"); second.code != 1 || !strings.Contains(second.stderr, "has a recreation in flight (containerrecreaterequest slow") {
+		t.Errorf("a restart while a recreation is in flight: exit %d", second.code)
 	}
 }
 

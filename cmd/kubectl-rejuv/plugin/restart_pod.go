@@ -24,6 +24,9 @@ func (r *restart) restartPod(ctx context.Context, cl *clients, t *target, dry dr
 	if err != nil {
 		return err
 	}
+	if err := noneInFlight(ctx, cl, t.pod.Namespace, t.pod.Name); err != nil {
+		return err
+	}
 	terms := defaultTerms()
 	terms.ActiveDeadlineSeconds = int64(r.deadline / time.Second)
 	terms.Force = r.force
@@ -109,4 +112,24 @@ func suffixed(msg string) string {
 		return ""
 	}
 	return ": " + msg
+}
+
+// noneInFlight refuses a restart of a pod that has a recreation in flight,
+// as a policy's InFlight gate does: a command run twice in a hurry must not
+// recreate the pod twice.
+func noneInFlight(ctx context.Context, cl *clients, namespace, pod string) error {
+	list := &v1beta1.ContainerRecreateRequestList{}
+	if err := cl.client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("list the ContainerRecreateRequests of namespace %s: %w", namespace, err)
+	}
+	for _, r := range list.Items {
+		if r.Spec.PodName == pod && r.Status.Phase != v1beta1.PhaseCompleted && r.DeletionTimestamp == nil {
+			phase := r.Status.Phase
+			if phase == "" {
+				phase = v1beta1.PhasePending
+			}
+			return fmt.Errorf("pod %s/%s has a recreation in flight (containerrecreaterequest %s, %s); follow it with kubectl rejuv status crr/%s", namespace, pod, r.Name, phase, r.Name)
+		}
+	}
+	return nil
 }
