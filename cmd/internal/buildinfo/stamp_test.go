@@ -38,7 +38,9 @@ func TestBinariesReportStampedVersion(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s --help: %v\n%s", b.name, err, out)
 			}
-			if !strings.Contains(string(out), "Usage: ") || !strings.Contains(string(out), "-version") {
+			// The daemons' flag package prints "Usage: ... -version", the
+			// plugin's cobra "Usage:" and "--version".
+			if !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "-version") {
 				t.Errorf("%s --help = %q, want usage listing -version", b.name, out)
 			}
 			if err := exec.Command(bin, "--no-such-flag").Run(); err == nil {
