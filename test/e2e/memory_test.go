@@ -161,14 +161,14 @@ func firstRequest(t *testing.T, p *v1alpha1.RecreatePolicy, limit time.Duration)
 }
 
 // startCalmMemory: a sawtooth (a heap growing 2Mi/s and freed every 35s)
-// and a one-time step (100Mi after 30s) are judged over full windows and
+// and a one-time step (100Mi after 50s) are judged over full windows and
 // never recreated: neither fits a line.
 func startCalmMemory(t *testing.T) func(t *testing.T) {
 	ns := newNamespace(t)
 	var pods []*corev1.Pod
 	for name, args := range map[string][]string{
 		"sawtooth": {"--grow-rate=2Mi", "--free-every=35s"},
-		"step":     {"--grow-after=30s", "--grow-rate=100Mi", "--grow-limit=100Mi"},
+		"step":     {"--grow-after=50s", "--grow-rate=100Mi", "--grow-limit=100Mi"},
 	} {
 		p := testappPod(name)
 		p.Labels = map[string]string{"app": "calm"}
@@ -188,7 +188,7 @@ func checkCalmMemory(t *testing.T, pods []*corev1.Pod, p *v1alpha1.RecreatePolic
 	var step time.Time
 	for _, pod := range pods {
 		if pod.Name == "step" {
-			step = containerStatus(pod, "app").State.Running.StartedAt.Add(30 * time.Second)
+			step = containerStatus(pod, "app").State.Running.StartedAt.Add(50 * time.Second)
 		}
 	}
 	judgedSince := time.Time{}
