@@ -57,6 +57,12 @@ func Restartable(pod *corev1.Pod, name string) bool {
 	return false
 }
 
+// Running says whether the pod runs on a node and is not being deleted:
+// the pods a policy selects and a rolling restart restarts.
+func Running(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName != ""
+}
+
 // Finished says whether the pod has terminated for good.
 func Finished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -67,6 +68,26 @@ func TestRestartable(t *testing.T) {
 	for _, tc := range cases {
 		if got := Restartable(pod(tc.policy), tc.name); got != tc.want {
 			t.Errorf("restartPolicy %q, container %s: Restartable %v, want %v", tc.policy, tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRunning: only a pod running on a node and not being deleted.
+func TestRunning(t *testing.T) {
+	now := metav1.Now()
+	running := corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	deleting := *running.DeepCopy()
+	deleting.DeletionTimestamp = &now
+	pending := *running.DeepCopy()
+	pending.Status.Phase = corev1.PodPending
+	unscheduled := *running.DeepCopy()
+	unscheduled.Spec.NodeName = ""
+	for name, tc := range map[string]struct {
+		pod  corev1.Pod
+		want bool
+	}{"running": {running, true}, "deleting": {deleting, false}, "pending": {pending, false}, "unscheduled": {unscheduled, false}} {
+		if got := Running(&tc.pod); got != tc.want {
+			t.Errorf("%s: Running = %v", name, got)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -119,7 +120,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 	for i := range in.Pods {
 		pod := &in.Pods[i]
 		byName[pod.Name] = pod
-		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName != "" && spec.Selector.Matches(labels.Set(pod.Labels)) {
+		if apipods.Running(pod) && spec.Selector.Matches(labels.Set(pod.Labels)) {
 			pods = append(pods, pod)
 		}
 	}

@@ -273,7 +273,7 @@ func (r *Reconciler) selectPods(ctx context.Context, p *v1alpha1.RecreatePolicy,
 	for i := range list.Items {
 		pod := &list.Items[i]
 		byName[pod.Name] = pod
-		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName == "" {
+		if !apipods.Running(pod) {
 			continue
 		}
 		if spec.Selector.Matches(labels.Set(pod.Labels)) {

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -54,11 +53,8 @@ func (r *restart) restartPod(ctx context.Context, cl *clients, t *target, dry dr
 // until it completes; it fails when the request did not succeed.
 func (r *restart) followRequest(ctx context.Context, cl *clients, req *v1beta1.ContainerRecreateRequest) error {
 	p := newProgress(r.o.Streams.Out, false, "", r.now)
-	names := make([]string, 0, len(req.Spec.Containers))
-	for _, c := range req.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	p.event("pod %s: recreating %s (containerrecreaterequest %s)", req.Spec.PodName, strings.Join(names, ", "), req.Name)
+	names := containerNames(req)
+	p.event("pod %s: recreating %s (containerrecreaterequest %s)", req.Spec.PodName, names, req.Name)
 	seen := map[string]v1beta1.ContainerRecreateRequestPhase{}
 	var last *v1beta1.ContainerRecreateRequest
 	fctx, cancel := r.followCtx(ctx)
@@ -93,13 +89,9 @@ func (r *restart) followRequest(ctx context.Context, cl *clients, req *v1beta1.C
 			r.stopped(err), req.Name, state, req.Name, req.Namespace)
 		return &FailedError{What: "stopped following " + req.Name}
 	}
-	end := r.now()
-	if ct := last.Status.CompletionTime; ct != nil {
-		end = ct.Time
-	}
-	took := end.Sub(last.CreationTimestamp.Time).Round(time.Second)
+	took := requestTook(last)
 	if last.Status.Result == v1beta1.ResultSucceeded {
-		p.event("pod %s: %s recreated in %s", last.Spec.PodName, strings.Join(names, ", "), took)
+		p.event("pod %s: %s recreated in %s", last.Spec.PodName, names, took)
 		return nil
 	}
 	p.event("pod %s: recreation %s after %s%s", last.Spec.PodName, last.Status.Result, took, suffixed(last.Status.Message))

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
@@ -206,7 +207,7 @@ func (t *target) pods(ctx context.Context, cl *clients) ([]corev1.Pod, error) {
 	}
 	var out []corev1.Pod
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+		if pods.Running(&p) {
 			out = append(out, p)
 		}
 	}
