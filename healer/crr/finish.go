@@ -51,8 +51,11 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	case string(pod.UID) != crr.Labels[v1beta1.PodUIDLabel]:
 		pod = nil
 	}
+	// A pod that is gone, or goes before the patch, has nothing to put
+	// back in service; its request is retired all the same, with its
+	// events and metrics.
 	if pod != nil && meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
-		if err := r.releaseUnready(ctx, crr, pod); err != nil {
+		if err := r.releaseUnready(ctx, crr, pod); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}

@@ -106,6 +106,12 @@ func TestPodDeletedEndsRequest(t *testing.T) {
 	if got.Status.Message != "pod web was deleted before its containers were recreated" {
 		t.Errorf("message = %q", got.Status.Message)
 	}
+	// Retired without its pod: the completion is announced on the request
+	// and counted all the same.
+	waitEvent(t, pod.Namespace, "ContainerRecreateRequest", crr.Name, "Warning RecreateCompleted: completed: Failed: pod web was deleted")
+	waitMetric(t, func() float64 {
+		return testutil.ToFloat64(crrCompleted.WithLabelValues(pod.Namespace, SourceManual, string(v1beta1.ResultFailed)))
+	}, 1)
 }
 
 func TestPodReplacedEndsRequest(t *testing.T) {
