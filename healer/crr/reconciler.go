@@ -19,6 +19,10 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
+// podDeletingMessage is the message of a request ended because its pod is
+// being deleted.
+const podDeletingMessage = "pod is being deleted"
+
 // Defaults of the Reconciler's tunables (flags of the manager).
 const (
 	DefaultNodeLostGrace = 60 * time.Second
@@ -150,6 +154,12 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was deleted before its containers were recreated", crr.Spec.PodName))
 	case replaced(crr, pod):
 		return ctrl.Result{}, r.end(ctx, crr, fmt.Sprintf("pod %s was replaced (UID %s, the request was for %s)", pod.Name, pod.UID, crr.Labels[v1beta1.PodUIDLabel]))
+	case pod.DeletionTimestamp != nil:
+		// The kubelet is stopping the pod, its preStop hooks first: a
+		// container stopped now would not come back, and a second preStop
+		// would run on a pod that is draining. The daemon touches no
+		// terminating pod either.
+		return ctrl.Result{}, r.end(ctx, crr, podDeletingMessage)
 	}
 	var wake []time.Duration
 	if deadline, ok := crr.Deadline(); ok {
