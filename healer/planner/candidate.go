@@ -44,6 +44,17 @@ func (t Trigger) String() string {
 	return string(TriggerSchedule)
 }
 
+// RunReason is the reason a run gives its requests and decisions: which
+// run, named by its time, so that a reader tells one run's from another's
+// without comparing timestamps.
+func (t Trigger) RunReason() string {
+	at := t.Run.UTC().Format(time.RFC3339)
+	if t.Requested {
+		return "rolling restart requested for " + at
+	}
+	return "scheduled run of " + at
+}
+
 // KindOf reads the kind of a trigger as String, or a decision that
 // names no pod, shows it: a requested run is of kind TriggerSchedule.
 func KindOf(trigger string) TriggerKind {

@@ -189,7 +189,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 
 	if spec.Schedule != nil || p.Spec.RestartAt != nil {
 		run := planner.Trigger{Kind: planner.TriggerSchedule, Run: now, Requested: spec.Schedule == nil}
-		prog := progress(run, pods, spec.Containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{})
+		prog := progress(run, pods, spec.Containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, baselineOf(pods))
 		out.Run = []Decided{}
 		for _, pod := range prog.skipped {
 			out.Run = append(out.Run, Decided{Decision: skippedDecision(&planner.Candidate{Pod: pod, Trigger: run}, unrestartableMessage(pod), now)})

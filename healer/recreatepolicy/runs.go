@@ -20,10 +20,10 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 	var wait time.Duration
 	started := false
 	if spec.Schedule != nil {
-		wait, started = r.fireSchedule(p, spec.Schedule, len(pods), d, now)
+		wait, started = r.fireSchedule(p, spec.Schedule, pods, d, now)
 	}
 	if at := p.Spec.RestartAt; at != nil {
-		w, ok := r.fireRestart(p, at.Time, len(pods), d, now)
+		w, ok := r.fireRestart(p, at.Time, pods, d, now)
 		started = started || ok
 		if w > 0 && (wait == 0 || w < wait) {
 			wait = w
@@ -35,8 +35,8 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 	}
 	at := run.ScheduledTime.Time
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: run.Requested}
-	prog := progress(trigger, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)])
-	run.Recreated, run.Skipped = int32(prog.done), int32(len(prog.skipped))
+	prog := progress(trigger, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)], run.Baseline)
+	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(prog.upToDate), int32(len(prog.skipped))
 	if started {
 		for _, pod := range prog.skipped {
 			d.skip(trigger, pod, unrestartableMessage(pod))
@@ -49,7 +49,7 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 		r.halt(p, v1alpha1.ReasonRunFailed, "the "+runName(run)+" halted: "+msg)
 	case len(prog.pending) == 0 && !anyInFlight(pods, facts):
 		run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
-		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d skipped", at.UTC().Format(time.RFC3339), prog.done, len(prog.skipped))
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, prog.upToDate, len(prog.skipped))
 	default:
 		for _, c := range prog.pending {
 			if err := d.decide(ctx, s, c); err != nil {
@@ -73,7 +73,7 @@ const runRecheck = 5 * time.Second
 // fireSchedule starts the run the schedule has due, or reports why it
 // does not; it returns how long until the next fire time and whether a
 // run started.
-func (r *Reconciler) fireSchedule(p *v1alpha1.RecreatePolicy, sched *policyspec.Schedule, pods int, d *decider, now time.Time) (time.Duration, bool) {
+func (r *Reconciler) fireSchedule(p *v1alpha1.RecreatePolicy, sched *policyspec.Schedule, pods []*corev1.Pod, d *decider, now time.Time) (time.Duration, bool) {
 	since := p.CreationTimestamp.Time
 	if last := p.Status.LastScheduleTime; last != nil {
 		since = last.Time
@@ -97,7 +97,7 @@ func (r *Reconciler) fireSchedule(p *v1alpha1.RecreatePolicy, sched *policyspec.
 	if !r.startRun(p, run, pods, d) {
 		return wait, false
 	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", pods, t.due.UTC().Format(time.RFC3339))
+	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (schedule %s)", len(pods), t.due.UTC().Format(time.RFC3339))
 	return wait, true
 }
 
@@ -105,7 +105,7 @@ func (r *Reconciler) fireSchedule(p *v1alpha1.RecreatePolicy, sched *policyspec.
 // and it was not handled before, or reports why it does not; it returns
 // how long until that time, zero once it has come, and whether a run
 // started.
-func (r *Reconciler) fireRestart(p *v1alpha1.RecreatePolicy, at time.Time, pods int, d *decider, now time.Time) (time.Duration, bool) {
+func (r *Reconciler) fireRestart(p *v1alpha1.RecreatePolicy, at time.Time, pods []*corev1.Pod, d *decider, now time.Time) (time.Duration, bool) {
 	if done := p.Status.RestartedAt; done != nil && !at.After(done.Time) {
 		return 0, false
 	}
@@ -117,13 +117,14 @@ func (r *Reconciler) fireRestart(p *v1alpha1.RecreatePolicy, at time.Time, pods 
 	if !r.startRun(p, run, pods, d) {
 		return 0, false
 	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (restart requested for %s)", pods, at.UTC().Format(time.RFC3339))
+	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunStarted", "Run", "rolling restart of %d pods (restart requested for %s)", len(pods), at.UTC().Format(time.RFC3339))
 	return 0, true
 }
 
-// startRun makes run the policy's current run, unless the policy is
-// suspended or another run is going: then it records why not.
-func (r *Reconciler) startRun(p *v1alpha1.RecreatePolicy, run *v1alpha1.Run, pods int, d *decider) bool {
+// startRun makes run the policy's current run, with what it sees of the
+// pods as its baseline, unless the policy is suspended or another run is
+// going: then it records why not.
+func (r *Reconciler) startRun(p *v1alpha1.RecreatePolicy, run *v1alpha1.Run, pods []*corev1.Pod, d *decider) bool {
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: run.ScheduledTime.Time, Requested: run.Requested}
 	switch current := p.Status.Run; {
 	case p.Spec.Suspend:
@@ -133,7 +134,7 @@ func (r *Reconciler) startRun(p *v1alpha1.RecreatePolicy, run *v1alpha1.Run, pod
 		d.note(trigger, v1alpha1.OutcomeSkipped, runName(run)+" not started: the "+runName(current)+" is still going")
 		return false
 	}
-	run.State, run.Pods = v1alpha1.RunRunning, int32(pods)
+	run.State, run.Pods, run.Baseline = v1alpha1.RunRunning, int32(len(pods)), baselineOf(pods)
 	p.Status.Run = run
 	r.unhaltFor(p, v1alpha1.ReasonRunFailed)
 	return true

@@ -1,7 +1,6 @@
 package recreatepolicy
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,68 +49,55 @@ func schedule(s *policyspec.Schedule, since, now time.Time) tick {
 type runProgress struct {
 	// pending are the run's candidates: the pods left to recreate.
 	pending []*planner.Candidate
-	done    int
-	failed  *appsv1beta1.ContainerRecreateRequest
+	// recreated counts the pods the run's requests recreated.
+	recreated int
+	// upToDate counts the pods that need nothing: their containers were
+	// started again since the run began, by something other than the run.
+	upToDate int
+	failed   *appsv1beta1.ContainerRecreateRequest
 	// skipped are the pods with nothing the kubelet would start again.
 	skipped []*corev1.Pod
 }
 
-// progress sorts the selected pods of the run into done (recreated
-// since its time, by the run's request or otherwise), skipped (no container the
-// kubelet would start again) and pending.
-func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest) runProgress {
-	t := run.Run
-	reason := fmt.Sprintf("scheduled run of %s", t.UTC().Format(time.RFC3339))
-	if run.Requested {
-		reason = fmt.Sprintf("rolling restart requested for %s", t.UTC().Format(time.RFC3339))
-	}
+// progress sorts the run's pods into recreated (by the run's requests), up
+// to date (started again since the run began, by identity: baseline),
+// skipped (no container the kubelet would start again) and pending. A
+// selected pod the baseline does not list joined after the run began and
+// is left out; a nil baseline (a run recorded without one) lists every
+// pod, none started again.
+func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest, baseline map[string]string) runProgress {
 	var p runProgress
 	for _, pod := range pods {
 		if crr := runRequests[pod.UID]; crr != nil {
 			if crr.Status.Phase == appsv1beta1.PhaseCompleted {
-				if crr.Status.Result != appsv1beta1.ResultSucceeded && p.failed == nil {
-					p.failed = crr
+				if crr.Status.Result != appsv1beta1.ResultSucceeded {
+					if p.failed == nil {
+						p.failed = crr
+					}
+				} else {
+					p.recreated++
 				}
-				p.done++
 			}
 			// In flight: neither done nor pending.
+			continue
+		}
+		recorded, listed := baseline[string(pod.UID)]
+		if baseline != nil && !listed {
 			continue
 		}
 		names := containers.Candidates(pod)
 		switch {
 		case len(names) == 0:
 			p.skipped = append(p.skipped, pod)
-		case startedSince(pod, names, t):
-			p.done++
+		case listed && startedAgain(pod, names, recorded):
+			p.upToDate++
 		default:
 			p.pending = append(p.pending, &planner.Candidate{
 				Pod: pod, Containers: names,
 				Trigger: run,
-				Reason:  reason,
+				Reason:  run.RunReason(),
 			})
 		}
 	}
 	return p
-}
-
-// startedSince reports whether every one of the pod's containers named
-// runs and started after t: such a pod has nothing left to do in the run.
-func startedSince(pod *corev1.Pod, names []string, t time.Time) bool {
-	started := map[string]time.Time{}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
-		for _, st := range list {
-			if st.State.Running != nil {
-				started[st.Name] = st.State.Running.StartedAt.Time
-			}
-		}
-	}
-	for _, name := range names {
-		// A container started in the run's second shows that second (start
-		// times have a resolution of one second) and counts as started
-		// since.
-		if s, ok := started[name]; !ok || s.Before(t.Truncate(time.Second)) {
-			return false
-		}
-	}
-	return true
 }

@@ -368,8 +368,25 @@ type Run struct {
 	State RunState `json:"state"`
 	// Pods is how many selected pods the run restarts.
 	Pods int32 `json:"pods"`
-	// Recreated is how many of them have been recreated so far.
+	// Recreated is how many of them the run's requests have recreated so
+	// far.
 	Recreated int32 `json:"recreated"`
+	// UpToDate is how many of them needed nothing: every container the
+	// run restarts had been started again since the run began, by
+	// something other than the run (a crash, another request).
+	// +optional
+	UpToDate int32 `json:"upToDate,omitempty"`
+	// Baseline is what the run saw of each of its pods when it began: the
+	// pod's UID to its containers' instances, "NAME=RESTARTCOUNT/ID"
+	// separated by commas, ID the first 12 characters of the container's
+	// ID ("-" for a container that had not started). A container counts as
+	// started again for the run only when its instance differs from this,
+	// never by its start time, whose one-second resolution cannot tell a
+	// start just before the run from one just after. Pods that are not
+	// listed joined the selection after the run began and are not part of
+	// it.
+	// +optional
+	Baseline map[string]string `json:"baseline,omitempty"`
 	// Skipped is how many of them the run leaves alone: the kubelet would
 	// not start their containers again once stopped (restartPolicy Never
 	// or OnFailure, and no native sidecar the policy names).
@@ -381,6 +398,12 @@ type Run struct {
 	// Message says why a run halted.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// ToRecreate is how many of the run's pods it recreates: those it began
+// with, less those it skips and those up to date.
+func (r *Run) ToRecreate() int32 {
+	return r.Pods - r.Skipped - r.UpToDate
 }
 
 // RunState is the state of a run.

@@ -333,6 +333,13 @@ func (in *RuleNoData) DeepCopy() *RuleNoData {
 func (in *Run) DeepCopyInto(out *Run) {
 	*out = *in
 	in.ScheduledTime.DeepCopyInto(&out.ScheduledTime)
+	if in.Baseline != nil {
+		in, out := &in.Baseline, &out.Baseline
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.CompletionTime != nil {
 		in, out := &in.CompletionTime, &out.CompletionTime
 		*out = (*in).DeepCopy()

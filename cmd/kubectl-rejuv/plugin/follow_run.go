@@ -139,12 +139,12 @@ func (f *runFollower) step(p *v1alpha1.RecreatePolicy, requests []v1beta1.Contai
 		}
 	}
 	f.holdEvents(p)
-	f.p.counts(int(run.Recreated), int(run.Pods-run.Skipped), inFlight, failed)
+	f.p.counts(int(run.Recreated), int(run.ToRecreate()), inFlight, failed)
 	switch run.State {
 	case v1alpha1.RunCompleted:
 		f.p.finish()
 		took := run.CompletionTime.Sub(f.at).Round(time.Second)
-		f.p.event("done: %d of %d pods recreated in %s, %d failed, %d skipped", run.Recreated, run.Pods, took, failed, run.Skipped)
+		f.p.event("done: %d of %d pods recreated in %s, %d up to date, %d failed, %d skipped", run.Recreated, run.Pods, took, run.UpToDate, failed, run.Skipped)
 		if failed > 0 {
 			return true, &FailedError{What: fmt.Sprintf("%d pods failed", failed)}
 		}
@@ -158,10 +158,12 @@ func (f *runFollower) step(p *v1alpha1.RecreatePolicy, requests []v1beta1.Contai
 }
 
 // holdEvents says which pods a gate holds back, and by which, once per
-// pod and gate.
+// pod and gate. The run's decisions are told from an earlier run's by
+// their reason, which names the run, not by their one-second time.
 func (f *runFollower) holdEvents(p *v1alpha1.RecreatePolicy) {
+	reason := planner.Trigger{Kind: planner.TriggerSchedule, Run: f.at, Requested: true}.RunReason()
 	for _, d := range p.Status.RecentDecisions {
-		if d.Trigger != planner.Restart || d.Pod == "" || d.Time.Time.Before(f.at) {
+		if d.Trigger != planner.Restart || d.Pod == "" || d.Reason != reason {
 			continue
 		}
 		if d.Outcome == v1alpha1.OutcomeCreated || f.holds[d.Pod][d.Outcome] {
@@ -201,7 +203,7 @@ func inFlightText(p *v1alpha1.RecreatePolicy, requests []v1beta1.ContainerRecrea
 	}
 	done := "the restart has not started yet"
 	if p != nil && p.Status.Run != nil {
-		done = fmt.Sprintf("%d of %d pods recreated", p.Status.Run.Recreated, p.Status.Run.Pods-p.Status.Run.Skipped)
+		done = fmt.Sprintf("%d of %d pods recreated", p.Status.Run.Recreated, p.Status.Run.ToRecreate())
 	}
 	if len(flying) == 0 {
 		return done + ", none in flight"

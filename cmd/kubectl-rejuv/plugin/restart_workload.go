@@ -160,7 +160,7 @@ func zeroBudget(v *intstr.IntOrString) bool {
 func restartable(p *v1alpha1.RecreatePolicy) error {
 	if run := p.Status.Run; run != nil && run.State == v1alpha1.RunRunning {
 		return fmt.Errorf("RecreatePolicy %s/%s is in the middle of a rolling restart (%d of %d pods, started %s); follow it with kubectl rejuv status rp/%s",
-			p.Namespace, p.Name, run.Recreated, run.Pods-run.Skipped, run.ScheduledTime.UTC().Format(time.RFC3339), p.Name)
+			p.Namespace, p.Name, run.Recreated, run.ToRecreate(), run.ScheduledTime.UTC().Format(time.RFC3339), p.Name)
 	}
 	if p.Spec.Suspend {
 		return fmt.Errorf("RecreatePolicy %s/%s is suspended: set spec.suspend to false first", p.Namespace, p.Name)

@@ -159,7 +159,7 @@ func runText(run *v1alpha1.Run, now time.Time) string {
 	if run.Requested {
 		kind = "restart"
 	}
-	text := fmt.Sprintf("%s %d/%d (%s)", run.State, run.Recreated, run.Pods-run.Skipped, kind)
+	text := fmt.Sprintf("%s %d/%d (%s)", run.State, run.Recreated, run.ToRecreate(), kind)
 	if run.State != v1alpha1.RunRunning && run.CompletionTime != nil {
 		text += " " + duration.HumanDuration(now.Sub(run.CompletionTime.Time)) + " ago"
 	}

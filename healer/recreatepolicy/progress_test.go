@@ -1,0 +1,112 @@
+package recreatepolicy
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
+)
+
+// runPod is a running pod whose container app runs as instance restarts
+// of id, started at started.
+func runPod(name string, restarts int32, id string, started time.Time) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name + "-uid")},
+		Spec:       corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "app"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", ContainerID: "containerd://" + id, RestartCount: restarts,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
+		}}},
+	}
+}
+
+// TestRunCountsAPodDoneOnlyByIdentity: pods that started in the second of
+// the run's start (their startedAt reads that second) but were not touched
+// since are left to recreate; a pod whose container runs as a new instance
+// is up to date, never "recreated"; a pod that joined after the run began is
+// not part of it; only the run's succeeded requests count as recreated.
+func TestRunCountsAPodDoneOnlyByIdentity(t *testing.T) {
+	at := time.Date(2026, 11, 26, 3, 0, 0, 400_000_000, time.UTC)
+	second := at.Truncate(time.Second)
+	run := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: true}
+	fresh := []*corev1.Pod{
+		runPod("a", 0, "aaaaaaaaaaaaaaaa", second),
+		runPod("b", 0, "bbbbbbbbbbbbbbbb", second),
+		runPod("c", 0, "cccccccccccccccc", second),
+		runPod("d", 0, "dddddddddddddddd", second.Add(-time.Hour)),
+	}
+	baseline := baselineOf(fresh)
+	containers := policyspec.Containers{}
+
+	now := []*corev1.Pod{
+		fresh[0],
+		fresh[1],
+		runPod("c", 1, "cccccccccccc0002", second.Add(time.Second)), // crashed and restarted
+		fresh[3],
+		runPod("e", 0, "eeeeeeeeeeeeeeee", second), // joined after the run began
+	}
+	requests := map[types.UID]*appsv1beta1.ContainerRecreateRequest{
+		"d-uid": {Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted, Result: appsv1beta1.ResultSucceeded}},
+	}
+	p := progress(run, now, containers, requests, baseline)
+	var pending []string
+	for _, c := range p.pending {
+		pending = append(pending, c.Pod.Name)
+	}
+	if len(pending) != 2 || pending[0] != "a" || pending[1] != "b" {
+		t.Errorf("pending %v, want [a b]: started in the run's second, never touched since", pending)
+	}
+	if p.recreated != 1 || p.upToDate != 1 || len(p.skipped) != 0 || p.failed != nil {
+		t.Errorf("recreated %d, up to date %d, skipped %d, failed %v; want 1 (d, by its request), 1 (c, a new instance), 0, none", p.recreated, p.upToDate, len(p.skipped), p.failed)
+	}
+	if p.pending[0].Reason != "rolling restart requested for 2026-11-26T03:00:00Z" {
+		t.Errorf("reason %q", p.pending[0].Reason)
+	}
+
+	// A failed request is the run's failure, not a recreation.
+	requests["d-uid"].Status.Result = appsv1beta1.ResultFailed
+	if p := progress(run, now, containers, requests, baseline); p.recreated != 0 || p.failed == nil {
+		t.Errorf("with d's request failed: recreated %d, failed %v; want 0 and d's request", p.recreated, p.failed)
+	}
+
+	// A run recorded without a baseline restarts every pod it has no
+	// request for.
+	if p := progress(run, now, containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil); len(p.pending) != 5 {
+		t.Errorf("without a baseline: %d pending, want all 5", len(p.pending))
+	}
+}
+
+func TestStartedAgainComparesInstances(t *testing.T) {
+	started := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	before := runPod("a", 2, "aaaaaaaaaaaaaaaa", started)
+	recorded := instancesOf(before)
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"same instance, later start time", runPod("a", 2, "aaaaaaaaaaaaaaaa", started.Add(time.Hour)), false},
+		{"new ID", runPod("a", 2, "bbbbbbbbbbbbbbbb", started), true},
+		{"higher restart count", runPod("a", 3, "aaaaaaaaaaaaaaaa", started), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := startedAgain(tc.pod, []string{"app"}, recorded); got != tc.want {
+				t.Fatalf("startedAgain = %v, want %v (recorded %q)", got, tc.want, recorded)
+			}
+		})
+	}
+	waiting := runPod("a", 3, "bbbbbbbbbbbbbbbb", started)
+	waiting.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	if startedAgain(waiting, []string{"app"}, recorded) {
+		t.Fatal("a container that does not run counts as started again")
+	}
+	if startedAgain(runPod("a", 3, "bbbbbbbbbbbbbbbb", started), []string{"app"}, "") {
+		t.Fatal("a container the record lacks counts as started again")
+	}
+}
