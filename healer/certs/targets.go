@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -68,7 +69,25 @@ func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) e
 
 // apply reads the installed object (creating want when URL registration
 // may create it), lets set adjust it, and writes it when set changed it.
-func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, cur client.Object, set func(client.Object) bool) error {
+// Every replica does so as it starts, with the same bundle: a write that
+// loses to another's is read again and retried (see raced).
+func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, empty client.Object, set func(client.Object) bool) error {
+	return retry.OnError(retry.DefaultRetry, raced, func() error {
+		return t.applyOnce(ctx, c, kind, want.DeepCopyObject().(client.Object), empty.DeepCopyObject().(client.Object), set)
+	})
+}
+
+// raced says whether a write lost to another writer's (a conflict, or an
+// object created meanwhile): the object is read again and the write
+// retried. Every replica of the manager writes the same CA bundle at
+// start, and the API server writes a new CRD's status, so at a fresh
+// install a conflict is routine, not a reason for the manager to exit.
+func raced(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+}
+
+// applyOnce is one read and write of apply.
+func (t Targets) applyOnce(ctx context.Context, c client.Client, kind string, want, cur client.Object, set func(client.Object) bool) error {
 	err := c.Get(ctx, types.NamespacedName{Name: want.GetName()}, cur)
 	switch {
 	case apierrors.IsNotFound(err) && t.URL != "":
@@ -117,7 +136,14 @@ func (t Targets) setClientConfig(cc *admissionregistrationv1.WebhookClientConfig
 	return changed
 }
 
+// injectCRD points the CRD's conversion webhook at the server with
+// caBundle, retried as apply is.
 func (t Targets) injectCRD(ctx context.Context, c client.Client, name string, caBundle []byte) error {
+	return retry.OnError(retry.DefaultRetry, raced, func() error { return t.injectCRDOnce(ctx, c, name, caBundle) })
+}
+
+// injectCRDOnce is one read and write of injectCRD.
+func (t Targets) injectCRDOnce(ctx context.Context, c client.Client, name string, caBundle []byte) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := c.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
 		return fmt.Errorf("read CRD %s: %w", name, err)
