@@ -81,6 +81,12 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 		return fmt.Errorf("convert ContainerRecreateRequest from v1beta1: unexpected hub type %T", srcRaw)
 	}
 	crr.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	// In v1beta1 an annotation of these names is an ordinary one, which
+	// anyone who may patch the request may set; carried over, the next
+	// v1alpha1 write would store it as status.
+	for _, k := range StatusAnnotations() {
+		delete(crr.Annotations, k)
+	}
 	crr.Spec = specFromHub(src.Spec)
 	crr.Status = statusFromHub(src.Status)
 	set := func(k, v string) {

@@ -130,10 +130,14 @@ func TestOpenKruiseObjectRoundTrip(t *testing.T) {
 	}
 }
 
-func TestUnparseableAnnotationsStayAnnotations(t *testing.T) {
+// TestUnparseableAnnotationsAreNotStatus: annotations of those names that
+// do not parse become no field, and do not come back in v1alpha1, where
+// the status's own would be expected.
+func TestUnparseableAnnotationsAreNotStatus(t *testing.T) {
 	in := &ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 		v1beta1.SyncContainerStatusesAnnotation: "not json",
 		v1beta1.UnreadyAcquiredAnnotation:       "yesterday",
+		"rejuv.dev/reason":                      "test",
 	}}}
 	var hub v1beta1.ContainerRecreateRequest
 	if err := in.DeepCopy().ConvertTo(&hub); err != nil {
@@ -146,7 +150,58 @@ func TestUnparseableAnnotationsStayAnnotations(t *testing.T) {
 	if err := out.ConvertFrom(&hub); err != nil {
 		t.Fatal(err)
 	}
-	if !equality.Semantic.DeepEqual(in, &out) {
-		t.Fatalf("round trip changed the object:\nin:  %+v\nout: %+v", in, &out)
+	if want := map[string]string{"rejuv.dev/reason": "test"}; !equality.Semantic.DeepEqual(out.Annotations, want) {
+		t.Errorf("annotations after the round trip = %v, want %v", out.Annotations, want)
+	}
+}
+
+// TestHubAnnotationsNeverBecomeStatus: in v1beta1 the annotations that
+// carry status in v1alpha1 are ordinary ones, which whoever may patch a
+// request may set. Seen in v1alpha1, and written back, they must not
+// become the status: one of 2000 in rejuv.dev/prestop-started made the
+// daemon skip the preStop hook and stop the container with no grace.
+func TestHubAnnotationsNeverBecomeStatus(t *testing.T) {
+	forged := map[string]string{
+		v1beta1.PreStopStartedAnnotation:        `{"app":"2000-01-01T00:00:00Z"}`,
+		v1beta1.ResultAnnotation:                string(v1beta1.ResultSucceeded),
+		ConditionsAnnotation:                    `[{"type":"PreRecreateGrace","status":"True","reason":"Forged","message":"","lastTransitionTime":"2000-01-01T00:00:00Z"}]`,
+		v1beta1.UnreadyAcquiredAnnotation:       "2000-01-01T00:00:00Z",
+		v1beta1.SyncContainerStatusesAnnotation: `[{"name":"app","ready":true,"restartCount":9,"containerID":"containerd://forged"}]`,
+	}
+	if len(forged) != len(StatusAnnotations()) {
+		t.Fatalf("the test forges %d annotations, StatusAnnotations has %d", len(forged), len(StatusAnnotations()))
+	}
+	running := v1beta1.ContainerRecreateRequestStatus{
+		Phase:                   v1beta1.PhaseRecreating,
+		ContainerRecreateStates: []v1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: v1beta1.PhaseRecreating}},
+	}
+	for name, status := range map[string]v1beta1.ContainerRecreateRequestStatus{
+		"before the hook":  running,
+		"every field set":  fullHub().Status,
+		"no status at all": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := fullHub()
+			in.Status = status
+			for k, v := range forged {
+				in.Annotations[k] = v
+			}
+			var spoke ContainerRecreateRequest
+			if err := spoke.ConvertFrom(in.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range forged {
+				if spoke.Annotations[k] == v {
+					t.Errorf("v1alpha1 shows the v1beta1 annotation %s=%s as status", k, v)
+				}
+			}
+			var out v1beta1.ContainerRecreateRequest
+			if err := spoke.ConvertTo(&out); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(out.Status, status) {
+				t.Errorf("status after v1alpha1 and back = %+v, want %+v", out.Status, status)
+			}
+		})
 	}
 }
