@@ -50,9 +50,14 @@ func (r *Recorder) Run(ctx context.Context) {
 }
 
 // Eventf records an event on regarding, related to related (which may be
-// nil), at this moment.
+// nil, or a nil pointer: a pod that is gone is no related object), at this
+// moment.
 func (r *Recorder) Eventf(regarding, related runtime.Object, eventType, reason, action, note string, args ...any) {
 	now := time.Now()
+	if absent(regarding) {
+		r.log.Error(nil, "record event: no object to record it on", "reason", reason)
+		return
+	}
 	ref, err := reference(regarding)
 	if err != nil {
 		r.log.Error(err, "record event", "reason", reason)
@@ -69,7 +74,7 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventType, reason, 
 		Note:                truncate(fmt.Sprintf(note, args...), 1024),
 		Type:                eventType,
 	}
-	if related != nil {
+	if !absent(related) {
 		if e.Related, err = reference(related); err != nil {
 			r.log.Error(err, "record event", "reason", reason)
 			return
@@ -80,6 +85,21 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventType, reason, 
 	default:
 		r.log.Info("too many events waiting; dropped one", "regarding", ref.Kind+" "+ref.Namespace+"/"+ref.Name, "reason", reason)
 	}
+}
+
+// absent says whether o holds no object: nil, or a nil pointer of one of
+// the daemon's types, which is not a nil interface and which meta.Accessor
+// would dereference.
+func absent(o runtime.Object) bool {
+	switch t := o.(type) {
+	case nil:
+		return true
+	case *corev1.Pod:
+		return t == nil
+	case *v1beta1.ContainerRecreateRequest:
+		return t == nil
+	}
+	return false
 }
 
 // reference names one of the daemon's objects.
