@@ -34,9 +34,14 @@ func TestRunFollowerLines(t *testing.T) {
 		}
 		return r
 	}
+	reason := "rolling restart requested for " + at.UTC().Format(time.RFC3339)
 	hold := func(pod string, outcome v1alpha1.DecisionOutcome, msg string) v1alpha1.Decision {
-		return v1alpha1.Decision{Time: metav1.NewTime(at.Add(time.Second)), Pod: pod, Trigger: "restart", Outcome: outcome, Message: msg}
+		return v1alpha1.Decision{Time: metav1.NewTime(at.Add(time.Second)), Pod: pod, Trigger: "restart", Outcome: outcome, Reason: reason, Message: msg}
 	}
+	// A hold of the restart before, decided in the same second as this
+	// one's time: its reason names the earlier run, and it is not said.
+	earlier := v1alpha1.Decision{Time: metav1.NewTime(at), Pod: "web-2", Trigger: "restart", Outcome: v1alpha1.OutcomeCooldown,
+		Reason: "rolling restart requested for " + at.Add(-time.Hour).UTC().Format(time.RFC3339), Message: "of the restart before"}
 	steps := []struct {
 		after    time.Duration
 		run      *v1alpha1.Run
@@ -47,13 +52,13 @@ func TestRunFollowerLines(t *testing.T) {
 		{after: 25 * time.Second},
 		{after: 26 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", "", "", 0)},
-			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable"), hold("web-2", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now")}},
+			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable"), hold("web-2", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), earlier}},
 		{after: 27 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseRecreating, "", 0)},
 			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable")}},
 		{after: 29 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3, Recreated: 1},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", "", "", 0)}},
-		{after: 95 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunHalted, Pods: 3, Recreated: 2,
+		{after: 95 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunHalted, Pods: 3, Recreated: 1,
 			Message: "ContainerRecreateRequest r-1 for pod web-1 ended Failed: container app: not ready 60s after its restart"},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", v1beta1.PhaseCompleted, v1beta1.ResultFailed, 70*time.Second)}},
 	}
