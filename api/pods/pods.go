@@ -32,31 +32,6 @@ func IsSidecar(c *corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
-// RestartsContainers says whether the kubelet starts the pod's regular
-// containers again whenever they stop (restartPolicy Always, the default):
-// only then is stopping one a recreation.
-func RestartsContainers(pod *corev1.Pod) bool {
-	return pod.Spec.RestartPolicy == "" || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
-}
-
-// Restartable says whether the kubelet starts the named container of the
-// pod again once it is stopped: a native sidecar, or a regular container
-// of a pod that RestartsContainers. An init container, or a name the pod
-// does not have, is not.
-func Restartable(pod *corev1.Pod, name string) bool {
-	for i := range pod.Spec.InitContainers {
-		if c := &pod.Spec.InitContainers[i]; c.Name == name {
-			return IsSidecar(c)
-		}
-	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return RestartsContainers(pod)
-		}
-	}
-	return false
-}
-
 // Running says whether the pod runs on a node and is not being deleted:
 // the pods a policy selects and a rolling restart restarts.
 func Running(pod *corev1.Pod) bool {

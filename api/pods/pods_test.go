@@ -30,45 +30,16 @@ func TestPodQuestions(t *testing.T) {
 	if IsSidecar(&pod.Spec.InitContainers[0]) || !IsSidecar(&pod.Spec.InitContainers[1]) {
 		t.Error("IsSidecar: only an init container with restartPolicy Always is a native sidecar")
 	}
-	if !Ready(pod) || !HasReadinessGate(pod) || Finished(pod) || !RestartsContainers(pod) {
-		t.Errorf("ready %t, gate %t, finished %t, restarts %t; want true, true, false, true", Ready(pod), HasReadinessGate(pod), Finished(pod), RestartsContainers(pod))
+	if !Ready(pod) || !HasReadinessGate(pod) || Finished(pod) {
+		t.Errorf("ready %t, gate %t, finished %t; want true, true, false", Ready(pod), HasReadinessGate(pod), Finished(pod))
 	}
 	pod.Spec.RestartPolicy, pod.Status.Phase, pod.Spec.ReadinessGates = corev1.RestartPolicyOnFailure, corev1.PodSucceeded, nil
 	pod.Status.Conditions[0].Status = corev1.ConditionFalse
-	if Ready(pod) || HasReadinessGate(pod) || !Finished(pod) || RestartsContainers(pod) {
-		t.Errorf("ready %t, gate %t, finished %t, restarts %t; want false, false, true, false", Ready(pod), HasReadinessGate(pod), Finished(pod), RestartsContainers(pod))
+	if Ready(pod) || HasReadinessGate(pod) || !Finished(pod) {
+		t.Errorf("ready %t, gate %t, finished %t; want false, false, true", Ready(pod), HasReadinessGate(pod), Finished(pod))
 	}
 	if Condition(pod, v1beta1.PodReadyCondition) != nil {
 		t.Error("Condition found a condition the pod does not have")
-	}
-}
-
-func TestRestartable(t *testing.T) {
-	always := corev1.ContainerRestartPolicyAlways
-	pod := func(policy corev1.RestartPolicy) *corev1.Pod {
-		return &corev1.Pod{Spec: corev1.PodSpec{
-			RestartPolicy:  policy,
-			InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always}},
-			Containers:     []corev1.Container{{Name: "app"}},
-		}}
-	}
-	cases := []struct {
-		policy corev1.RestartPolicy
-		name   string
-		want   bool
-	}{
-		{"", "app", true},
-		{corev1.RestartPolicyAlways, "app", true},
-		{corev1.RestartPolicyOnFailure, "app", false},
-		{corev1.RestartPolicyNever, "app", false},
-		{corev1.RestartPolicyNever, "proxy", true},
-		{corev1.RestartPolicyAlways, "setup", false},
-		{corev1.RestartPolicyAlways, "ghost", false},
-	}
-	for _, tc := range cases {
-		if got := Restartable(pod(tc.policy), tc.name); got != tc.want {
-			t.Errorf("restartPolicy %q, container %s: Restartable %v, want %v", tc.policy, tc.name, got, tc.want)
-		}
 	}
 }
 

@@ -56,6 +56,7 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 	for i, c := range crr.Spec.Containers {
 		p := field.NewPath("spec", "containers").Index(i).Child("name")
 		_, kind := findContainer(pod, c.Name)
+		unrestartable := pods.Unrestartable(pod, c.Name)
 		switch {
 		case c.Name == "":
 			// Reported by validateSpec.
@@ -63,8 +64,8 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has no container of that name", pod.Name)))
 		case kind == kindInit:
 			errs = append(errs, field.Invalid(p, c.Name, "is an init container, which runs to completion; only containers and native sidecars (init containers with restartPolicy: Always) can be recreated"))
-		case kind == kindRegular && !pods.RestartsContainers(pod):
-			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has restartPolicy %s: the kubelet would not start the container again once stopped", pod.Name, pod.Spec.RestartPolicy)))
+		case unrestartable != "":
+			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s: %s", pod.Name, unrestartable)))
 		case c.StatusContext == nil || c.StatusContext.ContainerID == "":
 			errs = append(errs, field.Invalid(p, c.Name, "has not been started yet (the pod's status has no containerID for it); retry once it runs"))
 		}

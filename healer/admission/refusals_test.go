@@ -16,13 +16,15 @@ import (
 )
 
 // refusalPods are the pods refusals.Requests name: web (see podSpec), and
-// pods unscheduled, finished, of a job, and being deleted.
+// pods unscheduled, finished, of a job, whose container app has its own
+// restartPolicy Never, and being deleted.
 func refusalPods(t *testing.T, ns string) {
 	t.Helper()
 	createPod(t, ns, "web", nil)
 	createPod(t, ns, "unscheduled", func(p *corev1.Pod) { p.Spec.NodeName = "" })
 	createPod(t, ns, "done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
 	createPod(t, ns, "job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
+	createPod(t, ns, "solo", func(p *corev1.Pod) { p.Spec.Containers[0].RestartPolicy = new(corev1.ContainerRestartPolicyNever) })
 	leaving := createPod(t, ns, "leaving", func(p *corev1.Pod) { p.Finalizers = []string{"test.rejuv.dev/hold"} })
 	if err := admin.Delete(context.Background(), leaving); err != nil {
 		t.Fatal(err)

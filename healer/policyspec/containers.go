@@ -30,22 +30,23 @@ func (c Containers) Match(name string) bool {
 }
 
 // Candidates returns the names of the pod's containers and sidecars the
-// patterns match, sidecars first as the pod starts them. A pod's regular
-// containers are candidates only when the kubelet restarts them whenever
-// they stop (restartPolicy Always, the default); a native sidecar always
-// is.
+// patterns match that the kubelet would start again once stopped (see
+// pods.Restartable: by the container's own restartPolicy and rules, or
+// the pod's), sidecars first as the pod starts them.
 func (c Containers) Candidates(pod *corev1.Pod) []string {
-	return c.matching(pod, pods.RestartsContainers(pod))
+	var names []string
+	for _, name := range c.Matching(pod) {
+		if pods.Restartable(pod, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // Matching returns the names of the pod's containers and sidecars the
 // patterns match, in the order of Candidates, whether or not the kubelet
 // would start them again once stopped.
 func (c Containers) Matching(pod *corev1.Pod) []string {
-	return c.matching(pod, true)
-}
-
-func (c Containers) matching(pod *corev1.Pod, regular bool) []string {
 	var names []string
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
@@ -53,11 +54,21 @@ func (c Containers) matching(pod *corev1.Pod, regular bool) []string {
 			names = append(names, ic.Name)
 		}
 	}
-	if !regular {
-		return names
-	}
 	for i := range pod.Spec.Containers {
 		if name := pod.Spec.Containers[i].Name; c.Match(name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// Unrestartable returns the names of the pod's containers and sidecars
+// the patterns match that the kubelet would not start again once stopped:
+// the ones Matching has and Candidates lacks.
+func (c Containers) Unrestartable(pod *corev1.Pod) []string {
+	var names []string
+	for _, name := range c.Matching(pod) {
+		if !pods.Restartable(pod, name) {
 			names = append(names, name)
 		}
 	}

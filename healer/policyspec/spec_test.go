@@ -196,25 +196,49 @@ func TestScheduleFollowsDaylightSaving(t *testing.T) {
 	}
 }
 
+// TestCandidatesOnlyContainersTheKubeletRestarts: a container is a
+// candidate only when the kubelet would start it again once stopped, by
+// the pod's restartPolicy or the container's own (restart rules); the
+// others matched are Unrestartable.
 func TestCandidatesOnlyContainersTheKubeletRestarts(t *testing.T) {
-	always := corev1.ContainerRestartPolicyAlways
-	spec := corev1.PodSpec{
-		InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always}},
-		Containers:     []corev1.Container{{Name: "app"}, {Name: "worker"}},
-	}
+	always, never := corev1.ContainerRestartPolicyAlways, corev1.ContainerRestartPolicyNever
+	onFailure := corev1.ContainerRestartPolicyOnFailure
 	for _, tt := range []struct {
-		policy corev1.RestartPolicy
-		want   []string
+		name     string
+		policy   corev1.RestartPolicy
+		own      map[string]corev1.ContainerRestartPolicy
+		patterns Containers
+		want     []string
+		left     []string
 	}{
-		{"", []string{"proxy", "app", "worker"}},
-		{corev1.RestartPolicyAlways, []string{"proxy", "app", "worker"}},
-		{corev1.RestartPolicyOnFailure, []string{"proxy"}},
-		{corev1.RestartPolicyNever, []string{"proxy"}},
+		{name: "default", want: []string{"proxy", "app", "worker"}},
+		{name: "Always", policy: corev1.RestartPolicyAlways, want: []string{"proxy", "app", "worker"}},
+		{name: "OnFailure", policy: corev1.RestartPolicyOnFailure, want: []string{"proxy"}, left: []string{"app", "worker"}},
+		{name: "Never", policy: corev1.RestartPolicyNever, want: []string{"proxy"}, left: []string{"app", "worker"}},
+		{name: "app's own Never", policy: corev1.RestartPolicyAlways, own: map[string]corev1.ContainerRestartPolicy{"app": never},
+			want: []string{"proxy", "worker"}, left: []string{"app"}},
+		{name: "app's own OnFailure", own: map[string]corev1.ContainerRestartPolicy{"app": onFailure},
+			want: []string{"proxy", "worker"}, left: []string{"app"}},
+		{name: "worker's own Always in a Never pod", policy: corev1.RestartPolicyNever, own: map[string]corev1.ContainerRestartPolicy{"worker": always},
+			want: []string{"proxy", "worker"}, left: []string{"app"}},
+		{name: "only app named, its own Never", own: map[string]corev1.ContainerRestartPolicy{"app": never}, patterns: Containers{"app"},
+			left: []string{"app"}},
 	} {
-		pod := &corev1.Pod{Spec: *spec.DeepCopy()}
-		pod.Spec.RestartPolicy = tt.policy
-		if got := (Containers{}).Candidates(pod); !slices.Equal(got, tt.want) {
-			t.Errorf("restartPolicy %q: candidates %v, want %v", tt.policy, got, tt.want)
+		pod := &corev1.Pod{Spec: corev1.PodSpec{
+			RestartPolicy:  tt.policy,
+			InitContainers: []corev1.Container{{Name: "setup"}, {Name: "proxy", RestartPolicy: &always}},
+			Containers:     []corev1.Container{{Name: "app"}, {Name: "worker"}},
+		}}
+		for i := range pod.Spec.Containers {
+			if p, ok := tt.own[pod.Spec.Containers[i].Name]; ok {
+				pod.Spec.Containers[i].RestartPolicy = &p
+			}
+		}
+		if got := tt.patterns.Candidates(pod); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: candidates %v, want %v", tt.name, got, tt.want)
+		}
+		if got := tt.patterns.Unrestartable(pod); !slices.Equal(got, tt.left) {
+			t.Errorf("%s: unrestartable %v, want %v", tt.name, got, tt.left)
 		}
 	}
 }

@@ -4,7 +4,8 @@ package refusals
 // the pods healer/admission's refusalPods creates: web (containers app,
 // with a preStop and ports, and late, not started yet; init containers
 // setup and a native sidecar), unscheduled, done (Succeeded), job
-// (restartPolicy OnFailure) and leaving (being deleted).
+// (restartPolicy OnFailure), solo (container app with its own
+// restartPolicy Never) and leaving (being deleted).
 var Requests = []Refusal{
 	{Input: "no podName", Stage: StageWebhook, Spec: `containers: [{name: app}]`, Field: "spec.podName", Message: "Required value: name the pod whose containers to recreate"},
 	{Input: "no containers", Stage: StageWebhook, Spec: `podName: web`, Field: "spec.containers", Message: "Required value: list at least one container to recreate"},
@@ -17,7 +18,9 @@ var Requests = []Refusal{
 	{Input: "a container the pod does not have", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: nope}]}`, Field: "spec.containers[0].name", Message: `Invalid value: "nope": pod web has no container of that name`},
 	{Input: "an ordinary init container", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: setup}]}`, Field: "spec.containers[0].name", Message: "is an init container, which runs to completion"},
 	{Input: "a container of a pod with restartPolicy Never or OnFailure", Stage: StageWebhook, Spec: `{podName: job, containers: [{name: app}]}`, Field: "spec.containers[0].name",
-		Message: "pod job has restartPolicy OnFailure: the kubelet would not start the container again once stopped"},
+		Message: "pod job: spec.restartPolicy is OnFailure: the kubelet would not start container app again if a stop ends it with exit code 0"},
+	{Input: "a container whose own restartPolicy or restartPolicyRules keep the kubelet from starting it again", Stage: StageWebhook, Spec: `{podName: solo, containers: [{name: app}]}`, Field: "spec.containers[0].name",
+		Message: "pod solo: spec.containers[0].restartPolicy is Never: the kubelet would not start container app again once stopped"},
 	{Input: "a container that has not started", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: late}]}`, Field: "spec.containers[0].name", Message: "has not been started yet (the pod's status has no containerID for it); retry once it runs"},
 	{Input: "a statusContext", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app, statusContext: {containerID: "containerd://forged", restartCount: 0}}]}`,
 		Field: "spec.containers[0].statusContext", Message: "is recorded from the pod's status when the request is created; it cannot be set"},
