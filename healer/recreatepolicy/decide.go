@@ -105,11 +105,6 @@ func (d *decider) note(t planner.Trigger, outcome v1alpha1.DecisionOutcome, msg 
 	}
 }
 
-// skip records a run's decision to leave a pod alone.
-func (d *decider) skip(run planner.Trigger, pod *corev1.Pod, msg string) {
-	d.skipped(&planner.Candidate{Pod: pod, Trigger: run}, msg)
-}
-
 // skipped records a decision to leave a candidate alone: what triggered
 // it and why, and why nothing is done.
 func (d *decider) skipped(c *planner.Candidate, msg string) {
@@ -123,12 +118,6 @@ func skippedDecision(c *planner.Candidate, msg string, now time.Time) v1alpha1.D
 		Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,
 		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeSkipped, Reason: c.Reason, Message: msg,
 	}
-}
-
-// unrestartableMessage says why a pod with restartPolicy Never or
-// OnFailure is left alone.
-func unrestartableMessage(pod *corev1.Pod) string {
-	return fmt.Sprintf("restartPolicy %s: the kubelet would not start the pod's containers again once stopped", pod.Spec.RestartPolicy)
 }
 
 // flush puts the new decisions at the head of the status list. A decision

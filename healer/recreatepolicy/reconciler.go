@@ -156,7 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				}
 			}
 			for _, c := range v.unrestartable {
-				d.skipped(c, unrestartableMessage(c.Pod))
+				d.skipped(c, unrestartableMessage(c.Pod, c.Containers))
 			}
 			requeue = spec.EvaluationInterval
 		}

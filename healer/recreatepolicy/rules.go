@@ -20,8 +20,9 @@ import (
 type verdicts struct {
 	candidates []*planner.Candidate
 	// unrestartable are the pods the rules matched whose matched
-	// containers the kubelet would not start again once stopped
-	// (restartPolicy Never or OnFailure): left alone, with a decision.
+	// containers the kubelet would not start again once stopped (by the
+	// pod's restartPolicy or the container's own, see pods.Restartable):
+	// left alone, with a decision.
 	unrestartable []*planner.Candidate
 	noData        []v1alpha1.RuleNoData
 	// failures are the rules that failed, with one error each and how many

@@ -94,18 +94,23 @@ func TestInlineRuleTriggers(t *testing.T) {
 }
 
 // TestRuleMatchOnAPodTheKubeletWouldNotRestart: a rule matching a pod with
-// restartPolicy Never or OnFailure creates no request (the kubelet would
-// not start the container again) and says so in a Skipped decision that
-// carries the rule's reason; evaluating again does not pile decisions up.
+// restartPolicy Never or OnFailure, or a container whose own restartPolicy
+// is Never, creates no request (the kubelet would not start the container
+// again) and says so in a Skipped decision that carries the rule's reason
+// and names the pod's field; evaluating again does not pile decisions up.
 func TestRuleMatchOnAPodTheKubeletWouldNotRestart(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	c := newController(t, 0)
-	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure} {
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure, "own-never"} {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.ToLower(string(policy)), Labels: map[string]string{"app": "batch"},
 				Annotations: map[string]string{"rejuv.test/recreate": "yes"}},
 			Spec: corev1.PodSpec{NodeName: "node-a", RestartPolicy: policy, Containers: []corev1.Container{{Name: "app", Image: "img"}}},
+		}
+		if policy == "own-never" {
+			pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+			pod.Spec.Containers[0].RestartPolicy = new(corev1.ContainerRestartPolicyNever)
 		}
 		if err := admin.Create(context.Background(), pod); err != nil {
 			t.Fatal(err)
@@ -121,14 +126,14 @@ func TestRuleMatchOnAPodTheKubeletWouldNotRestart(t *testing.T) {
 		t.Errorf("%d requests for pods the kubelet would not restart: %s", len(crrs), crrs[0].Spec.PodName)
 	}
 	decisions := getPolicy(t, p).Status.RecentDecisions
-	if len(decisions) != 2 {
+	if len(decisions) != 3 {
 		t.Errorf("%d decisions after three evaluations, want one per pod: %+v", len(decisions), decisions)
 	}
-	for _, pod := range []string{"never", "onfailure"} {
+	for pod, field := range map[string]string{"never": "spec.restartPolicy is Never", "onfailure": "spec.restartPolicy is OnFailure", "own-never": "spec.containers[0].restartPolicy is Never"} {
 		var said bool
 		for _, d := range decisions {
 			said = said || d.Pod == pod && d.Outcome == v1alpha1.OutcomeSkipped && d.Trigger == "rule/asked" &&
-				strings.Contains(d.Reason, "asked by annotation") && strings.Contains(d.Message, "the kubelet would not start")
+				strings.Contains(d.Reason, "asked by annotation") && strings.HasPrefix(d.Message, field+": the kubelet would not start container app again")
 		}
 		if !said {
 			t.Errorf("no Skipped decision for pod %s with the rule's reason and why: %+v", pod, decisions)

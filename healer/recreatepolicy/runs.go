@@ -38,8 +38,8 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 	prog := progress(trigger, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)], run.Baseline)
 	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(prog.upToDate), int32(len(prog.skipped))
 	if started {
-		for _, pod := range prog.skipped {
-			d.skip(trigger, pod, unrestartableMessage(pod))
+		for _, c := range prog.leftAlone {
+			d.skipped(c, unrestartableMessage(c.Pod, c.Containers))
 		}
 	}
 	switch {

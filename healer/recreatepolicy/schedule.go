@@ -57,6 +57,12 @@ type runProgress struct {
 	failed   *appsv1beta1.ContainerRecreateRequest
 	// skipped are the pods with nothing the kubelet would start again.
 	skipped []*corev1.Pod
+	// leftAlone are, by pod, the containers the policy names that the run
+	// does not recreate because the kubelet would not start them again:
+	// one for each skipped pod (without containers when the policy names
+	// none of the pod's), and one for each other pod that has such a
+	// container beside those it recreates.
+	leftAlone []*planner.Candidate
 }
 
 // progress sorts the run's pods into recreated (by the run's requests), up
@@ -86,6 +92,9 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 			continue
 		}
 		names := containers.Candidates(pod)
+		if left := containers.Unrestartable(pod); len(left) > 0 || len(names) == 0 {
+			p.leftAlone = append(p.leftAlone, &planner.Candidate{Pod: pod, Containers: left, Trigger: run, Reason: run.RunReason()})
+		}
 		switch {
 		case len(names) == 0:
 			p.skipped = append(p.skipped, pod)

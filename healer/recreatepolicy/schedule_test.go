@@ -217,7 +217,7 @@ func TestRunSkipsPodsTheKubeletWouldNotRestart(t *testing.T) {
 	}
 	var said bool
 	for _, d := range status.RecentDecisions {
-		said = said || d.Pod == "once" && d.Outcome == v1alpha1.OutcomeSkipped && strings.Contains(d.Message, "restartPolicy Never")
+		said = said || d.Pod == "once" && d.Outcome == v1alpha1.OutcomeSkipped && strings.Contains(d.Message, "spec.restartPolicy is Never: the kubelet would not start container app again")
 	}
 	if !said {
 		t.Errorf("no Skipped decision for pod once naming its restartPolicy: %+v", status.RecentDecisions)

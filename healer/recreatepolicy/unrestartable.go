@@ -1,0 +1,25 @@
+package recreatepolicy
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
+)
+
+// unrestartableMessage says why the pod's containers named are left
+// alone: for each, the field of the pod by which the kubelet would not
+// start it again once stopped (pods.Unrestartable). Without containers, the
+// policy names none of the pod's. A pod of many containers gets a
+// message cut to the API's length (see truncate).
+func unrestartableMessage(pod *corev1.Pod, containers []string) string {
+	if len(containers) == 0 {
+		return "the policy's containers name none of the pod's containers and native sidecars"
+	}
+	why := make([]string, 0, len(containers))
+	for _, name := range containers {
+		why = append(why, pods.Unrestartable(pod, name))
+	}
+	return truncate(strings.Join(why, "; "))
+}
