@@ -57,9 +57,10 @@ place, with kubectl-kruise's flags and defaults:
   ttlSecondsAfterFinished: 1800
 
 Without --containers every container of the pod that the kubelet starts again
-once stopped is recreated (regular containers unless the pod's restartPolicy
-is Never or OnFailure, and native sidecars). To follow a recreation to its
-end, use kubectl rejuv restart POD --wait.`,
+once stopped is recreated: native sidecars, and regular containers unless the
+pod's restartPolicy, or the container's own restartPolicy or
+restartPolicyRules, would leave one stopped. Naming such a container is an
+error. To follow a recreation to its end, use kubectl rejuv restart POD --wait.`,
 		Example: `  # Recreate every container of pod-1
   kubectl rejuv create crr my-crr --namespace=ns --pod=pod-1
 
@@ -129,6 +130,7 @@ func (c *createRequest) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	warnLeftAlone(c.o.Streams.ErrOut, pod, trimAll(c.containers))
 	req := c.terms.request(pod, name, containers, c.reason)
 	if c.saveConfig {
 		if err := saveConfig(req); err != nil {

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -93,12 +94,13 @@ func (t requestTerms) request(pod *corev1.Pod, name string, containers []string,
 
 // podContainers resolves the containers to recreate in pod: the ones
 // named, each of which must be a container or native sidecar the kubelet
-// starts again once stopped, or, when none is named, every one that is.
+// starts again once stopped (pods.Restartable), or, when none is named,
+// every one that is.
 func podContainers(pod *corev1.Pod, named []string) ([]string, error) {
 	if len(named) == 0 {
 		all := policyspec.Containers(nil).Candidates(pod)
 		if len(all) == 0 {
-			return nil, fmt.Errorf("pod %s/%s has restartPolicy %s and no native sidecar: the kubelet would not start a stopped container again, so none can be recreated in place", pod.Namespace, pod.Name, pod.Spec.RestartPolicy)
+			return nil, fmt.Errorf("pod %s/%s has no container the kubelet would start again once stopped, so none can be recreated in place: %s", pod.Namespace, pod.Name, unrestartable(pod, policyspec.Containers(nil).Matching(pod)))
 		}
 		return all, nil
 	}
@@ -115,17 +117,33 @@ func podContainers(pod *corev1.Pod, named []string) ([]string, error) {
 	return out, nil
 }
 
+// warnLeftAlone says on w which of the pod's containers a request that
+// names none leaves alone, and why: those the kubelet would not start
+// again once stopped.
+func warnLeftAlone(w io.Writer, pod *corev1.Pod, named []string) {
+	if len(named) > 0 {
+		return
+	}
+	if left := policyspec.Containers(nil).Unrestartable(pod); len(left) > 0 {
+		fmt.Fprintf(w, "pod %s/%s: left alone: %s\n", pod.Namespace, pod.Name, unrestartable(pod, left))
+	}
+}
+
 // notRestartable says why a container named cannot be recreated.
 func notRestartable(pod *corev1.Pod, name string) string {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return fmt.Sprintf("container %s is an init container that runs once, not a native sidecar: it cannot be recreated", name)
-		}
+	named := func(c corev1.Container) bool { return c.Name == name }
+	if !slices.ContainsFunc(pod.Spec.Containers, named) && !slices.ContainsFunc(pod.Spec.InitContainers, named) {
+		return fmt.Sprintf("no container %q; the pod's containers are %s", name, strings.Join(policyspec.Containers(nil).Matching(pod), ", "))
 	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return fmt.Sprintf("container %s: the pod's restartPolicy is %s, so the kubelet would not start it again once stopped", name, pod.Spec.RestartPolicy)
-		}
+	return pods.Unrestartable(pod, name)
+}
+
+// unrestartable says why the kubelet would not start again each of the
+// pod's containers named.
+func unrestartable(pod *corev1.Pod, names []string) string {
+	var why []string
+	for _, name := range names {
+		why = append(why, pods.Unrestartable(pod, name))
 	}
-	return fmt.Sprintf("no container %q; the pod's containers are %s", name, strings.Join(policyspec.Containers(nil).Matching(pod), ", "))
+	return strings.Join(why, "; ")
 }

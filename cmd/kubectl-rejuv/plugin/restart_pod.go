@@ -23,6 +23,7 @@ func (r *restart) restartPod(ctx context.Context, cl *clients, t *target, dry dr
 	if err != nil {
 		return err
 	}
+	warnLeftAlone(r.o.Streams.ErrOut, t.pod, trimAll(r.containers))
 	if err := noneInFlight(ctx, cl, t.pod.Namespace, t.pod.Name); err != nil {
 		return err
 	}

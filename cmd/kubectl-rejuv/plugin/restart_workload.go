@@ -46,6 +46,9 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 		if p, err = r.restartPolicy(t, at); err != nil {
 			return err
 		}
+		if err := namedRestartable(p.Spec.Containers, pods); err != nil {
+			return err
+		}
 		if unmatched := policyspec.Containers(p.Spec.Containers).Unmatched(pods); len(unmatched) > 0 {
 			return fmt.Errorf("%s: no pod has a container that -c %s names; the containers are %s", t, strings.Join(unmatched, ", "), strings.Join(policyspec.Containers(nil).Matching(&pods[0]), ", "))
 		}
@@ -215,4 +218,21 @@ func clockAhead(p *v1alpha1.RecreatePolicy, manager string, at time.Time) time.D
 		}
 	}
 	return 0
+}
+
+// namedRestartable refuses containers named with -c that the kubelet would
+// not start again once stopped in one of the pods, as restart POD -c does:
+// a run would only skip them. Containers left to the default are not
+// named; the run skips those, with a decision.
+func namedRestartable(patterns []string, selected []corev1.Pod) error {
+	if len(patterns) == 0 {
+		return nil
+	}
+	for i := range selected {
+		pod := &selected[i]
+		if left := policyspec.Containers(patterns).Unrestartable(pod); len(left) > 0 {
+			return fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, unrestartable(pod, left))
+		}
+	}
+	return nil
 }
