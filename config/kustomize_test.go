@@ -74,7 +74,7 @@ func TestDefaultInstallIsComplete(t *testing.T) {
 	}
 	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "Deployment": 1, "DaemonSet": 1, "PodDisruptionBudget": 1,
 		"Service": 3, "ServiceAccount": 2, "ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
-		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3} {
+		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
 		}
@@ -236,6 +236,7 @@ func TestOpenKruiseVariant(t *testing.T) {
 		"MutatingWebhookConfiguration//rejuv-mutating-webhook-configuration",
 		"ValidatingAdmissionPolicy//rejuv-request-authorization", "ValidatingAdmissionPolicyBinding//rejuv-request-authorization",
 		"ValidatingAdmissionPolicy//rejuv-daemon-scope", "ValidatingAdmissionPolicyBinding//rejuv-daemon-scope",
+		"ValidatingAdmissionPolicy//rejuv-status-annotations", "ValidatingAdmissionPolicyBinding//rejuv-status-annotations",
 		"DaemonSet/rejuv-system/rejuv-daemon", "ServiceAccount/rejuv-system/rejuv-daemon", "Service/rejuv-system/rejuv-daemon-metrics",
 		"ClusterRole//rejuv-daemon", "ClusterRoleBinding//rejuv-daemon",
 	}
