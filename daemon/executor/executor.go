@@ -135,6 +135,12 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 		return Result{}, nil
 	}
 	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("pod", pod.Name))
+	if pod.DeletionTimestamp != nil {
+		// The kubelet is stopping the pod, preStop hooks first: nothing
+		// of it is touched, and the manager ends the request.
+		logr.FromContextOrDiscard(ctx).Info("the pod is being deleted; leaving its containers to the kubelet")
+		return Result{}, nil
+	}
 
 	if h := head(e.Store.RequestsOfPod(crr.Namespace, string(pod.UID))); h != nil && h.UID != crr.UID {
 		return Result{}, e.queue(ctx, crr, h.Name)

@@ -103,7 +103,9 @@ func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 				Strategy:   &v1beta1.ContainerRecreateRequestStrategy{ForceRecreate: force}},
 		}
 	}
-	e := &Executor{Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
+	// The cache holds the pod, not being deleted, whichever instance its
+	// status reports.
+	e := &Executor{Store: &staleStore{pod: reporting("x", 0, true, true)}, Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
 	step := func(rt *runtimeOf, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, state *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
 		t.Helper()
 		client := &cri.Client{Runtime: rt}

@@ -130,7 +130,8 @@ const exitedMessage = "the container exited without being stopped; waiting for t
 // the CRI within the grace period, unless it has exited already; it says
 // whether it stopped it. A hook that started before (hookStarted, from the
 // request's status: the daemon restarted while it ran) is not run again,
-// and the grace is counted from its start.
+// and the grace is counted from its start. Neither the hook nor the stop
+// is made once the pod is being deleted (errPodDeleting).
 func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, id string, hookStarted *metav1.Time, deadline time.Time) (bool, error) {
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name, "containerID", id)
 	grace := defaultGrace
@@ -151,6 +152,10 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 		log.Info("container already exited; not running its preStop or stopping it")
 		return false, nil
 	}
+	if e.deleting(pod) {
+		log.Info("the pod is being deleted; not running the container's preStop or stopping it")
+		return false, errPodDeleting
+	}
 	start := time.Now()
 	if hookStarted != nil {
 		start = hookStarted.Time
@@ -164,6 +169,10 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	}
 	if !deadline.IsZero() && !time.Now().Before(deadline) {
 		return false, fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
+	}
+	if e.deleting(pod) {
+		log.Info("the pod is being deleted since the preStop started; not stopping the container")
+		return false, errPodDeleting
 	}
 	// What is left of the grace, and no more than is left until the
 	// request's deadline: a request never stops a container after it

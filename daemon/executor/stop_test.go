@@ -45,7 +45,8 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	}}
 	rt := &stopRecorder{}
 	deadline := time.Now().Add(5 * time.Second)
-	if _, err := (&Executor{}).stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, deadline); err != nil {
+	e := &Executor{Store: &staleStore{pod: &corev1.Pod{}}}
+	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, deadline); err != nil {
 		t.Fatal(err)
 	}
 	if rt.timeout > 5 {
@@ -56,7 +57,7 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	}
 	// Without a deadline, the whole grace.
 	rt = &stopRecorder{}
-	if _, err := (&Executor{}).stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil || rt.timeout != 30 {
+	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil || rt.timeout != 30 {
 		t.Errorf("without a deadline: %v, grace %ds, want 30s", err, rt.timeout)
 	}
 }

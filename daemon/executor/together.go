@@ -100,7 +100,11 @@ func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreat
 func (e *Executor) stopInstance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState, id string, hookStarted *metav1.Time, deadline time.Time) (bool, error) {
 	ok, err := e.stop(ctx, crr, pod, rt, c, id, hookStarted, deadline)
-	if err != nil || !ok {
+	switch {
+	case errors.Is(err, errPodDeleting):
+		state.Message = deletingMessage
+		return false, nil
+	case err != nil || !ok:
 		state.Message = exitedMessage
 		return false, err
 	}
