@@ -8,12 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// StopExitCodes are the exit codes a container stopped by Rejuv can end
+// stopExitCodes are the exit codes a container stopped by Rejuv can end
 // with: 0 or 143 (128 + SIGTERM) when it ends on SIGTERM, 137 (128 +
 // SIGKILL) when its grace period runs out. Which one is not known before
 // the stop, so a container counts as restartable only when the kubelet
 // would start it again after each of them.
-var StopExitCodes = []int32{0, 143, 137}
+var stopExitCodes = []int32{0, 143, 137}
 
 // Restartable says whether the kubelet starts the named container of the
 // pod again once Rejuv stops it; Unrestartable says why not.
@@ -24,7 +24,7 @@ func Restartable(pod *corev1.Pod, name string) bool {
 // Unrestartable says why the kubelet would not start the named container
 // of the pod again once Rejuv stops it, naming the pod's field that
 // decides; "" when it would, whatever exit code the stop leaves (see
-// StopExitCodes). It follows the kubelet: the container's own
+// stopExitCodes). It follows the kubelet: the container's own
 // restartPolicyRules, then its own restartPolicy, then the pod's
 // restartPolicy (container restart rules, on by default since Kubernetes
 // 1.35). Only regular containers and native sidecars can be restarted; an
@@ -53,9 +53,9 @@ func Unrestartable(pod *corev1.Pod, name string) string {
 }
 
 // afterStop says why the kubelet would not start c again after a stop
-// that ends it with one of StopExitCodes, or "".
+// that ends it with one of stopExitCodes, or "".
 func afterStop(pod *corev1.Pod, c *corev1.Container, fld *field.Path) string {
-	for _, code := range StopExitCodes {
+	for _, code := range stopExitCodes {
 		if why := afterExit(pod, c, fld, code); why != "" {
 			return why
 		}
