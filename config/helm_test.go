@@ -276,9 +276,16 @@ func checkReferences(t *testing.T, r rendering) {
 			}
 		}
 	}
+	// The policies that let the manager through know it by its
+	// ServiceAccount, their bindings' parameter.
+	managerAccount := str(r.one(t, "Deployment"), "spec", "template", "spec", "serviceAccountName")
 	for _, b := range r.all("ValidatingAdmissionPolicyBinding") {
 		if r.find("ValidatingAdmissionPolicy", "", str(b, "spec", "policyName")) == nil {
 			t.Errorf("ValidatingAdmissionPolicyBinding %s: policy %s is not installed", str(b, "metadata", "name"), str(b, "spec", "policyName"))
+		}
+		if ref := mapAt(b, "spec", "paramRef"); ref != nil && (str(ref, "name") != managerAccount || str(ref, "namespace") != managerNS) {
+			t.Errorf("ValidatingAdmissionPolicyBinding %s: parameter %s/%s, want the manager's ServiceAccount %s/%s",
+				str(b, "metadata", "name"), str(ref, "namespace"), str(ref, "name"), managerNS, managerAccount)
 		}
 	}
 }

@@ -17,17 +17,14 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
-// The manager's requests pass the request-authorization
-// ValidatingAdmissionPolicy by this verb, since it may not delete pods.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create-for-policy
-
 // ownRequestDenial judges a request the manager itself creates. The manager
 // may not delete pods; it recreates containers on behalf of a
 // RecreatePolicy, whose creator had to be allowed to delete the pods of its
-// namespace (the policy-authorization ValidatingAdmissionPolicy). So its
-// request is accepted when the policy that controls it exists, is the same
-// object (UID), and selects the pod. It returns the refusal, nil when
-// accepted.
+// namespace (the policy-authorization ValidatingAdmissionPolicy). Its
+// requests pass the request-authorization policy by its identity, which no
+// role can grant, and are judged here: accepted when the policy that
+// controls the request exists, is the same object (UID), and selects the
+// pod. It returns the refusal, nil when accepted.
 func ownRequestDenial(ctx context.Context, c client.Reader, crr *v1beta1.ContainerRecreateRequest, namespace string, pod *corev1.Pod) *admission.Response {
 	owner := metav1.GetControllerOf(crr)
 	if owner == nil || owner.Kind != "RecreatePolicy" || owner.APIVersion != v1alpha1.GroupVersion.String() {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +24,20 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
+// managerUser is the manager's identity as config/admission knows it, by
+// its ServiceAccount as config/rbac names it before kustomize's prefix.
+const managerUser = "system:serviceaccount:system:healer"
+
 // applyAdmissionPolicies creates the ValidatingAdmissionPolicies and their
-// bindings that Rejuv ships (config/admission), as they are installed.
+// bindings that Rejuv ships (config/admission), as they are installed,
+// with the manager's ServiceAccount that some take as their parameter.
 func applyAdmissionPolicies(ctx context.Context, c client.Client, root string) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "system"}}); err != nil {
+		return fmt.Errorf("create namespace system: %w", err)
+	}
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "system", Name: "healer"}}); err != nil {
+		return fmt.Errorf("create the manager's ServiceAccount system/healer: %w", err)
+	}
 	files, err := filepath.Glob(filepath.Join(root, "config", "admission", "*.yaml"))
 	if err != nil {
 		return err
@@ -106,9 +118,9 @@ var createCRRs = rbacv1.PolicyRule{APIGroups: []string{"apps.kruise.io"}, Resour
 
 // TestCreatingACRRNeedsTheRightToDeleteThePod: with the shipped
 // request-authorization policy, a user who may create requests but not
-// delete the pod is refused, a dry run too, in either version; given
-// delete on that pod, or the manager's verb create-for-policy, the same
-// create is admitted.
+// delete the pod is refused, a dry run too, in either version, and so is
+// one whose role has apps.kruise.io * *; given delete on that pod, the
+// same create is admitted, and the manager's identity passes without it.
 func TestCreatingACRRNeedsTheRightToDeleteThePod(t *testing.T) {
 	needsAPIServer(t)
 	ctx := context.Background()
@@ -146,9 +158,18 @@ func TestCreatingACRRNeedsTheRightToDeleteThePod(t *testing.T) {
 		t.Errorf("create for pod db with delete on pod web only = %v, want Forbidden", err)
 	}
 
+	// Every verb on requests, create-for-policy included (OpenKruise's and
+	// CI's roles), and no delete on pods.
 	bob := userClient(t, "bob")
-	grant(t, ns, "bob", "crr-for-policy", rbacv1.PolicyRule{APIGroups: []string{"apps.kruise.io"}, Resources: []string{"containerrecreaterequests"}, Verbs: []string{"create", "create-for-policy"}})
-	if err := bob.Create(ctx, newCRR(ns, "for-policy", "app")); err != nil {
-		t.Errorf("create with create-for-policy and no delete on pods: %v", err)
+	grant(t, ns, "bob", "kruise-everything", rbacv1.PolicyRule{APIGroups: []string{"apps.kruise.io"}, Resources: []string{"*"}, Verbs: []string{"*"}})
+	want = `user "bob" may not delete pod ` + ns + `/web, so it may not recreate its containers`
+	if err := bob.Create(ctx, newCRR(ns, "wildcard", "app")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("create with apps.kruise.io * * and no delete on pods = %v, want Forbidden with %q", err, want)
+	}
+
+	manager := userClient(t, managerUser)
+	grant(t, ns, managerUser, "manager", createCRRs)
+	if err := manager.Create(ctx, newCRR(ns, "for-policy", "app")); err != nil {
+		t.Errorf("the manager creates a request, with no delete on pods: %v", err)
 	}
 }

@@ -59,8 +59,8 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;update;patch;delete
 // The manager ends requests of any node (deadline, pod or node gone): the
-// daemon-scope ValidatingAdmissionPolicy lets it through by this verb.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch;update-any-node
+// daemon-scope ValidatingAdmissionPolicy lets it through by its identity.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
