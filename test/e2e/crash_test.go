@@ -108,6 +108,7 @@ func killDaemon(t *testing.T, daemon *corev1.Pod) {
 // Succeeded with the container restarted exactly once. Not parallel: the
 // other tests' requests need the daemon.
 func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
+	disturbs(t)
 	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon")
 	killDaemon(t, daemon)
 	recreatedOnce(t, crr, pod, before)
@@ -120,6 +121,7 @@ func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 // the hook again. The file holds one line; the container restarted once.
 // Not parallel: the other tests' requests need the daemon.
 func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
+	disturbs(t)
 	s := rejuvStack(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -161,6 +163,7 @@ func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
 // Succeeded with the container restarted exactly once. Not parallel, as
 // above.
 func TestDaemonRollingUpdateDuringAStop(t *testing.T) {
+	disturbs(t)
 	s := rejuvStack(t)
 	ctx := context.Background()
 	crr, pod, before, daemon := stubbornRequest(t, "rolled-daemon")

@@ -87,6 +87,7 @@ func recreatedOncePerPod(t *testing.T, c client.Client, ns, policy, selector str
 // back it starts the container again: stopped once, not twice. Not
 // parallel: every test's pods are on this node.
 func TestNodeLostDuringARequest(t *testing.T) {
+	disturbs(t)
 	c := rejuvStack(t).Client
 	ctx := context.Background()
 	crr, pod, before, _ := stubbornRequest(t, "node-lost")
@@ -143,6 +144,7 @@ func TestNodeLostDuringARequest(t *testing.T) {
 // and once the manager is back requests are admitted again. Not parallel:
 // every test needs the manager.
 func TestManagerDownWhileRequestsAreCreated(t *testing.T) {
+	disturbs(t)
 	s := rejuvStack(t)
 	c := s.Client
 	ctx := context.Background()

@@ -59,7 +59,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Fprintf(os.Stderr, "e2e: Rejuv installed in %s\n", time.Since(start).Round(100*time.Millisecond))
+	health = deploy.NewHealth(stack)
 	code := m.Run()
+	if !healthy() {
+		code = 1
+	}
 	if code != 0 {
 		fmt.Fprint(os.Stderr, stack.Describe(ctx))
 	}
@@ -70,4 +74,26 @@ func run(m *testing.M) int {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: Rejuv uninstalled in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return code
+}
+
+// healthy fails the run when one of Rejuv's components logged a panic,
+// recovered or not, or restarted without a test asking for it (see
+// deploy.Health): faults that every test's own checks may have missed.
+func healthy() bool {
+	// Its own time: the run may have used up the suite's.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	findings, err := health.Check(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: look for panics and restarts of Rejuv's components: %v\n", err)
+		return false
+	}
+	if len(findings) == 0 {
+		return true
+	}
+	fmt.Fprintf(os.Stderr, "e2e: FAIL: %d fault(s) of Rejuv's components during the run:\n", len(findings))
+	for _, f := range findings {
+		fmt.Fprintf(os.Stderr, "  %s\n", f)
+	}
+	return false
 }

@@ -24,6 +24,7 @@ import (
 // recreated twice, the budget is never exceeded. Not parallel: every test
 // needs the API server and the manager.
 func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
+	disturbs(t)
 	s := rejuvStack(t)
 	c := s.Client
 	ctx := context.Background()

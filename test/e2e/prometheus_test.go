@@ -111,6 +111,7 @@ var overWindow = regexp.MustCompile(`\(r2 [0-9.]+ over ([0-9hms]+)\)`)
 // from Prometheus, the policy's status says why, and nothing is recreated.
 // Not parallel: the manager restarts with other flags, twice.
 func TestMemoryFromPrometheus(t *testing.T) {
+	disturbs(t)
 	ctx := context.Background()
 	// A cluster kept from an earlier run may have it.
 	if err := (&deploy.MetricsServer{Client: rejuvStack(t).Client}).Uninstall(ctx); err != nil {

@@ -17,6 +17,7 @@ import (
 // the request ends Succeeded with the container recreated once. Not
 // parallel: the other tests' pods would see the runtime go away too.
 func TestDaemonRecoversFromContainerdRestart(t *testing.T) {
+	disturbs(t)
 	stack := rejuvStack(t)
 	c := stack.Client
 	ns := newNamespace(t)

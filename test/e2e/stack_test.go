@@ -16,6 +16,10 @@ import (
 // parallel, each on its own pods, unless they disturb the stack itself.
 var stack *deploy.Stack
 
+// health follows the stack's components over the run; TestMain checks it
+// after the tests.
+var health *deploy.Health
+
 // rejuvStack returns the installed stack.
 func rejuvStack(t *testing.T) *deploy.Stack {
 	t.Helper()
@@ -23,6 +27,24 @@ func rejuvStack(t *testing.T) *deploy.Stack {
 		t.Fatal("Rejuv is not installed")
 	}
 	return stack
+}
+
+// disturbs says that the test restarts Rejuv's components, or the node's
+// kubelet, containerd or API server, on purpose: restarts of Rejuv's
+// containers from now until the test ends are not held against the run
+// (deploy.Health tells them apart by pod and container). Call it before
+// the disturbance; the run still fails on any panic.
+func disturbs(t *testing.T) {
+	t.Helper()
+	done, err := health.Disturb(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := done(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // daemonMetrics scrapes the node's daemon as a scraper bound to the
