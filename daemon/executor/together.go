@@ -127,7 +127,7 @@ func failUnrecreatable(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, s
 		case c.StatusContext == nil:
 			s.Phase, s.Message = v1beta1.PhaseFailed, "the request has no statusContext for this container; create requests through Rejuv's webhook"
 		case !pods.Restartable(pod, c.Name):
-			s.Phase, s.Message = v1beta1.PhaseFailed, fmt.Sprintf("the kubelet would not start container %s again once stopped (pod restartPolicy %s, or not a container or native sidecar of the pod)", c.Name, pod.Spec.RestartPolicy)
+			s.Phase, s.Message = v1beta1.PhaseFailed, "not stopped: "+pods.Unrestartable(pod, c.Name)
 		}
 	}
 }

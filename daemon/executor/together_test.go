@@ -169,39 +169,52 @@ func TestARequestThatCannotFinishStopsNothing(t *testing.T) {
 
 // TestContainersTheKubeletWouldNotRestartAreNotStopped: whatever another
 // webhook changed after Rejuv's, the daemon stops no container the
-// kubelet would not start again (a pod with restartPolicy OnFailure, an
-// init container, a name the pod does not have): the request fails before
-// anything is stopped.
+// kubelet would not start again (a pod with restartPolicy OnFailure, a
+// container whose own restartPolicy is Never or whose rules restart every
+// container on a stop's exit code, an init container, a name the pod does
+// not have): the request fails before anything is stopped, saying why.
 func TestContainersTheKubeletWouldNotRestartAreNotStopped(t *testing.T) {
-	cases := map[string]func(*v1beta1.ContainerRecreateRequest, *corev1.Pod){
-		"restartPolicy OnFailure": func(_ *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+	cases := []struct {
+		name   string
+		change func(*v1beta1.ContainerRecreateRequest, *corev1.Pod)
+		want   string
+	}{
+		{"restartPolicy OnFailure", func(_ *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 			pod.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-		},
-		"an init container": func(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+		}, "not stopped: spec.restartPolicy is OnFailure: the kubelet would not start container app again"},
+		{"its own restartPolicy Never", func(_ *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+			pod.Spec.Containers[1].RestartPolicy = new(corev1.ContainerRestartPolicyNever)
+		}, "not stopped: spec.containers[1].restartPolicy is Never: the kubelet would not start container side again once stopped"},
+		{"its own rule restarting every container", func(_ *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
+			pod.Spec.Containers[1].RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
+			pod.Spec.Containers[1].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{137}}}}
+		}, "not stopped: spec.containers[1].restartPolicyRules[0] restarts all the pod's containers on exit code 137"},
+		{"an init container", func(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 			pod.Spec.InitContainers = []corev1.Container{{Name: "setup"}}
 			crr.Spec.Containers[1].Name = "setup"
-		},
-		"a container the pod lacks": func(crr *v1beta1.ContainerRecreateRequest, _ *corev1.Pod) {
+		}, "not stopped: spec.initContainers[0] is an init container that runs once"},
+		{"a container the pod lacks", func(crr *v1beta1.ContainerRecreateRequest, _ *corev1.Pod) {
 			crr.Spec.Containers[1].Name = "ghost"
-		},
+		}, "not stopped: the pod has no container or native sidecar ghost"},
 	}
-	for name, change := range cases {
+	for _, tc := range cases {
 		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{FailurePolicy: v1beta1.FailurePolicyFail})
-		change(crr, pod)
+		tc.change(crr, pod)
 		rt, writes, err := onePass(crr, pod)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", tc.name, err)
 		}
 		last := writes.statuses[len(writes.statuses)-1]
 		if len(rt.stopped) != 0 || last.Phase != v1beta1.PhaseCompleted || last.Result != v1beta1.ResultFailed {
-			t.Errorf("%s: stopped %v, status %s/%s; want nothing stopped and the request Completed as Failed", name, rt.stopped, last.Phase, last.Result)
+			t.Errorf("%s: stopped %v, status %s/%s; want nothing stopped and the request Completed as Failed", tc.name, rt.stopped, last.Phase, last.Result)
 		}
 		var said bool
 		for _, s := range last.ContainerRecreateStates {
-			said = said || strings.Contains(s.Message, "the kubelet would not start container")
+			said = said || s.Phase == v1beta1.PhaseFailed && strings.HasPrefix(s.Message, tc.want)
 		}
 		if !said {
-			t.Errorf("%s: states %+v; want one saying the kubelet would not start it again", name, last.ContainerRecreateStates)
+			t.Errorf("%s: states %+v; want one Failed saying %q", tc.name, last.ContainerRecreateStates, tc.want)
 		}
 	}
 }
