@@ -85,7 +85,7 @@ func TestContainerWithItsOwnRestartPolicyNever(t *testing.T) {
 
 	// A rolling restart of the pod's label: side recreated, app skipped.
 	run = kubectlRejuv(t, ns, "restart", "-l", "app=web", "--wait")
-	if run.code != 0 || !strings.Contains(run.stdout, "pod web: leaves app alone: "+why) || !strings.Contains(run.stdout, "done: 1 of 1 pods recreated") {
+	if run.code != 0 || !strings.Contains(run.stdout, "pod web: app left alone: "+why) || !strings.Contains(run.stdout, "done: 1 of 1 pods recreated") {
 		t.Errorf("kubectl rejuv restart -l app=web --wait: exit %d; want 0, app skipped and the pod recreated", run.code)
 	}
 	final := waitPod(t, ns, "web", "Ready again", podReady(true))

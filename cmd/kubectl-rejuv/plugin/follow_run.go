@@ -174,7 +174,7 @@ func (f *runFollower) holdEvents(p *v1alpha1.RecreatePolicy) {
 		}
 		f.holds[d.Pod][d.Outcome] = true
 		if d.Outcome == v1alpha1.OutcomeSkipped {
-			f.p.event("pod %s: leaves %s alone: %s", d.Pod, strings.Join(d.Containers, ", "), d.Message)
+			f.p.event("pod %s: %s left alone: %s", d.Pod, strings.Join(d.Containers, ", "), d.Message)
 			continue
 		}
 		f.p.event("pod %s: held back (%s): %s", d.Pod, d.Outcome, d.Message)
