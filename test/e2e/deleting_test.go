@@ -59,6 +59,9 @@ func TestPodDeletedDuringTheUnreadyGraceIsLeftToTheKubelet(t *testing.T) {
 	if out := execIn(t, ns, pod.Name, "side", "sh", "-c", "cat /ctl/prestop 2>/dev/null; true"); out != "" {
 		t.Fatalf("premise: the preStop hook ran before the pod's deletion: %q", out)
 	}
+	if left := time.Until(graceEnds); left < 5*time.Second {
+		t.Fatalf("premise: the pod is deleted %s before the request's grace ends; want it well inside the grace", left)
+	}
 
 	if err := kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](35)}); err != nil {
 		t.Fatal(err)
