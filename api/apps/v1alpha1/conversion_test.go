@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -183,9 +184,7 @@ func TestHubAnnotationsNeverBecomeStatus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := fullHub()
 			in.Status = status
-			for k, v := range forged {
-				in.Annotations[k] = v
-			}
+			maps.Copy(in.Annotations, forged)
 			var spoke ContainerRecreateRequest
 			if err := spoke.ConvertFrom(in.DeepCopy()); err != nil {
 				t.Fatal(err)
