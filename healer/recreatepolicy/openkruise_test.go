@@ -158,7 +158,8 @@ func TestScheduledRunBesideOpenKruise(t *testing.T) {
 }
 
 // TestFailedRequestBesideOpenKruise: OpenKruise records a failed container
-// in its state alone; the run halts on it as on a failed Rejuv request.
+// in its state alone; the run halts on it as on a failed Rejuv request,
+// whatever result annotation of Rejuv's someone wrote on it.
 func TestFailedRequestBesideOpenKruise(t *testing.T) {
 	theirs := besideOpenKruise(t)
 	ns := newNamespace(t)
@@ -176,6 +177,15 @@ func TestFailedRequestBesideOpenKruise(t *testing.T) {
 	crrs := kruiseRequests(t, theirs, p)
 	if len(crrs) != 1 {
 		t.Fatalf("%d requests after the run started, want 1", len(crrs))
+	}
+	// Someone who may patch the request writes Rejuv's own result
+	// annotation on it: OpenKruise writes none, so it is not the result.
+	if crrs[0].Annotations == nil {
+		crrs[0].Annotations = map[string]string{}
+	}
+	crrs[0].Annotations["rejuv.dev/result"] = "Succeeded"
+	if err := theirs.Update(context.Background(), &crrs[0]); err != nil {
+		t.Fatal(err)
 	}
 	kruiseComplete(t, theirs, c, &crrs[0], kruise.ContainerRecreateRequestFailed)
 	c.clock.Step(10 * time.Second)

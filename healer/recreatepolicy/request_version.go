@@ -47,6 +47,12 @@ func (v RequestVersion) list(ctx context.Context, c client.Reader, namespace str
 	}
 	out := make([]appsv1beta1.ContainerRecreateRequest, len(list.Items))
 	for i := range list.Items {
+		// Rejuv's own status annotations are not OpenKruise's: on its
+		// requests they were written by whoever may patch them, not by
+		// an executor, and must not pass for the request's status.
+		for _, key := range []string{appsv1beta1.ResultAnnotation, appsv1alpha1.ConditionsAnnotation, appsv1beta1.PreStopStartedAnnotation} {
+			delete(list.Items[i].Annotations, key)
+		}
 		if err := list.Items[i].ConvertTo(&out[i]); err != nil {
 			return nil, err
 		}
