@@ -52,7 +52,7 @@ func TestRunFollowerLines(t *testing.T) {
 		{after: 25 * time.Second},
 		{after: 26 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", "", "", 0)},
-			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable"), hold("web-2", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), earlier,
+			holds: []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable"), hold("web-2", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), earlier,
 				{Time: metav1.NewTime(at), Pod: "web-0", Containers: []string{"log"}, Trigger: "restart", Outcome: v1alpha1.OutcomeSkipped, Reason: reason,
 					Message: "spec.containers[1].restartPolicy is Never: the kubelet would not start container log again once stopped"}}},
 		{after: 27 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3},
