@@ -32,16 +32,26 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 	}
 	at := metav1.NewTime(r.now().UTC().Truncate(time.Second))
 	var p *v1alpha1.RecreatePolicy
+	// change is what the command does to a policy that exists; the write
+	// does it again to the latest policy should the manager write the
+	// policy's status in between.
+	var change func(*v1alpha1.RecreatePolicy) error
 	op := "created"
 	if t.policy != nil {
 		if len(r.containers) > 0 || r.maxUnavailable != "" {
 			return usageError("%s restarts the containers its spec names, with its own rollout; change those in the policy", t)
 		}
 		p, op = t.policy, "restarted"
-		if err := restartable(p); err != nil {
+		change = func(cur *v1alpha1.RecreatePolicy) error {
+			if err := restartable(cur); err != nil {
+				return err
+			}
+			cur.Spec.RestartAt = &at
+			return nil
+		}
+		if err := change(p); err != nil {
 			return err
 		}
-		p.Spec.RestartAt = &at
 	} else {
 		if p, err = r.restartPolicy(t, at); err != nil {
 			return err
@@ -58,18 +68,25 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 		case err != nil:
 			return fmt.Errorf("read RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 		default:
-			if existing.Labels[v1beta1.SourceLabel] != crr.SourceKubectl {
-				return fmt.Errorf("RecreatePolicy %s/%s exists and was not written by kubectl rejuv; restart its pods with kubectl rejuv restart rp/%s", p.Namespace, p.Name, p.Name)
+			want := p
+			change = func(cur *v1alpha1.RecreatePolicy) error {
+				if cur.Labels[v1beta1.SourceLabel] != crr.SourceKubectl {
+					return fmt.Errorf("RecreatePolicy %s/%s exists and was not written by kubectl rejuv; restart its pods with kubectl rejuv restart rp/%s", cur.Namespace, cur.Name, cur.Name)
+				}
+				if err := restartable(cur); err != nil {
+					return err
+				}
+				cur.Labels, cur.Annotations, cur.OwnerReferences = want.Labels, want.Annotations, want.OwnerReferences
+				cur.Spec = *want.Spec.DeepCopy()
+				return nil
 			}
-			if err := restartable(existing); err != nil {
+			if err := change(existing); err != nil {
 				return err
 			}
-			existing.Labels, existing.Annotations, existing.OwnerReferences = p.Labels, p.Annotations, p.OwnerReferences
-			existing.Spec = p.Spec
 			p, op = existing, "configured"
 		}
 	}
-	if err := r.write(ctx, cl, p, op, dry); err != nil {
+	if err := r.write(ctx, cl, p, op, dry, change); err != nil {
 		return err
 	}
 	if ahead := clockAhead(p, r.manager, at.Time); ahead > 2*time.Second {
@@ -172,29 +189,48 @@ func restartable(p *v1alpha1.RecreatePolicy) error {
 }
 
 // write creates or updates the policy, unless the dry run is the
-// client's.
-func (r *restart) write(ctx context.Context, cl *clients, p *v1alpha1.RecreatePolicy, op string, dry dryRun) error {
+// client's. An update that loses to another writer (the manager writes the
+// policy's status after every pass) reads the policy again and makes
+// change to it again, checks included, until it is written.
+func (r *restart) write(ctx context.Context, cl *clients, p *v1alpha1.RecreatePolicy, op string, dry dryRun, change func(*v1alpha1.RecreatePolicy) error) error {
 	if dry == dryRunClient {
 		return nil
 	}
-	var err error
 	if op == "created" {
-		err = cl.client.Create(ctx, p, dry.createOptions(r.manager, "Strict")...)
-	} else {
-		opts := []client.UpdateOption{client.FieldOwner(r.manager)}
-		if dry == dryRunServer {
-			opts = append(opts, client.DryRunAll)
+		if err := cl.client.Create(ctx, p, dry.createOptions(r.manager, "Strict")...); err != nil {
+			return fmt.Errorf("write RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 		}
+		return nil
+	}
+	opts := []client.UpdateOption{client.FieldOwner(r.manager)}
+	if dry == dryRunServer {
+		opts = append(opts, client.DryRunAll)
+	}
+	key := client.ObjectKeyFromObject(p)
+	err := cl.client.Update(ctx, p, opts...)
+	for attempt := 1; apierrors.IsConflict(err) && attempt < maxWriteAttempts; attempt++ {
+		latest := &v1alpha1.RecreatePolicy{}
+		if err := cl.client.Get(ctx, key, latest); err != nil {
+			return fmt.Errorf("read RecreatePolicy %s again: %w", key, err)
+		}
+		if err := change(latest); err != nil {
+			return err
+		}
+		*p = *latest
 		err = cl.client.Update(ctx, p, opts...)
 	}
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("RecreatePolicy %s changed %d times while it was being written; run the command again", key, maxWriteAttempts)
+	}
 	if err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("RecreatePolicy %s/%s changed while it was being written; run the command again", p.Namespace, p.Name)
-		}
-		return fmt.Errorf("write RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
+		return fmt.Errorf("write RecreatePolicy %s: %w", key, err)
 	}
 	return nil
 }
+
+// maxWriteAttempts bounds how often write tries an update that other
+// writers keep overtaking.
+const maxWriteAttempts = 10
 
 // podNames lists the pods' names, the first ten of them.
 func podNames(pods []corev1.Pod) string {
