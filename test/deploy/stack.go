@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
@@ -168,18 +172,75 @@ func (s *Stack) waitReady(ctx context.Context, daemon bool) error {
 	if err != nil {
 		return fmt.Errorf("wait for Rejuv's pods to be ready: %w\n%s", err, s.Describe(context.WithoutCancel(ctx)))
 	}
-	// Ready pods serve; the API server reaches them once kube-proxy has
-	// the Service's endpoints. A policy created as a dry run goes through
-	// the validating webhook.
+	// Ready pods serve; the API server reaches them once the Service's
+	// endpoints are the ready pods' (a replaced replica's address answers
+	// "no route to host") and kube-proxy has them. A policy created as a
+	// dry run goes through the validating webhook; the Service picks an
+	// endpoint at random, so it has to answer several times in a row.
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		last = s.Client.Create(ctx, probePolicy(), client.DryRunAll)
-		return last == nil, nil
+		if last = s.webhookEndpointsCurrent(ctx); last != nil {
+			return false, nil
+		}
+		for range webhookProbes {
+			if last = s.Client.Create(ctx, probePolicy(), client.DryRunAll); last != nil {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("wait for Rejuv's webhooks to answer: %w (last: %w)", err, last)
 	}
 	return nil
+}
+
+// WebhookService is the Service the API server calls Rejuv's webhooks
+// through.
+const WebhookService = "rejuv-webhook-service"
+
+// webhookProbes is how many dry runs in a row must reach the webhooks.
+const webhookProbes = 5
+
+// webhookEndpointsCurrent says why the webhook Service's endpoints are not
+// (yet) exactly the ready manager pods' addresses, or nil.
+func (s *Stack) webhookEndpointsCurrent(ctx context.Context) error {
+	pods, err := s.Kube.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: HealerSelector})
+	if err != nil {
+		return fmt.Errorf("list the manager's pods: %w", err)
+	}
+	want := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && apipods.Ready(&p) {
+			want[p.Status.PodIP] = true
+		}
+	}
+	endpoints, err := s.Kube.DiscoveryV1().EndpointSlices(Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + WebhookService})
+	if err != nil {
+		return fmt.Errorf("list the endpoints of Service %s: %w", WebhookService, err)
+	}
+	got := map[string]bool{}
+	for _, sl := range endpoints.Items {
+		for _, e := range sl.Endpoints {
+			ready := e.Conditions.Ready == nil || *e.Conditions.Ready
+			terminating := e.Conditions.Terminating != nil && *e.Conditions.Terminating
+			for _, addr := range e.Addresses {
+				if !ready || terminating {
+					return fmt.Errorf("service %s still lists %s, not ready or terminating", WebhookService, addr)
+				}
+				got[addr] = true
+			}
+		}
+	}
+	if len(want) == 0 || !maps.Equal(want, got) {
+		return fmt.Errorf("service %s lists %v, the ready manager pods are %v", WebhookService, sortedKeys(got), sortedKeys(want))
+	}
+	return nil
+}
+
+// sortedKeys are the addresses of a set, sorted, for messages.
+func sortedKeys(m map[string]bool) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func probePolicy() *v1alpha1.RecreatePolicy {
