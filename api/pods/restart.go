@@ -3,6 +3,7 @@ package pods
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -50,6 +51,17 @@ func Unrestartable(pod *corev1.Pod, name string) string {
 		}
 	}
 	return fmt.Sprintf("the pod has no container or native sidecar %s: the kubelet would not start it", name)
+}
+
+// UnrestartableAll says why the kubelet would not start again each of
+// the pod's containers named, one Unrestartable after the other,
+// separated by "; ".
+func UnrestartableAll(pod *corev1.Pod, names []string) string {
+	why := make([]string, 0, len(names))
+	for _, name := range names {
+		why = append(why, Unrestartable(pod, name))
+	}
+	return strings.Join(why, "; ")
 }
 
 // afterStop says why the kubelet would not start c again after a stop

@@ -34,13 +34,8 @@ func (c Containers) Match(name string) bool {
 // pods.Restartable: by the container's own restartPolicy and rules, or
 // the pod's), sidecars first as the pod starts them.
 func (c Containers) Candidates(pod *corev1.Pod) []string {
-	var names []string
-	for _, name := range c.Matching(pod) {
-		if pods.Restartable(pod, name) {
-			names = append(names, name)
-		}
-	}
-	return names
+	candidates, _ := c.Split(pod)
+	return candidates
 }
 
 // Matching returns the names of the pod's containers and sidecars the
@@ -66,13 +61,21 @@ func (c Containers) Matching(pod *corev1.Pod) []string {
 // the patterns match that the kubelet would not start again once stopped:
 // the ones Matching has and Candidates lacks.
 func (c Containers) Unrestartable(pod *corev1.Pod) []string {
-	var names []string
+	_, unrestartable := c.Split(pod)
+	return unrestartable
+}
+
+// Split divides the names Matching returns, in its order, into the
+// Candidates and the Unrestartable, in one walk.
+func (c Containers) Split(pod *corev1.Pod) (candidates, unrestartable []string) {
 	for _, name := range c.Matching(pod) {
-		if !pods.Restartable(pod, name) {
-			names = append(names, name)
+		if pods.Restartable(pod, name) {
+			candidates = append(candidates, name)
+		} else {
+			unrestartable = append(unrestartable, name)
 		}
 	}
-	return names
+	return candidates, unrestartable
 }
 
 // Unmatched returns the patterns that match no container or sidecar of any

@@ -91,8 +91,8 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 		if baseline != nil && !listed {
 			continue
 		}
-		names := containers.Candidates(pod)
-		if left := containers.Unrestartable(pod); len(left) > 0 || len(names) == 0 {
+		names, left := containers.Split(pod)
+		if len(left) > 0 || len(names) == 0 {
 			p.leftAlone = append(p.leftAlone, &planner.Candidate{Pod: pod, Containers: left, Trigger: run, Reason: run.RunReason()})
 		}
 		switch {

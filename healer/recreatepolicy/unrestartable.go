@@ -1,8 +1,6 @@
 package recreatepolicy
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -17,9 +15,5 @@ func unrestartableMessage(pod *corev1.Pod, containers []string) string {
 	if len(containers) == 0 {
 		return "the policy's containers name none of the pod's containers and native sidecars"
 	}
-	why := make([]string, 0, len(containers))
-	for _, name := range containers {
-		why = append(why, pods.Unrestartable(pod, name))
-	}
-	return truncate(strings.Join(why, "; "))
+	return truncate(pods.UnrestartableAll(pod, containers))
 }

@@ -100,7 +100,7 @@ func podContainers(pod *corev1.Pod, named []string) ([]string, error) {
 	if len(named) == 0 {
 		all := policyspec.Containers(nil).Candidates(pod)
 		if len(all) == 0 {
-			return nil, fmt.Errorf("pod %s/%s has no container the kubelet would start again once stopped, so none can be recreated in place: %s", pod.Namespace, pod.Name, unrestartable(pod, policyspec.Containers(nil).Matching(pod)))
+			return nil, fmt.Errorf("pod %s/%s has no container the kubelet would start again once stopped, so none can be recreated in place: %s", pod.Namespace, pod.Name, pods.UnrestartableAll(pod, policyspec.Containers(nil).Matching(pod)))
 		}
 		return all, nil
 	}
@@ -125,7 +125,7 @@ func warnLeftAlone(w io.Writer, pod *corev1.Pod, named []string) {
 		return
 	}
 	if left := policyspec.Containers(nil).Unrestartable(pod); len(left) > 0 {
-		fmt.Fprintf(w, "pod %s/%s: left alone: %s\n", pod.Namespace, pod.Name, unrestartable(pod, left))
+		fmt.Fprintf(w, "pod %s/%s: left alone: %s\n", pod.Namespace, pod.Name, pods.UnrestartableAll(pod, left))
 	}
 }
 
@@ -136,14 +136,4 @@ func notRestartable(pod *corev1.Pod, name string) string {
 		return fmt.Sprintf("no container %q; the pod's containers are %s", name, strings.Join(policyspec.Containers(nil).Matching(pod), ", "))
 	}
 	return pods.Unrestartable(pod, name)
-}
-
-// unrestartable says why the kubelet would not start again each of the
-// pod's containers named.
-func unrestartable(pod *corev1.Pod, names []string) string {
-	var why []string
-	for _, name := range names {
-		why = append(why, pods.Unrestartable(pod, name))
-	}
-	return strings.Join(why, "; ")
 }

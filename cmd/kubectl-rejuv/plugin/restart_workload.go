@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -267,7 +268,7 @@ func namedRestartable(patterns []string, selected []corev1.Pod) error {
 	for i := range selected {
 		pod := &selected[i]
 		if left := policyspec.Containers(patterns).Unrestartable(pod); len(left) > 0 {
-			return fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, unrestartable(pod, left))
+			return fmt.Errorf("pod %s/%s: %s", pod.Namespace, pod.Name, pods.UnrestartableAll(pod, left))
 		}
 	}
 	return nil
