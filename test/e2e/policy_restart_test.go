@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -44,6 +47,12 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 
 	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
 	defer stopWatch()
+	// The premise of the budget check: the node stays Ready. Were the
+	// controller manager to mark it NotReady, it would mark every pod on
+	// it NotReady too, and the pods' readiness would say nothing about
+	// the run.
+	stopNode := watchNodeNotReady()
+	defer stopNode()
 
 	// The API server goes while the run's first pod and the request made
 	// by hand are in flight.
@@ -94,9 +103,46 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 	if run.State != v1alpha1.RunCompleted || run.Recreated != 6 {
 		t.Fatalf("run %+v, want Completed with 6 pods recreated", run)
 	}
+	if notReady := stopNode(); notReady != "" {
+		t.Fatalf("the node went NotReady during the run (%s): the pods' readiness cannot tell what the run did", notReady)
+	}
 	if maxUnavailable := stopWatch(); maxUnavailable > 1 {
 		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", maxUnavailable)
 	}
 	recreatedOncePerPod(t, c, ns, "crash", "app=api", before, run)
 	recreatedOnce(t, byHand, byHandPod, byHandBefore)
+}
+
+// watchNodeNotReady samples the node's Ready condition every 500 ms until
+// stop is called; stop says how it was first seen not Ready, or "".
+func watchNodeNotReady() (stop func() string) {
+	ctx := context.Background()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	seen := ""
+	go func() {
+		defer close(finished)
+		for seen == "" {
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			node, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
+					seen = fmt.Sprintf("Ready %s: %s %s", cond.Status, cond.Reason, cond.Message)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() string {
+		once.Do(func() { close(done) })
+		<-finished
+		return seen
+	}
 }

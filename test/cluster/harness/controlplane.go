@@ -72,10 +72,15 @@ func controllerManagerSpec(c Config) spec {
 			"--cluster-signing-cert-file="+c.pki("ca.crt"),
 			"--cluster-signing-key-file="+c.pki("ca.key"),
 			"--use-service-account-credentials=true",
-			// A lost node is NotReady after 20 s (40 s by default), so that
-			// tests of a lost node take seconds; the kubelet renews its
-			// lease every 4 s.
-			"--node-monitor-grace-period=20s",
+			// Kubernetes' own default (50 s in 1.37): a node is NotReady once
+			// its kubelet has not been heard of for 50 s. A shorter grace
+			// (20 s here before) is shorter than the components need to
+			// come back after the API server restarts (their watches back
+			// off while it is away, then meet a few seconds of "forbidden"
+			// until its RBAC cache is filled): the controller manager's
+			// view of the node goes stale, and it marked the node and every
+			// pod on it NotReady although the kubelet never stopped.
+			"--node-monitor-grace-period=50s",
 			"--node-monitor-period=2s",
 		))}
 }

@@ -15,10 +15,8 @@ import (
 // kubeletConfig is the KubeletConfiguration for this machine: cgroupfs on
 // cgroup v1, swap tolerated, webhook authn/authz, its own directories,
 // image garbage collection off so locally imported images stay, and a node
-// lease renewed and a status computed every 4 s, so that a stopped kubelet
-// makes the node NotReady within the controller manager's 20 s grace, and
-// a node marked NotReady while the API server was away is Ready again
-// within seconds.
+// lease renewed and a status computed every 4 s, so that a node is Ready
+// again within seconds of the kubelet's return.
 func kubeletConfig(c Config) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
