@@ -28,7 +28,7 @@ func policyView() *dashboard.DashboardBuilder {
 		WithPanel(graph("Evaluation time", "Time one pass over all selected pods takes; past the manager's --policy-evaluation-budget the policy halts.", "s", 8,
 			q(`histogram_quantile(0.9, sum by (le, namespace, policy) (rate(rejuv_policy_evaluation_duration_seconds_bucket{`+ofPolicy+`}[$__rate_interval])))`, "p90 {{namespace}}/{{policy}}"),
 			q(`histogram_quantile(0.99, sum by (le, namespace, policy) (rate(rejuv_policy_evaluation_duration_seconds_bucket{`+ofPolicy+`}[$__rate_interval])))`, "p99 {{namespace}}/{{policy}}"))).
-		WithPanel(graph("Decisions", "Decisions a second, by trigger and outcome: Created, DryRun, Skipped, Error, or the gate that held a candidate back.", "ops", 8,
+		WithPanel(graph("Decisions", "Decisions a second, by trigger and outcome: Created, DryRun, Skipped, UpToDate, Error, or the gate that held a candidate back.", "ops", 8,
 			q(`sum by (trigger, outcome) (rate(rejuv_policy_decisions_total{`+ofPolicy+`}[$__rate_interval]))`, "{{trigger}} {{outcome}}"))).
 		WithPanel(graph("Held back, by gate", "Candidates each gate held back at the last pass.", "short", 8,
 			q(`sum by (gate) (rejuv_policy_held_back{`+ofPolicy+`})`, "{{gate}}"))).

@@ -112,6 +112,24 @@ func (d *decider) skipped(c *planner.Candidate, msg string) {
 	d.decisions = append(d.decisions, skippedDecision(c, msg, d.now))
 }
 
+// upToDate records, once per pod and run, that a run's pod needs
+// nothing: its containers were started again since the run began.
+func (d *decider) upToDate(p *v1alpha1.RecreatePolicy, c *planner.Candidate) {
+	for _, list := range [][]v1alpha1.Decision{d.decisions, p.Status.RecentDecisions} {
+		for _, dec := range list {
+			if dec.Pod == c.Pod.Name && dec.Reason == c.Reason && dec.Outcome == v1alpha1.OutcomeUpToDate {
+				return
+			}
+		}
+	}
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(v1alpha1.OutcomeUpToDate)).Inc()
+	d.decisions = append(d.decisions, v1alpha1.Decision{
+		Time: metav1.NewTime(d.now), Pod: c.Pod.Name, Containers: c.Containers,
+		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeUpToDate, Reason: c.Reason,
+		Message: "started again since the run began, by something other than the run: nothing to recreate",
+	})
+}
+
 // skippedDecision is the decision to leave a candidate alone.
 func skippedDecision(c *planner.Candidate, msg string, now time.Time) v1alpha1.Decision {
 	return v1alpha1.Decision{

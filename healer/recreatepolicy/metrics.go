@@ -32,7 +32,7 @@ var (
 	}, []string{"policy", "namespace", "rule", "signal"})
 	decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rejuv_policy_decisions_total",
-		Help: "Decisions on candidate recreations, by trigger (schedule or rule) and outcome (Created, DryRun, Skipped, Error, or the gate that held it back).",
+		Help: "Decisions on candidate recreations, by trigger (schedule or rule) and outcome (Created, DryRun, Skipped, UpToDate, Error, or the gate that held it back).",
 	}, []string{"policy", "namespace", "trigger", "outcome"})
 	heldBack = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_held_back",

@@ -62,8 +62,8 @@ func TestRunCountsAPodDoneOnlyByIdentity(t *testing.T) {
 	if len(pending) != 2 || pending[0] != "a" || pending[1] != "b" {
 		t.Errorf("pending %v, want [a b]: started in the run's second, never touched since", pending)
 	}
-	if p.recreated != 1 || p.upToDate != 1 || len(p.skipped) != 0 || p.failed != nil {
-		t.Errorf("recreated %d, up to date %d, skipped %d, failed %v; want 1 (d, by its request), 1 (c, a new instance), 0, none", p.recreated, p.upToDate, len(p.skipped), p.failed)
+	if p.recreated != 1 || len(p.upToDate) != 1 || p.upToDate[0].Pod.Name != "c" || len(p.skipped) != 0 || p.failed != nil {
+		t.Errorf("recreated %d, up to date %v, skipped %d, failed %v; want 1 (d, by its request), [c] (a new instance), 0, none", p.recreated, p.upToDate, len(p.skipped), p.failed)
 	}
 	if p.pending[0].Reason != "rolling restart requested for 2026-11-26T03:00:00Z" {
 		t.Errorf("reason %q", p.pending[0].Reason)

@@ -1,6 +1,7 @@
 package recreatepolicy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,16 @@ func TestRunOfPodsStartedInItsSecond(t *testing.T) {
 		if crr.Spec.PodName == crashed || crr.Spec.PodName == "web-late-0" {
 			t.Errorf("request %s for pod %s, which needed none", crr.Name, crr.Spec.PodName)
 		}
+	}
+	// The up-to-date pod has its own decision, once across the passes and
+	// the new controller, with the run's reason.
+	var upToDate []v1alpha1.Decision
+	for _, d := range getPolicy(t, p).Status.RecentDecisions {
+		if d.Outcome == v1alpha1.OutcomeUpToDate {
+			upToDate = append(upToDate, d)
+		}
+	}
+	if len(upToDate) != 1 || upToDate[0].Pod != crashed || !strings.Contains(upToDate[0].Reason, at.UTC().Format(time.RFC3339)) {
+		t.Errorf("up-to-date decisions %+v, want one for %s naming the run of %s", upToDate, crashed, at.UTC().Format(time.RFC3339))
 	}
 }

@@ -36,11 +36,14 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 	at := run.ScheduledTime.Time
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: run.Requested}
 	prog := progress(trigger, pods, spec.Containers, facts.runs[at.UTC().Format(time.RFC3339)], run.Baseline)
-	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(prog.upToDate), int32(len(prog.skipped))
+	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(len(prog.upToDate)), int32(len(prog.skipped))
 	if started {
 		for _, c := range prog.leftAlone {
 			d.skipped(c, unrestartableMessage(c.Pod, c.Containers))
 		}
+	}
+	for _, c := range prog.upToDate {
+		d.upToDate(p, c)
 	}
 	switch {
 	case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
@@ -49,7 +52,7 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 		r.halt(p, v1alpha1.ReasonRunFailed, "the "+runName(run)+" halted: "+msg)
 	case len(prog.pending) == 0 && !anyInFlight(pods, facts):
 		run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
-		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, prog.upToDate, len(prog.skipped))
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, len(prog.upToDate), len(prog.skipped))
 	default:
 		for _, c := range prog.pending {
 			if err := d.decide(ctx, s, c); err != nil {

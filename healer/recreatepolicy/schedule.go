@@ -51,9 +51,9 @@ type runProgress struct {
 	pending []*planner.Candidate
 	// recreated counts the pods the run's requests recreated.
 	recreated int
-	// upToDate counts the pods that need nothing: their containers were
+	// upToDate are the pods that need nothing: their containers were
 	// started again since the run began, by something other than the run.
-	upToDate int
+	upToDate []*planner.Candidate
 	failed   *appsv1beta1.ContainerRecreateRequest
 	// skipped are the pods with nothing the kubelet would start again.
 	skipped []*corev1.Pod
@@ -99,7 +99,7 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 		case len(names) == 0:
 			p.skipped = append(p.skipped, pod)
 		case listed && startedAgain(pod, names, recorded):
-			p.upToDate++
+			p.upToDate = append(p.upToDate, &planner.Candidate{Pod: pod, Containers: names, Trigger: run, Reason: run.RunReason()})
 		default:
 			p.pending = append(p.pending, &planner.Candidate{
 				Pod: pod, Containers: names,

@@ -471,7 +471,7 @@ type Decision struct {
 }
 
 // DecisionOutcome is the result of the decision pipeline for one candidate.
-// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;Error
+// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;UpToDate;Error
 type DecisionOutcome string
 
 // The outcomes, in the order of the decision pipeline.
@@ -490,7 +490,11 @@ const (
 	// than startingDeadlineSeconds, a run due or requested while another
 	// was going), or a pod a run leaves alone.
 	OutcomeSkipped DecisionOutcome = "Skipped"
-	OutcomeError   DecisionOutcome = "Error"
+	// OutcomeUpToDate is a pod a run finds needing nothing: every
+	// container the run would recreate was started again since the run
+	// began, by something other than the run (status.run.upToDate).
+	OutcomeUpToDate DecisionOutcome = "UpToDate"
+	OutcomeError    DecisionOutcome = "Error"
 )
 
 // RecreatePolicy declares which containers of which pods Rejuv recreates in

@@ -173,8 +173,12 @@ func (f *runFollower) holdEvents(p *v1alpha1.RecreatePolicy) {
 			f.holds[d.Pod] = map[v1alpha1.DecisionOutcome]bool{}
 		}
 		f.holds[d.Pod][d.Outcome] = true
-		if d.Outcome == v1alpha1.OutcomeSkipped {
+		switch d.Outcome {
+		case v1alpha1.OutcomeSkipped:
 			f.p.event("pod %s: %s left alone: %s", d.Pod, strings.Join(d.Containers, ", "), d.Message)
+			continue
+		case v1alpha1.OutcomeUpToDate:
+			f.p.event("pod %s: up to date: %s", d.Pod, d.Message)
 			continue
 		}
 		f.p.event("pod %s: held back (%s): %s", d.Pod, d.Outcome, d.Message)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // TestRunFollowerLines: a restart followed from its request to its end
@@ -92,4 +94,36 @@ func TestProgressBar(t *testing.T) {
 	p.counts(1, 4, 1, 0)
 	p.finish()
 	golden(t, "progress-bar.txt", out.Bytes())
+}
+
+// TestFollowerSaysEachRunDecisionOnce: the follower prints a line for a
+// pod the run finds up to date and for one it leaves alone, once each
+// however often the policy is read, and none for an earlier run's
+// decisions, told apart by their reason.
+func TestFollowerSaysEachRunDecisionOnce(t *testing.T) {
+	at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	reason := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: true}.RunReason()
+	earlier := planner.Trigger{Kind: planner.TriggerSchedule, Run: at.Add(-time.Hour), Requested: true}.RunReason()
+	var out bytes.Buffer
+	now := func() time.Time { return at }
+	f := &runFollower{p: newProgress(&out, false, "deployment/web", now), at: at, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}}
+	p := &v1alpha1.RecreatePolicy{Status: v1alpha1.RecreatePolicyStatus{RecentDecisions: []v1alpha1.Decision{
+		{Time: metav1.NewTime(at), Pod: "web-1", Containers: []string{"app"}, Trigger: planner.Restart, Outcome: v1alpha1.OutcomeUpToDate, Reason: reason, Message: "started again since the run began, by something other than the run: nothing to recreate"},
+		{Time: metav1.NewTime(at), Pod: "web-2", Containers: []string{"job"}, Trigger: planner.Restart, Outcome: v1alpha1.OutcomeSkipped, Reason: reason, Message: "the kubelet would not start it again"},
+		{Time: metav1.NewTime(at), Pod: "web-3", Containers: []string{"app"}, Trigger: planner.Restart, Outcome: v1alpha1.OutcomeUpToDate, Reason: earlier, Message: "an earlier run's"},
+	}}}
+	f.holdEvents(p)
+	f.holdEvents(p)
+	got := out.String()
+	for _, want := range []string{
+		"pod web-1: up to date: started again since the run began, by something other than the run: nothing to recreate",
+		"pod web-2: job left alone: the kubelet would not start it again",
+	} {
+		if strings.Count(got, want) != 1 {
+			t.Errorf("want once %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "web-3") {
+		t.Errorf("an earlier run's decision was printed:\n%s", got)
+	}
 }
