@@ -33,40 +33,22 @@ func TestWebhooksAnswerThroughAManagerRollout(t *testing.T) {
 		writes   int
 		failures []string
 	)
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			p := &v1alpha1.RecreatePolicy{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("during-rollout-%d", i)},
-				Spec: v1alpha1.RecreatePolicySpec{
-					Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}},
-					Schedule: &v1alpha1.Schedule{Cron: "0 3 * * *"},
-				},
-			}
-			err := s.Client.Create(ctx, p, client.DryRunAll)
-			mu.Lock()
-			writes++
-			if err != nil {
-				failures = append(failures, fmt.Sprintf("%s: %v", time.Now().Format("15:04:05.000"), err))
-			}
-			mu.Unlock()
+	stop := every(100*time.Millisecond, func() {
+		p := &v1alpha1.RecreatePolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "during-rollout"},
+			Spec: v1alpha1.RecreatePolicySpec{
+				Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}},
+				Schedule: &v1alpha1.Schedule{Cron: "0 3 * * *"},
+			},
 		}
-	}()
-	stop := func() {
-		select {
-		case <-done:
-		default:
-			close(done)
+		err := s.Client.Create(ctx, p, client.DryRunAll)
+		mu.Lock()
+		defer mu.Unlock()
+		writes++
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", time.Now().Format("15:04:05.000"), err))
 		}
-		<-finished
-	}
+	})
 	defer stop()
 
 	// The premise: the writes reach the webhooks before the rollout.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,32 +116,20 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 // stop is called; stop says how it was first seen not Ready, or "".
 func watchNodeNotReady() (stop func() string) {
 	ctx := context.Background()
-	done := make(chan struct{})
-	finished := make(chan struct{})
 	seen := ""
-	go func() {
-		defer close(finished)
-		for seen == "" {
-			select {
-			case <-done:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			node, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
-			if err != nil {
-				continue
-			}
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
-					seen = fmt.Sprintf("Ready %s: %s %s", cond.Status, cond.Reason, cond.Message)
-				}
+	stopSampling := every(500*time.Millisecond, func() {
+		node, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
+		if err != nil || seen != "" {
+			return
+		}
+		for _, cond := range node.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
+				seen = fmt.Sprintf("Ready %s: %s %s", cond.Status, cond.Reason, cond.Message)
 			}
 		}
-	}()
-	var once sync.Once
+	})
 	return func() string {
-		once.Do(func() { close(done) })
-		<-finished
+		stopSampling()
 		return seen
 	}
 }

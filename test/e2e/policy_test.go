@@ -188,6 +188,25 @@ func requestsPerPod(t *testing.T, c client.Client, ns, policy string, run *v1alp
 // name); reads that fail are skipped.
 func watchPods(c client.Client, ns string, labels map[string]string, period time.Duration, sample func(pods []corev1.Pod, busy map[string]bool)) (stop func()) {
 	ctx := context.Background()
+	return every(period, func() {
+		pods := &corev1.PodList{}
+		crrs := &v1beta1.ContainerRecreateRequestList{}
+		if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+			return
+		}
+		busy := map[string]bool{}
+		for _, crr := range crrs.Items {
+			if crr.Status.Phase != v1beta1.PhaseCompleted {
+				busy[crr.Spec.PodName] = true
+			}
+		}
+		sample(pods.Items, busy)
+	})
+}
+
+// every calls sample every period, in a goroutine of its own, until stop
+// is called; stop returns once the last call has returned.
+func every(period time.Duration, sample func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -198,18 +217,7 @@ func watchPods(c client.Client, ns string, labels map[string]string, period time
 				return
 			case <-time.After(period):
 			}
-			pods := &corev1.PodList{}
-			crrs := &v1beta1.ContainerRecreateRequestList{}
-			if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
-				continue
-			}
-			busy := map[string]bool{}
-			for _, crr := range crrs.Items {
-				if crr.Status.Phase != v1beta1.PhaseCompleted {
-					busy[crr.Spec.PodName] = true
-				}
-			}
-			sample(pods.Items, busy)
+			sample()
 		}
 	}()
 	var once sync.Once
