@@ -98,6 +98,10 @@ bench: ## Benchmarks that need no cluster; each prints its time per operation.
 bench-engine: ## The Rego engine on 10,000 pods against the simple way; prints a table per policy.
 	$(GO) test -run '^$$' -bench BenchmarkPolicyEngine -benchtime 1x -timeout 20m ./test/bench/engine
 
+.PHONY: bench-scale
+bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES).
+	$(GO) test -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m ./test/bench/scale
+
 .PHONY: bench-cluster
 bench-cluster: ## The recreation latency and the create call's breakdown on the local cluster (starts it if needed); prints two tables.
 	$(GO) test -run '^$$' -bench 'BenchmarkRecreate|BenchmarkCreateCall' -benchtime 1x -timeout 45m ./test/bench

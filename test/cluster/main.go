@@ -1,7 +1,7 @@
 // Command cluster starts, stops and describes Rejuv's local single-node
 // Kubernetes cluster (the harness in package harness):
 //
-//	go run ./test/cluster up|down|status|env|helm|metrics-server
+//	go run ./test/cluster up|down|status|env|helm|metrics-server|kwok
 package main
 
 import (
@@ -25,6 +25,7 @@ Commands:
   helm    print the path of helm, built once into the cache (up builds it with Kubernetes)
   metrics-server
           print the path of metrics-server, built once into the cache (up builds it with Kubernetes)
+  kwok    print the path of kwok, built once into the cache (for the scale benchmark; up does not build it)
 
 Environment:
   REJUV_CLUSTER_DIR   instance directory (default <repo>/.cache/cluster)
@@ -72,11 +73,10 @@ func runCommand(ctx context.Context, command string) error {
 		fmt.Printf("export KUBECONFIG=%q\nexport REJUV_NODE_NAME=%q\nexport REJUV_CRI_SOCKET=%q\nexport PATH=%q:\"$PATH\"\n",
 			cfg.Kubeconfig(), cfg.NodeName, cfg.CRISocket(), cfg.KubeBinDir())
 		return nil
-	case "helm", "metrics-server":
-		ensure := harness.EnsureHelm
-		if command == "metrics-server" {
-			ensure = harness.EnsureMetricsServer
-		}
+	case "helm", "metrics-server", "kwok":
+		ensure := map[string]func(context.Context) (string, error){
+			"helm": harness.EnsureHelm, "metrics-server": harness.EnsureMetricsServer, "kwok": harness.EnsureKwok,
+		}[command]
 		path, err := ensure(ctx)
 		if err != nil {
 			return err

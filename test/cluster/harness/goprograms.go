@@ -42,6 +42,14 @@ var metricsServer = goProgram{
 	ldflags: func(v string) string { return "-X k8s.io/client-go/pkg/version.gitVersion=" + v },
 }
 
+// kwok plays the kubelets of simulated nodes, for the scale benchmark.
+// It is built on demand (EnsureKwok), not with the Kubernetes binaries:
+// only the benchmark needs it.
+var kwok = goProgram{
+	name: "kwok", module: "sigs.k8s.io/kwok", main: "sigs.k8s.io/kwok/cmd/kwok",
+	ldflags: func(v string) string { return "-X sigs.k8s.io/kwok/pkg/consts.Version=" + strings.TrimPrefix(v, "v") },
+}
+
 // goPrograms are the programs built beside the Kubernetes binaries.
 var goPrograms = []goProgram{helm, metricsServer}
 
@@ -86,6 +94,11 @@ func EnsureHelm(ctx context.Context) (string, error) { return ensure(ctx, helm) 
 // <cache>/tools/metrics-server-<version>/metrics-server once, and returns
 // its path.
 func EnsureMetricsServer(ctx context.Context) (string, error) { return ensure(ctx, metricsServer) }
+
+// EnsureKwok builds kwok, of the version test/cluster/kubebuild/go.mod
+// requires, into <cache>/tools/kwok-<version>/kwok once, and returns its
+// path.
+func EnsureKwok(ctx context.Context) (string, error) { return ensure(ctx, kwok) }
 
 // ensure returns the program's cached binary, building it alone when the
 // Kubernetes build (EnsureKubeBinaries) did not build it already.

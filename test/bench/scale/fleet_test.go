@@ -1,0 +1,221 @@
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+)
+
+// The fleet: in each of sizing.namespaces namespaces (scale-000, ...),
+// deploymentsPerNamespace Deployments of ordinary pods on the simulated
+// nodes and one RecreatePolicy selecting them all.
+const (
+	fleetLabel              = "rejuv.dev/bench"
+	fleetValue              = "scale"
+	deploymentsPerNamespace = 10
+)
+
+func fleetNamespace(i int) string { return fmt.Sprintf("scale-%03d", i) }
+
+// fleetPolicy is namespace i's policy: stuck readiness, a restart storm,
+// a memory leak (whose signal the simulated pods never have: the policy
+// reports no data) or a nightly rolling restart, in turn.
+func fleetPolicy(i int) *v1alpha1.RecreatePolicy {
+	p := &v1alpha1.RecreatePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace(i), Name: "heal"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{fleetLabel: fleetValue}},
+			Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("10%"))},
+		},
+	}
+	switch i % 4 {
+	case 0:
+		p.Spec.Rules = []v1alpha1.Rule{{Name: "stuck", Builtin: "stuck-readiness"}}
+	case 1:
+		p.Spec.Rules = []v1alpha1.Rule{{Name: "storm", Builtin: "restart-storm"}}
+	case 2:
+		p.Spec.Rules = []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak"}}
+	default:
+		p.Spec.Schedule = &v1alpha1.Schedule{Cron: "0 3 * * *"}
+	}
+	return p
+}
+
+// fleetDeployment is an ordinary web service's Deployment: an app and a
+// log shipper, a dozen environment variables, probes, resources, a
+// preStop hook, a ConfigMap and an emptyDir, on the simulated nodes.
+func fleetDeployment(ns string, j int, replicas int32) *appsv1.Deployment {
+	name := fmt.Sprintf("svc-%02d", j)
+	labels := map[string]string{"app": name, "tier": "web", fleetLabel: fleetValue}
+	env := []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+	}
+	for k, v := range map[string]string{
+		"LOG_LEVEL": "info", "LOG_FORMAT": "json", "HTTP_PORT": "8080", "METRICS_PORT": "9090",
+		"DB_HOST": "postgres.data.svc", "DB_POOL_SIZE": "20", "CACHE_URL": "redis://redis.data.svc:6379",
+		"FEATURE_FLAGS": "checkout-v2,search-ranking", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector.observability.svc:4317",
+	} {
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	probe := func(path string, period int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}}, PeriodSeconds: period}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
+					"prometheus.io/scrape": "true", "prometheus.io/port": "9090", "kubectl.kubernetes.io/default-container": "app",
+				}},
+				Spec: corev1.PodSpec{
+					NodeSelector:                  harness.KwokNodeSelector,
+					Tolerations:                   []corev1.Toleration{harness.KwokToleration},
+					TerminationGracePeriodSeconds: new(int64(30)),
+					Containers: []corev1.Container{{
+						Name: "app", Image: "registry.example/shop/" + name + ":1.4.2",
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "metrics", ContainerPort: 9090}},
+						Env:   env,
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+						},
+						ReadinessProbe: probe("/readyz", 5), LivenessProbe: probe("/healthz", 10), StartupProbe: probe("/readyz", 2),
+						Lifecycle:    &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "cache", MountPath: "/var/cache/app"}},
+					}, {
+						Name: "log-shipper", Image: "registry.example/infra/fluent-bit:3.1",
+						Env: []corev1.EnvVar{{Name: "FLUENT_HOST", Value: "logs.observability.svc"}, {Name: "FLUENT_PORT", Value: "24224"}},
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+						},
+						VolumeMounts: []corev1.VolumeMount{{Name: "cache", MountPath: "/var/cache/app", ReadOnly: true}},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name + "-config"}, Optional: new(true)}}},
+						{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}
+}
+
+// replicasFor spreads pods over namespaces × deploymentsPerNamespace
+// Deployments, as evenly as it divides.
+func replicasFor(pods, namespaces int) [][]int32 {
+	slots := namespaces * deploymentsPerNamespace
+	out := make([][]int32, namespaces)
+	for i := range out {
+		out[i] = make([]int32, deploymentsPerNamespace)
+		for j := range out[i] {
+			k := i*deploymentsPerNamespace + j
+			out[i][j] = int32(pods / slots)
+			if k < pods%slots {
+				out[i][j]++
+			}
+		}
+	}
+	return out
+}
+
+// scaleFleet creates or scales the fleet to pods pods and waits until
+// they all run (kwok makes them Running and Ready).
+func scaleFleet(ctx context.Context, pods int) error {
+	kube := stack.Kube
+	for i, counts := range replicasFor(pods, sizing.namespaces) {
+		ns := fleetNamespace(i)
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+		if err := stack.Client.Create(ctx, fleetPolicy(i)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the policy of %s: %w", ns, err)
+		}
+		for j, n := range counts {
+			d := fleetDeployment(ns, j, n)
+			_, err := kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
+				_, err = kube.AppsV1().Deployments(ns).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			}
+			if err != nil {
+				return fmt.Errorf("deployment %s/%s with %d replicas: %w", ns, d.Name, n, err)
+			}
+		}
+	}
+	running := 0
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		n, err := countRunning(ctx)
+		if err != nil {
+			return false, nil
+		}
+		running = n
+		return n == pods, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %d fleet pods to run (%d do): %w", pods, running, err)
+	}
+	return nil
+}
+
+// countRunning counts the fleet's pods that run and are not being
+// deleted, a page at a time.
+func countRunning(ctx context.Context) (int, error) {
+	n := 0
+	opts := metav1.ListOptions{LabelSelector: fleetLabel + "=" + fleetValue, Limit: 2000}
+	for {
+		pods, err := stack.Kube.CoreV1().Pods("").List(ctx, opts)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				n++
+			}
+		}
+		if pods.Continue == "" {
+			return n, nil
+		}
+		opts.Continue = pods.Continue
+	}
+}
+
+// removeFleet deletes the fleet's namespaces and waits until they are
+// gone (kwok deletes their pods as a kubelet would).
+func removeFleet(ctx context.Context) error {
+	var errs []error
+	for i := range sizing.namespaces {
+		if err := stack.Kube.CoreV1().Namespaces().Delete(ctx, fleetNamespace(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for i := range sizing.namespaces {
+			if _, err := stack.Kube.CoreV1().Namespaces().Get(ctx, fleetNamespace(i), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("wait for the fleet's namespaces to go: %w", err))
+	}
+	return errors.Join(errs...)
+}

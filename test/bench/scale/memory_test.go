@@ -1,0 +1,162 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// settle is how long the fleet stays at a size before the manager is
+// measured: its policies evaluate (every 30 s by default) and its caches
+// fill.
+const settle = 90 * time.Second
+
+// BenchmarkScaleMemory grows the fleet through sizing.pods and prints,
+// at each size, the manager's resident memory and Go heap (the leader
+// and the standby replica), the daemon's on the real node, and how often
+// a manager container was OOM-killed; then the cost of each additional
+// pod between sizes.
+func BenchmarkScaleMemory(b *testing.B) {
+	ctx := context.Background()
+	var rows []memoryRow
+	for range b.N {
+		rows = rows[:0]
+		for _, pods := range sizing.pods {
+			start := time.Now()
+			if err := scaleFleet(ctx, pods); err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(os.Stderr, "bench: %d pods on %d simulated nodes running after %s; settling %s\n", pods, sizing.nodes, time.Since(start).Round(time.Second), settle)
+			time.Sleep(settle)
+			row, err := measureMemory(ctx, pods)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows = append(rows, row)
+		}
+	}
+	printMemory(rows)
+}
+
+// memoryRow is what the manager costs at one size.
+type memoryRow struct {
+	pods                    int
+	leaderRSS, leaderHeap   float64
+	standbyRSS, standbyHeap float64
+	daemonRSS               float64
+	// restarts of the manager's containers, and the reasons they last
+	// ended (OOMKilled when the kernel killed one at its limit).
+	restarts                      int32
+	reasons                       []string
+	leaderErr, standbyErr, daemon string
+}
+
+func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
+	row := memoryRow{pods: pods}
+	leader, err := stack.Leader(ctx)
+	if err != nil {
+		return row, err
+	}
+	managers, err := stack.Pods(ctx, deploy.HealerSelector)
+	if err != nil {
+		return row, err
+	}
+	for i := range managers {
+		p := &managers[i]
+		for _, cs := range p.Status.ContainerStatuses {
+			row.restarts += cs.RestartCount
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				row.reasons = append(row.reasons, t.Reason)
+			}
+		}
+		rss, heap, err := scrapeMemory(ctx, p)
+		switch {
+		case p.Name == leader.Name:
+			row.leaderRSS, row.leaderHeap = rss, heap
+			if err != nil {
+				row.leaderErr = err.Error()
+			}
+		default:
+			row.standbyRSS, row.standbyHeap = rss, heap
+			if err != nil {
+				row.standbyErr = err.Error()
+			}
+		}
+	}
+	daemon, err := stack.DaemonPod(ctx)
+	if err != nil {
+		return row, err
+	}
+	row.daemonRSS, _, err = scrapeMemory(ctx, daemon)
+	if err != nil {
+		row.daemon = err.Error()
+	}
+	return row, nil
+}
+
+// scrapeMemory reads a component's resident memory and in-use Go heap
+// from its metrics endpoint.
+func scrapeMemory(ctx context.Context, pod *corev1.Pod) (rss, heap float64, err error) {
+	text, err := stack.Metrics(ctx, pod)
+	if err != nil {
+		return 0, 0, err
+	}
+	return metricValue(text, "process_resident_memory_bytes"), metricValue(text, "go_memstats_heap_inuse_bytes"), nil
+}
+
+// metricValue is the value of an unlabelled sample, 0 when absent.
+func metricValue(text, name string) float64 {
+	for line := range strings.SplitSeq(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func printMemory(rows []memoryRow) {
+	mib := func(v float64, failed string) string {
+		if failed != "" {
+			return "unreachable"
+		}
+		return fmt.Sprintf("%.0f MiB", v/(1<<20))
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "pods\tnodes\tleader RSS\tleader heap\tstandby RSS\tstandby heap\tdaemon RSS\tmanager restarts\t\n")
+	for _, r := range rows {
+		restarts := strconv.Itoa(int(r.restarts))
+		if len(r.reasons) > 0 {
+			restarts += " (" + strings.Join(r.reasons, ", ") + ")"
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.pods, sizing.nodes,
+			mib(r.leaderRSS, r.leaderErr), mib(r.leaderHeap, r.leaderErr), mib(r.standbyRSS, r.standbyErr), mib(r.standbyHeap, r.standbyErr),
+			mib(r.daemonRSS, r.daemon), restarts)
+	}
+	_ = w.Flush()
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		if a.leaderErr != "" || b.leaderErr != "" {
+			continue
+		}
+		per := func(x, y float64) string { return fmt.Sprintf("%.1f KiB", (y-x)/float64(b.pods-a.pods)/1024) }
+		fmt.Printf("per pod from %d to %d: leader RSS %s, leader heap %s, standby RSS %s, standby heap %s\n", a.pods, b.pods,
+			per(a.leaderRSS, b.leaderRSS), per(a.leaderHeap, b.leaderHeap), per(a.standbyRSS, b.standbyRSS), per(a.standbyHeap, b.standbyHeap))
+	}
+	for _, r := range rows {
+		for _, e := range []string{r.leaderErr, r.standbyErr, r.daemon} {
+			if e != "" {
+				fmt.Printf("at %d pods: %s\n", r.pods, e)
+			}
+		}
+	}
+}

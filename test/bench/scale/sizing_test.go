@@ -1,0 +1,43 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// fleetSizing is how big the simulated cluster gets.
+type fleetSizing struct {
+	nodes, namespaces int
+	// pods are the fleet's sizes, measured in turn.
+	pods []int
+}
+
+// scaleSizing reads REJUV_SCALE_NODES, REJUV_SCALE_NAMESPACES and
+// REJUV_SCALE_SIZES; a value that is not a positive number stops the
+// benchmark with a message naming the variable.
+func scaleSizing() fleetSizing {
+	s := fleetSizing{nodes: 1000, namespaces: 100, pods: []int{1000, 3000, 10000}}
+	positive := func(name, v string) int {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "bench: %s=%q: want a positive number\n", name, v)
+			os.Exit(2)
+		}
+		return n
+	}
+	if v := os.Getenv("REJUV_SCALE_NODES"); v != "" {
+		s.nodes = positive("REJUV_SCALE_NODES", v)
+	}
+	if v := os.Getenv("REJUV_SCALE_NAMESPACES"); v != "" {
+		s.namespaces = positive("REJUV_SCALE_NAMESPACES", v)
+	}
+	if v := os.Getenv("REJUV_SCALE_SIZES"); v != "" {
+		s.pods = nil
+		for f := range strings.SplitSeq(v, ",") {
+			s.pods = append(s.pods, positive("REJUV_SCALE_SIZES", f))
+		}
+	}
+	return s
+}
