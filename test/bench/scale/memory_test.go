@@ -79,17 +79,16 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			}
 		}
 		rss, heap, err := scrapeMemory(ctx, p)
-		switch {
-		case p.Name == leader.Name:
+		if p.Name == leader.Name {
 			row.leaderRSS, row.leaderHeap = rss, heap
 			if err != nil {
 				row.leaderErr = err.Error()
 			}
-		default:
-			row.standbyRSS, row.standbyHeap = rss, heap
-			if err != nil {
-				row.standbyErr = err.Error()
-			}
+			continue
+		}
+		row.standbyRSS, row.standbyHeap = rss, heap
+		if err != nil {
+			row.standbyErr = err.Error()
 		}
 	}
 	daemon, err := stack.DaemonPod(ctx)
