@@ -42,6 +42,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			rows = append(rows, row)
+			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; %d manager restarts %v\n",
+				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.restarts, row.reasons)
 		}
 	}
 	printMemory(rows)
