@@ -108,33 +108,35 @@ func (d *decider) note(t planner.Trigger, outcome v1alpha1.DecisionOutcome, msg 
 // skipped records a decision to leave a candidate alone: what triggered
 // it and why, and why nothing is done.
 func (d *decider) skipped(c *planner.Candidate, msg string) {
-	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(v1alpha1.OutcomeSkipped)).Inc()
-	d.decisions = append(d.decisions, skippedDecision(c, msg, d.now))
+	d.outside(c, v1alpha1.OutcomeSkipped, msg)
 }
 
 // upToDate records, once per pod and run, that a run's pod needs
 // nothing: its containers were started again since the run began.
-func (d *decider) upToDate(p *v1alpha1.RecreatePolicy, c *planner.Candidate) {
-	for _, list := range [][]v1alpha1.Decision{d.decisions, p.Status.RecentDecisions} {
+func (d *decider) upToDate(c *planner.Candidate) {
+	for _, list := range [][]v1alpha1.Decision{d.decisions, d.p.Status.RecentDecisions} {
 		for _, dec := range list {
 			if dec.Pod == c.Pod.Name && dec.Reason == c.Reason && dec.Outcome == v1alpha1.OutcomeUpToDate {
 				return
 			}
 		}
 	}
-	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(v1alpha1.OutcomeUpToDate)).Inc()
-	d.decisions = append(d.decisions, v1alpha1.Decision{
-		Time: metav1.NewTime(d.now), Pod: c.Pod.Name, Containers: c.Containers,
-		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeUpToDate, Reason: c.Reason,
-		Message: "started again since the run began, by something other than the run: nothing to recreate",
-	})
+	d.outside(c, v1alpha1.OutcomeUpToDate, "started again since the run began, by something other than the run: nothing to recreate")
 }
 
-// skippedDecision is the decision to leave a candidate alone.
-func skippedDecision(c *planner.Candidate, msg string, now time.Time) v1alpha1.Decision {
+// outside records, and counts, a decision about a candidate that the
+// gates never saw.
+func (d *decider) outside(c *planner.Candidate, outcome v1alpha1.DecisionOutcome, msg string) {
+	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(outcome)).Inc()
+	d.decisions = append(d.decisions, candidateDecision(c, outcome, msg, d.now))
+}
+
+// candidateDecision is a decision about a candidate the gates never saw:
+// left alone (Skipped) or needing nothing (UpToDate).
+func candidateDecision(c *planner.Candidate, outcome v1alpha1.DecisionOutcome, msg string, now time.Time) v1alpha1.Decision {
 	return v1alpha1.Decision{
 		Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,
-		Trigger: c.Trigger.String(), Outcome: v1alpha1.OutcomeSkipped, Reason: c.Reason, Message: msg,
+		Trigger: c.Trigger.String(), Outcome: outcome, Reason: c.Reason, Message: msg,
 	}
 }
 

@@ -170,7 +170,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 				pp.Rules = append(pp.Rules, rp)
 			}
 			if v.unrestartable != nil && v.candidate == nil {
-				pp.Decided = &Decided{Decision: skippedDecision(v.unrestartable, unrestartableMessage(pod, v.unrestartable.Containers), now)}
+				pp.Decided = &Decided{Decision: candidateDecision(v.unrestartable, v1alpha1.OutcomeSkipped, unrestartableMessage(pod, v.unrestartable.Containers), now)}
 			}
 			if v.candidate != nil {
 				candidates = append(candidates, v.candidate)
@@ -192,7 +192,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 		prog := progress(run, pods, spec.Containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, baselineOf(pods))
 		out.Run = []Decided{}
 		for _, c := range prog.leftAlone {
-			out.Run = append(out.Run, Decided{Decision: skippedDecision(c, unrestartableMessage(c.Pod, c.Containers), now)})
+			out.Run = append(out.Run, Decided{Decision: candidateDecision(c, v1alpha1.OutcomeSkipped, unrestartableMessage(c.Pod, c.Containers), now)})
 		}
 		for _, c := range prog.pending {
 			out.Run = append(out.Run, *decidePreview(s, c, now))

@@ -43,7 +43,7 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 		}
 	}
 	for _, c := range prog.upToDate {
-		d.upToDate(p, c)
+		d.upToDate(c)
 	}
 	switch {
 	case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:

@@ -73,6 +73,10 @@ type runProgress struct {
 // pod, none started again.
 func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest, baseline map[string]string) runProgress {
 	var p runProgress
+	reason := run.RunReason()
+	candidate := func(pod *corev1.Pod, containers []string) *planner.Candidate {
+		return &planner.Candidate{Pod: pod, Containers: containers, Trigger: run, Reason: reason}
+	}
 	for _, pod := range pods {
 		if crr := runRequests[pod.UID]; crr != nil {
 			if crr.Status.Phase == appsv1beta1.PhaseCompleted {
@@ -93,19 +97,15 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 		}
 		names, left := containers.Split(pod)
 		if len(left) > 0 || len(names) == 0 {
-			p.leftAlone = append(p.leftAlone, &planner.Candidate{Pod: pod, Containers: left, Trigger: run, Reason: run.RunReason()})
+			p.leftAlone = append(p.leftAlone, candidate(pod, left))
 		}
 		switch {
 		case len(names) == 0:
 			p.skipped = append(p.skipped, pod)
 		case listed && startedAgain(pod, names, recorded):
-			p.upToDate = append(p.upToDate, &planner.Candidate{Pod: pod, Containers: names, Trigger: run, Reason: run.RunReason()})
+			p.upToDate = append(p.upToDate, candidate(pod, names))
 		default:
-			p.pending = append(p.pending, &planner.Candidate{
-				Pod: pod, Containers: names,
-				Trigger: run,
-				Reason:  run.RunReason(),
-			})
+			p.pending = append(p.pending, candidate(pod, names))
 		}
 	}
 	return p

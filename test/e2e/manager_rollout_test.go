@@ -88,15 +88,13 @@ func TestWebhooksAnswerThroughAManagerRollout(t *testing.T) {
 // managerPodUIDs are the manager's pods, not being deleted, by UID.
 func managerPodUIDs(t *testing.T, s *deploy.Stack) map[types.UID]string {
 	t.Helper()
-	pods, err := s.Kube.CoreV1().Pods(deploy.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: deploy.HealerSelector})
+	pods, err := s.Pods(context.Background(), deploy.HealerSelector)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[types.UID]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.UID] = p.Name
-		}
+	for _, p := range pods {
+		out[p.UID] = p.Name
 	}
 	if len(out) == 0 {
 		t.Fatal("no manager pod")
