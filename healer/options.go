@@ -42,9 +42,12 @@ const (
 
 // Options are the manager's settings, one flag each.
 type Options struct {
-	Namespace      string
-	MetricsAddr    string
-	MetricsSecure  bool
+	Namespace     string
+	MetricsAddr   string
+	MetricsSecure bool
+	// Profiling serves Go's runtime profiles at /debug/pprof/ on the
+	// metrics endpoint.
+	Profiling      bool
 	ProbeAddr      string
 	LeaderElect    bool
 	WebhookHost    string
@@ -119,6 +122,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", ns, "namespace the manager runs in (default $POD_NAMESPACE or rejuv-system)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint; "0" turns it off`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to clients authorized to get /metrics")
+	fs.BoolVar(&o.Profiling, "profiling", false, "serve Go's runtime profiles (heap, CPU, goroutines) at /debug/pprof/ on the metrics endpoint, behind its authentication and authorization when secure")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas; only it runs controllers (all serve webhooks)")
 	fs.StringVar(&o.WebhookHost, "webhook-host", "", "address the webhook server binds to (default all)")

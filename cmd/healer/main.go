@@ -26,18 +26,23 @@ func main() {
 		Bind:        opts.BindFlags,
 		Validate:    opts.Validate,
 		Run: func(ctx context.Context, cfg *rest.Config) error {
-			return healer.Run(ctx, cfg, opts, metricsServer(opts.MetricsAddr, opts.MetricsSecure))
+			return healer.Run(ctx, cfg, opts, metricsServer(opts.MetricsAddr, opts.MetricsSecure, opts.Profiling))
 		},
 	})
 }
 
 // metricsServer is the manager's metrics endpoint: over HTTPS and, through
 // controller-runtime's authentication and authorization filter, only to
-// clients authorized to get /metrics when secure.
-func metricsServer(addr string, secure bool) metricsserver.Options {
+// clients authorized to get /metrics when secure. With profiling it serves
+// Go's runtime profiles too, behind the same filter: a client needs get on
+// the non-resource URL /debug/pprof/*.
+func metricsServer(addr string, secure, profiling bool) metricsserver.Options {
 	o := metricsserver.Options{BindAddress: addr, SecureServing: secure}
 	if secure {
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if profiling {
+		o.ExtraHandlers = cli.ProfileHandlers()
 	}
 	return o
 }

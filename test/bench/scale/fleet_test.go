@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -140,32 +141,15 @@ func replicasFor(pods, namespaces int) [][]int32 {
 // scaleFleet creates or scales the fleet to pods pods and waits until
 // they all run (kwok makes them Running and Ready).
 func scaleFleet(ctx context.Context, pods int) error {
-	kube := stack.Kube
+	// Namespaces in parallel, as many clients' deploys would come: one at
+	// a time, the benchmark waits on its own round trips.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
 	for i, counts := range replicasFor(pods, sizing.namespaces) {
-		ns := fleetNamespace(i)
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", ns, err)
-		}
-		// Only when missing: a create goes through Rejuv's webhook, which
-		// does not answer while the manager is being OOM-killed, and the
-		// benchmark is there to measure that, not to stop at it.
-		p := fleetPolicy(i)
-		if err := stack.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.RecreatePolicy{}); apierrors.IsNotFound(err) {
-			if err := stack.Client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("create the policy of %s: %w", ns, err)
-			}
-		}
-		for j, n := range counts {
-			d := fleetDeployment(ns, j, n)
-			_, err := kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
-				_, err = kube.AppsV1().Deployments(ns).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-			}
-			if err != nil {
-				return fmt.Errorf("deployment %s/%s with %d replicas: %w", ns, d.Name, n, err)
-			}
-		}
+		g.Go(func() error { return scaleNamespace(gctx, i, counts) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	running := 0
 	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -182,13 +166,44 @@ func scaleFleet(ctx context.Context, pods int) error {
 	return nil
 }
 
+// scaleNamespace creates namespace i, its policy when missing and its
+// Deployments with counts replicas, or scales those that exist.
+func scaleNamespace(ctx context.Context, i int, counts []int32) error {
+	kube := fleet
+	ns := fleetNamespace(i)
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	// Only when missing: a create goes through Rejuv's webhook, which
+	// does not answer while the manager is being OOM-killed, and the
+	// benchmark is there to measure that, not to stop at it.
+	p := fleetPolicy(i)
+	if err := stack.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.RecreatePolicy{}); apierrors.IsNotFound(err) {
+		if err := stack.Client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the policy of %s: %w", ns, err)
+		}
+	}
+	for j, n := range counts {
+		d := fleetDeployment(ns, j, n)
+		_, err := kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
+			_, err = kube.AppsV1().Deployments(ns).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s with %d replicas: %w", ns, d.Name, n, err)
+		}
+	}
+	return nil
+}
+
 // countRunning counts the fleet's pods that run and are not being
 // deleted, a page at a time.
 func countRunning(ctx context.Context) (int, error) {
 	n := 0
 	opts := metav1.ListOptions{LabelSelector: fleetLabel + "=" + fleetValue, Limit: 2000}
 	for {
-		pods, err := stack.Kube.CoreV1().Pods("").List(ctx, opts)
+		pods, err := fleet.CoreV1().Pods("").List(ctx, opts)
 		if err != nil {
 			return 0, err
 		}
@@ -209,13 +224,13 @@ func countRunning(ctx context.Context) (int, error) {
 func removeFleet(ctx context.Context) error {
 	var errs []error
 	for i := range sizing.namespaces {
-		if err := stack.Kube.CoreV1().Namespaces().Delete(ctx, fleetNamespace(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := fleet.CoreV1().Namespaces().Delete(ctx, fleetNamespace(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for i := range sizing.namespaces {
-			if _, err := stack.Kube.CoreV1().Namespaces().Get(ctx, fleetNamespace(i), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := fleet.CoreV1().Namespaces().Get(ctx, fleetNamespace(i), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, nil
 			}
 		}

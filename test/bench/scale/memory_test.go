@@ -42,8 +42,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			rows = append(rows, row)
-			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; %d manager restarts %v\n",
-				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.restarts, row.reasons)
+			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; daemon %.0f MiB; %d manager restarts %v; heap profiles %v\n",
+				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.daemonRSS/(1<<20), row.restarts, row.reasons, row.profiles)
 		}
 	}
 	printMemory(rows)
@@ -60,6 +60,8 @@ type memoryRow struct {
 	restarts                      int32
 	reasons                       []string
 	leaderErr, standbyErr, daemon string
+	// profiles are the replicas' heap profiles, saved in .cache.
+	profiles []string
 }
 
 func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
@@ -81,16 +83,25 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			}
 		}
 		rss, heap, err := scrapeMemory(ctx, p)
+		role := "standby"
 		if p.Name == leader.Name {
+			role = "leader"
 			row.leaderRSS, row.leaderHeap = rss, heap
 			if err != nil {
 				row.leaderErr = err.Error()
 			}
-			continue
+		} else {
+			row.standbyRSS, row.standbyHeap = rss, heap
+			if err != nil {
+				row.standbyErr = err.Error()
+			}
 		}
-		row.standbyRSS, row.standbyHeap = rss, heap
-		if err != nil {
-			row.standbyErr = err.Error()
+		if err == nil {
+			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%d.pb.gz", role, pods)); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: heap profile of the %s: %v\n", role, err)
+			} else {
+				row.profiles = append(row.profiles, path)
+			}
 		}
 	}
 	daemon, err := stack.DaemonPod(ctx)
