@@ -81,6 +81,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	RegisterMetrics(ctrlmetrics.Registry)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   cacheOptions(),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,

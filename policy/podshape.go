@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // podPaths is the part of the pod a policy's rules read, as a tree of field
@@ -112,9 +114,9 @@ type podShape struct {
 	encode encoder
 	// empty is set when the rules read no field of the pod.
 	empty bool
-	// managedFields is set when the shape reaches metadata.managedFields,
-	// which the conversion leaves out (large, and of no use to rules).
-	managedFields bool
+	// trim is set when the shape reads, as a whole, a part of the pod that
+	// pods.Trim prunes: the pod is trimmed before it is converted.
+	trim bool
 }
 
 var (
@@ -124,25 +126,22 @@ var (
 )
 
 func newPodShape(paths *podPaths) *podShape {
-	meta := paths.children["metadata"]
 	return &podShape{
-		key:           paths.key(),
-		encode:        prunedEncoder(podType, paths),
-		empty:         !paths.all && len(paths.children) == 0,
-		managedFields: paths.all || meta != nil && (meta.all || meta.children["managedFields"] != nil),
+		key:    paths.key(),
+		encode: prunedEncoder(podType, paths),
+		empty:  !paths.all && len(paths.children) == 0,
+		trim:   needsTrim(paths),
 	}
 }
 
-// convert gives input.pod: the pod's fields of the shape, managedFields
-// left out.
+// convert gives input.pod: the pod's fields of the shape, of those the
+// manager keeps (pods.Trim).
 func (s *podShape) convert(pod *corev1.Pod) (*ast.Term, error) {
 	if s.empty {
 		return noPodFields, nil
 	}
-	if s.managedFields && len(pod.ManagedFields) > 0 {
-		p := *pod
-		p.ManagedFields = nil
-		pod = &p
+	if s.trim {
+		pod = pods.Trim(pod)
 	}
 	v, err := s.encode(reflect.ValueOf(pod).Elem())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
@@ -47,7 +48,7 @@ recreate contains c.name if {
 	some c in input.containers
 	input.pod.metadata.labels.app == "web"
 	input.pod.status.containerStatuses[0].lastState.terminated.reason == "OOMKilled"
-	input.pod.spec.volumes[_].emptyDir
+	input.pod.spec.nodeName == "node-1"
 	input.pod.metadata.nothing == 1
 }
 `, ast.ParserOptions{RegoVersion: ast.RegoV1})
@@ -60,11 +61,12 @@ recreate contains c.name if {
 		t.Fatal(err)
 	}
 	pruned := term.Value
-	full, err := ToValue(pod)
+	// Of the pod as the manager keeps it: a whole part read is trimmed.
+	full, err := ToValue(pods.Trim(pod))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"metadata.labels.app", "status.containerStatuses", "spec.volumes"} {
+	for _, path := range []string{"metadata.labels.app", "status.containerStatuses", "spec.nodeName"} {
 		ref := ast.MustParseRef("x." + path)[1:]
 		want, err := full.Find(ref)
 		if err != nil {
@@ -80,6 +82,31 @@ recreate contains c.name if {
 	}
 	if _, err := pruned.Find(ast.MustParseRef("x.spec.containers")[1:]); err == nil {
 		t.Error("spec.containers is converted though no rule reads it")
+	}
+}
+
+func TestTheWholePodIsThePodAsTheManagerKeepsIt(t *testing.T) {
+	pod := policytest.Pod(11, time.Now())
+	if len(pod.Spec.Volumes) == 0 || pod.Status.ContainerStatuses[0].ImageID == "" {
+		t.Fatal("premise: the test pod has volumes and fields Trim drops")
+	}
+	m, err := ast.ParseModuleWithOpts("x.rego", "package x\nrecreate contains c.name if { some c in input.containers; p := input.pod; p.x }\n", ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := newPodShape(readPodPaths([]*ast.Module{m})).convert(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ToValue(pods.Trim(pod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Value.Compare(want) != 0 {
+		t.Errorf("input.pod is\n%v\nwant the trimmed pod\n%v", got, want)
+	}
+	if _, err := got.Value.Find(ast.MustParseRef("x.spec.volumes")[1:]); err == nil {
+		t.Error("input.pod holds spec.volumes, which the manager does not keep")
 	}
 }
 

@@ -1,0 +1,89 @@
+package pods
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Trim returns a copy of the pod with only the fields Rejuv reads: what
+// the manager keeps of every pod of the cluster in its cache, and what a
+// policy's rules see as input.pod. It shares the kept values with pod.
+//
+//   - metadata: name, namespace, uid, resourceVersion, generation,
+//     creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds,
+//     labels, annotations, ownerReferences (never managedFields);
+//   - spec: nodeName, restartPolicy, terminationGracePeriodSeconds,
+//     readinessGates, serviceAccountName, priorityClassName, priority, and
+//     of each container and init container: name, image, ports,
+//     resources, restartPolicy, restartPolicyRules, lifecycle;
+//   - status: observedGeneration, phase, conditions, message, reason,
+//     hostIP, podIP, startTime, qosClass, and of each container's and init
+//     container's status: name, state, lastState, ready, restartCount,
+//     image, containerID, started.
+//
+// Everything else (environment, volumes, probes, scheduling constraints,
+// security contexts, ephemeral containers, ...) is left out: at thousands
+// of pods it is most of a pod's memory, and nothing in Rejuv needs it.
+// Trimming a trimmed pod gives the same pod.
+func Trim(pod *corev1.Pod) *corev1.Pod {
+	m := &pod.ObjectMeta
+	s := &pod.Spec
+	st := &pod.Status
+	return &corev1.Pod{
+		TypeMeta: pod.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation,
+			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp, DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
+			Labels: m.Labels, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
+		},
+		Spec: corev1.PodSpec{
+			NodeName: s.NodeName, RestartPolicy: s.RestartPolicy, TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+			ReadinessGates: s.ReadinessGates, ServiceAccountName: s.ServiceAccountName, PriorityClassName: s.PriorityClassName, Priority: s.Priority,
+			Containers: trimContainers(s.Containers), InitContainers: trimContainers(s.InitContainers),
+		},
+		Status: corev1.PodStatus{
+			ObservedGeneration: st.ObservedGeneration, Phase: st.Phase, Conditions: st.Conditions, Message: st.Message, Reason: st.Reason,
+			HostIP: st.HostIP, PodIP: st.PodIP, StartTime: st.StartTime, QOSClass: st.QOSClass,
+			ContainerStatuses: trimStatuses(st.ContainerStatuses), InitContainerStatuses: trimStatuses(st.InitContainerStatuses),
+		},
+	}
+}
+
+func trimContainers(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		out[i] = corev1.Container{
+			Name: c.Name, Image: c.Image, Ports: c.Ports, Resources: c.Resources,
+			RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, Lifecycle: c.Lifecycle,
+		}
+	}
+	return out
+}
+
+func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if ss == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(ss))
+	for i := range ss {
+		s := &ss[i]
+		out[i] = corev1.ContainerStatus{
+			Name: s.Name, State: s.State, LastTerminationState: s.LastTerminationState, Ready: s.Ready,
+			RestartCount: s.RestartCount, Image: s.Image, ContainerID: s.ContainerID, Started: s.Started,
+		}
+	}
+	return out
+}
+
+// TrimObject is Trim as a cache transform (cache.TransformFunc): pods
+// are trimmed, anything else passes unchanged.
+func TrimObject(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return Trim(pod), nil
+	}
+	return obj, nil
+}

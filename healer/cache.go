@@ -1,0 +1,47 @@
+package healer
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
+)
+
+// cacheOptions say what the manager keeps of the objects it watches: of
+// every pod and node of the cluster only what it reads (pods.Trim,
+// trimNode), and of anything else everything but managedFields, which
+// nothing in Rejuv reads.
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:  {Transform: pods.TrimObject},
+			&corev1.Node{}: {Transform: trimNode},
+		},
+	}
+}
+
+// trimNode keeps of a node its identity, labels and Ready condition: the
+// request controller asks only whether a pod's node exists and is Ready.
+// A node's status otherwise lists its images, addresses and capacity.
+func trimNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Node{
+		TypeMeta: node.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion, Labels: node.Labels,
+			CreationTimestamp: node.CreationTimestamp, DeletionTimestamp: node.DeletionTimestamp,
+		},
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Status.Conditions = []corev1.NodeCondition{c}
+		}
+	}
+	return out, nil
+}
