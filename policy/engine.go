@@ -2,6 +2,9 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,25 +43,42 @@ type Ref struct {
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Engine compiles policies' rules once per generation and evaluates them
-// for pods. Safe for concurrent use.
+// Engine compiles policies' rules and evaluates them for pods. Policies
+// whose rules are the same (the same built-ins with the same parameters,
+// as a cluster's namespaces usually have) share one compilation, which is
+// made once and kept while some policy's current generation uses it. Safe
+// for concurrent use.
 type Engine struct {
 	opts     Options
 	compiles atomic.Int64
 
 	mu       sync.Mutex
 	programs map[string]*programEntry
+	// compiled are the compilations in use, by rulesKey.
+	compiled map[string]*compilation
 }
 
 // programEntry is a policy's program for one generation; ready is closed
-// once the compile ended, so concurrent callers wait for one compile
-// instead of each doing their own.
+// once it is built, so concurrent callers wait for one build instead of
+// each doing their own.
 type programEntry struct {
 	// ref is the policy incarnation and generation compiled.
-	ref     Ref
+	ref Ref
+	// rules keys the compilation the program uses.
+	rules   string
 	ready   chan struct{}
 	program *Program
 	err     error
+}
+
+// compilation is one set of rules compiled, alone and combined, and how
+// many policies' current programs use it.
+type compilation struct {
+	ready    chan struct{}
+	rules    []*compiledRule
+	combined *combined
+	err      error
+	users    int
 }
 
 // NewEngine returns an Engine.
@@ -75,31 +95,39 @@ func NewEngine(o Options) *Engine {
 	if o.Pods == nil {
 		o.Pods = NewPodCache(0)
 	}
-	return &Engine{opts: o, programs: map[string]*programEntry{}}
+	return &Engine{opts: o, programs: map[string]*programEntry{}, compiled: map[string]*compilation{}}
 }
 
-// Program returns the compiled program of the policy's generation,
-// compiling rules only when that generation has not been compiled yet.
-// A generation that failed to compile keeps its error until the next one.
+// Program returns the program of the policy's generation, compiling rules
+// only when no policy's current generation has compiled the same rules.
+// A generation whose rules failed to compile keeps its error until the
+// next one.
 func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, error) {
 	key := ref.String()
 	e.mu.Lock()
 	entry := e.programs[key]
 	if entry == nil || entry.ref != ref {
-		entry = &programEntry{ref: ref, ready: make(chan struct{})}
+		old := entry
+		entry = &programEntry{ref: ref, rules: rulesKey(rules), ready: make(chan struct{})}
 		e.programs[key] = entry
-		e.mu.Unlock()
-		// Compile outside the lock: other policies go on meanwhile.
-		e.compiles.Add(1)
-		compiled, err := Compile(ctx, rules)
-		if err == nil {
-			entry.program = newProgram(ref, compiled, &e.opts)
-			if entry.program.combined, err = combine(ctx, compiled); err != nil {
-				e.opts.Log.V(1).Info("rules evaluated one by one", "policy", ref.String(), "reason", err.Error())
-				err = nil
-			}
+		// The new generation's first: one whose rules did not change
+		// keeps their compilation.
+		c, compile := e.acquire(entry.rules)
+		if old != nil {
+			e.release(old.rules)
 		}
-		entry.err = err
+		e.mu.Unlock()
+		if compile {
+			// Outside the lock: other policies go on meanwhile. Other
+			// policies may wait for it too: it is not cancelled with this
+			// caller's context.
+			e.compile(context.WithoutCancel(ctx), c, ref, rules)
+		}
+		<-c.ready
+		if entry.err = c.err; c.err == nil {
+			entry.program = newProgram(ref, c.rules, &e.opts)
+			entry.program.combined = c.combined
+		}
 		close(entry.ready)
 		return entry.program, entry.err
 	}
@@ -112,10 +140,64 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 	}
 }
 
+// acquire returns the compilation of the rules keyed rules, counting one
+// more user, and whether the caller must make it. e.mu is held.
+func (e *Engine) acquire(rules string) (*compilation, bool) {
+	c := e.compiled[rules]
+	if c != nil {
+		c.users++
+		return c, false
+	}
+	c = &compilation{ready: make(chan struct{}), users: 1}
+	e.compiled[rules] = c
+	return c, true
+}
+
+// release counts one user fewer of a compilation and drops it when none
+// is left. e.mu is held.
+func (e *Engine) release(rules string) {
+	if c := e.compiled[rules]; c != nil {
+		if c.users--; c.users <= 0 {
+			delete(e.compiled, rules)
+		}
+	}
+}
+
+func (e *Engine) compile(ctx context.Context, c *compilation, ref Ref, rules []Rule) {
+	defer close(c.ready)
+	e.compiles.Add(1)
+	if c.rules, c.err = Compile(ctx, rules); c.err != nil {
+		return
+	}
+	var err error
+	if c.combined, err = combine(ctx, c.rules); err != nil {
+		e.opts.Log.V(1).Info("rules evaluated one by one", "policy", ref.String(), "reason", err.Error())
+	}
+}
+
+// rulesKey identifies a policy's rules: their names, modules and
+// parameters, in order.
+func rulesKey(rules []Rule) string {
+	var b strings.Builder
+	for _, r := range rules {
+		params, err := json.Marshal(r.Parameters)
+		if err != nil {
+			// Not to be shared: Compile reports the parameters.
+			params = fmt.Appendf(nil, "%p", r.Parameters)
+		}
+		fmt.Fprintf(&b, "%d:%s|%d:%s|%d:%s|%d:%s;", len(r.Name), r.Name, len(r.Builtin), r.Builtin, len(r.Module), r.Module, len(params), params)
+	}
+	return b.String()
+}
+
 // Forget drops a deleted policy's program.
 func (e *Engine) Forget(namespace, name string) {
+	key := Ref{Namespace: namespace, Name: name}.String()
 	e.mu.Lock()
-	delete(e.programs, Ref{Namespace: namespace, Name: name}.String())
+	if entry := e.programs[key]; entry != nil {
+		e.release(entry.rules)
+		delete(e.programs, key)
+	}
 	e.mu.Unlock()
 }
 

@@ -50,15 +50,58 @@ func TestProgramCompilesOncePerGeneration(t *testing.T) {
 		t.Fatalf("same generation again: err %v, compiles %d, want no new compile", err, e.Compiles())
 	}
 	ref.Generation = 2
-	if _, err := e.Program(ctx, ref, rules); err != nil || e.Compiles() != 2 {
-		t.Fatalf("next generation: err %v, compiles %d, want 2", err, e.Compiles())
+	if _, err := e.Program(ctx, ref, rules); err != nil || e.Compiles() != 1 {
+		t.Fatalf("next generation with the same rules: err %v, compiles %d, want no new compile", err, e.Compiles())
 	}
-	if _, err := e.Program(ctx, Ref{Namespace: "shop", Name: "other", Generation: 2}, rules); err != nil || e.Compiles() != 3 {
-		t.Fatalf("another policy: err %v, compiles %d, want 3", err, e.Compiles())
+	other := Ref{Namespace: "shop", Name: "other", Generation: 2}
+	if _, err := e.Program(ctx, other, rules); err != nil || e.Compiles() != 1 {
+		t.Fatalf("another policy with the same rules: err %v, compiles %d, want no new compile", err, e.Compiles())
+	}
+	changed := []Rule{{Name: "custom", Module: notReadyRule, Parameters: map[string]any{"x": 1}}}
+	ref.Generation = 3
+	if _, err := e.Program(ctx, ref, changed); err != nil || e.Compiles() != 2 {
+		t.Fatalf("next generation with other parameters: err %v, compiles %d, want 2", err, e.Compiles())
 	}
 	e.Forget("shop", "web")
-	if _, err := e.Program(ctx, ref, rules); err != nil || e.Compiles() != 4 {
-		t.Fatalf("after Forget: err %v, compiles %d, want 4", err, e.Compiles())
+	e.Forget("shop", "other")
+	if n := len(e.compiled); n != 0 {
+		t.Errorf("%d compilations kept after every policy was forgotten", n)
+	}
+	if _, err := e.Program(ctx, ref, rules); err != nil || e.Compiles() != 3 {
+		t.Fatalf("after Forget: err %v, compiles %d, want 3", err, e.Compiles())
+	}
+}
+
+func TestPoliciesWithTheSameRulesShareTheirCompilationButNotTheirName(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	e := NewEngine(Options{Clock: func() time.Time { return now }})
+	// name depends only on input.policy: an instant rule, evaluated once
+	// per time and policy; both policies are evaluated at the same time.
+	rules := []Rule{{Name: "custom", Module: `package custom
+name := input.policy.name
+
+recreate contains {"container": c.name, "reason": name} if {
+	some c in input.containers
+}
+`}}
+	a, err := e.Program(ctx, Ref{Namespace: "shop", Name: "a"}, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Program(ctx, Ref{Namespace: "shop", Name: "b"}, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Compiles() != 1 || a == b {
+		t.Fatalf("%d compiles, programs the same: %v; want one compile and two programs", e.Compiles(), a == b)
+	}
+	target := Target{Pod: policytest.Pod(1, now), Containers: []Candidate{{Name: "app"}}}
+	for _, p := range []*Program{a, b} {
+		res, err := p.Evaluate(ctx, target)
+		if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 || res[0].Matches[0].Reason != p.Policy().Name {
+			t.Errorf("policy %s: %v %+v, want its own name as the reason", p.Policy(), err, res)
+		}
 	}
 }
 

@@ -35,7 +35,10 @@ type Program struct {
 	perContainer bool
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
-	opts       *Options
+	// instantValues are the instant rules' values for this policy at the
+	// latest time (see instantRules.valuesAt).
+	instantValues atomic.Pointer[instantValues]
+	opts          *Options
 }
 
 // noSignals is input.signals of a pod without any.
@@ -228,7 +231,7 @@ func (p *Program) evalWatched(ctx context.Context, query *query, input ast.Value
 	defer stop()
 	watch := guard.begin(p.opts.MemoryLimit, cancel)
 	defer guard.end(watch)
-	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel, instants.valuesAt(ctx, now, p.policyTerm, cancel))
+	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel, instants.valuesAt(ctx, now, p.policyTerm, cancel, &p.instantValues))
 	crowded := watch.crowded.Load()
 	if err != nil {
 		var te *topdown.Error

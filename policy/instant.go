@@ -19,9 +19,6 @@ import (
 type instantRules struct {
 	refs  []ast.Ref
 	query *query
-	// last holds the values for the latest time asked for: the controller
-	// evaluates all the pods of a pass at the pass's time.
-	last atomic.Pointer[instantValues]
 }
 
 type instantValues struct {
@@ -51,14 +48,17 @@ func findInstantRules(c *ast.Compiler) (*instantRules, error) {
 	return ir, nil
 }
 
-// valuesAt returns the rules' values at now, as cache entries; nil when
-// they cannot be evaluated (each pod's evaluation then evaluates them, and
-// reports what went wrong).
-func (ir *instantRules) valuesAt(ctx context.Context, now time.Time, policy *ast.Term, cancel topdown.Cancel) []cacheEntry {
+// valuesAt returns the rules' values at now for the policy, as cache
+// entries; nil when they cannot be evaluated (each pod's evaluation then
+// evaluates them, and reports what went wrong). last holds the policy's
+// values for the latest time asked for (the controller evaluates all the
+// pods of a pass at the pass's time): policies with the same rules share
+// the rules, each its own values.
+func (ir *instantRules) valuesAt(ctx context.Context, now time.Time, policy *ast.Term, cancel topdown.Cancel, last *atomic.Pointer[instantValues]) []cacheEntry {
 	if ir == nil {
 		return nil
 	}
-	if v := ir.last.Load(); v != nil && v.now.Equal(now) {
+	if v := last.Load(); v != nil && v.now.Equal(now) {
 		return v.entries
 	}
 	input := ast.NewObject(
@@ -81,7 +81,7 @@ func (ir *instantRules) valuesAt(ctx context.Context, now time.Time, policy *ast
 		}
 		entries = append(entries, e)
 	}
-	ir.last.Store(&instantValues{now: now, entries: entries})
+	last.Store(&instantValues{now: now, entries: entries})
 	return entries
 }
 
