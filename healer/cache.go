@@ -11,16 +11,29 @@ import (
 
 // cacheOptions say what the manager keeps of the objects it watches: of
 // every pod and node of the cluster only what it reads (pods.Trim,
-// trimNode), and of anything else everything but managedFields, which
-// nothing in Rejuv reads.
+// trimNode), the values pods hold alike kept once (sharedValues), and of
+// anything else everything but managedFields, which nothing in Rejuv
+// reads.
 func cacheOptions() cache.Options {
+	shared := &sharedValues{}
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:  {Transform: pods.TrimObject},
+			&corev1.Pod{}:  {Transform: shared.trimPod},
 			&corev1.Node{}: {Transform: trimNode},
 		},
 	}
+}
+
+// trimPod trims a pod (pods.Trim) and shares its values.
+func (s *sharedValues) trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod = pods.Trim(pod)
+	s.pod(pod)
+	return pod, nil
 }
 
 // trimNode keeps of a node its identity, labels and Ready condition: the

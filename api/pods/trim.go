@@ -78,12 +78,3 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 	}
 	return out
 }
-
-// TrimObject is Trim as a cache transform (cache.TransformFunc): pods
-// are trimmed, anything else passes unchanged.
-func TrimObject(obj any) (any, error) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		return Trim(pod), nil
-	}
-	return obj, nil
-}

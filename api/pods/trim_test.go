@@ -81,13 +81,3 @@ func TestTrimKeepsWhatRejuvReadsAndDropsTheRest(t *testing.T) {
 		t.Errorf("trimming a trimmed pod changed it:\n%+v\n%+v", again, got)
 	}
 }
-
-func TestTrimObjectPassesOtherObjects(t *testing.T) {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
-	if got, err := TrimObject(node); err != nil || got != node {
-		t.Errorf("got %v, %v; want the node unchanged", got, err)
-	}
-	if got, err := TrimObject(fullPod()); err != nil || got.(*corev1.Pod).Spec.Volumes != nil {
-		t.Errorf("got %v, %v; want a trimmed pod", got, err)
-	}
-}

@@ -172,7 +172,8 @@ func (s *Sampler) wanted(ctx context.Context) (map[string][]labels.Selector, err
 // sampleNamespace takes one sample of a namespace's selected pods.
 func (s *Sampler) sampleNamespace(ctx context.Context, ns string, selectors []labels.Selector) error {
 	var pods corev1.PodList
-	if err := s.Reader.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+	// The cache's own pods, only read.
+	if err := s.Reader.List(ctx, &pods, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list the pods of namespace %s: %w", ns, err)
 	}
 	selected := map[string]*corev1.Pod{}
