@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,13 @@ func (c *Cluster) StartKwok(ctx context.Context, o KwokOptions) (*Kwok, error) {
 	if err != nil {
 		return nil, err
 	}
-	kube, err := c.Clientset()
+	rc, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	// A thousand nodes are created and deleted one request each.
+	rc.QPS, rc.Burst = 100, 200
+	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +83,12 @@ func (c *Cluster) StartKwok(ctx context.Context, o KwokOptions) (*Kwok, error) {
 	k := &Kwok{dir: dir, kube: kube, done: make(chan struct{})}
 	for i := range o.Nodes {
 		k.Nodes = append(k.Nodes, fmt.Sprintf("kwok-%04d", i))
+	}
+	// A run stopped before it could clean up leaves leases of these
+	// names, held by its kwok: the new kwok would not take the nodes
+	// over until they expired.
+	if err := k.deleteLeases(ctx); err != nil {
+		return nil, err
 	}
 	if err := k.createNodes(ctx); err != nil {
 		return nil, err
@@ -180,8 +193,40 @@ func (k *Kwok) Stop(ctx context.Context) error {
 			<-k.done
 		}
 	}
+	// The garbage collector would delete the nodes' leases in its own
+	// time; a next run on the same names must not find them.
+	if err := k.deleteLeases(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := os.RemoveAll(k.dir); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// deleteLeases deletes the node leases of the simulated nodes' names and
+// waits until they are gone.
+func (k *Kwok) deleteLeases(ctx context.Context) error {
+	leases := k.kube.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	for _, name := range k.Nodes {
+		if err := leases.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete the node lease %s: %w", name, err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := leases.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, l := range list.Items {
+			if slices.Contains(k.Nodes, l.Name) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the simulated nodes' leases to go: %w", err)
+	}
+	return nil
 }
