@@ -30,10 +30,7 @@ func newContainerEntry(f containerFacts, before *containerEntry) *containerEntry
 	if before != nil && before.facts.requests == f.requests && before.facts.limits == f.limits {
 		e.resources = before.resources
 	} else {
-		e.resources = ast.ObjectTerm(
-			[2]*ast.Term{keyRequests, f.requests.term()},
-			[2]*ast.Term{keyLimits, f.limits.term()},
-		)
+		e.resources = sharedTerms.resources(f.requests, f.limits)
 	}
 	if before != nil && before.facts.sameTermination(&f) {
 		e.lastTermination = before.lastTermination
@@ -55,9 +52,12 @@ func (e *containerEntry) entry(c *Candidate, before *candidateEntry) candidateEn
 	} else {
 		out.memory = memoryTerm(c.Memory)
 	}
-	if before != nil && before.candidate.sameRecreations(c) {
+	switch {
+	case before != nil && before.candidate.sameRecreations(c):
 		out.recreations = before.recreations
-	} else {
+	case c.Recreations == 0 && c.LastRecreation.IsZero():
+		out.recreations = neverRecreated
+	default:
 		out.recreations = ast.ObjectTerm(
 			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
 			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
@@ -78,7 +78,7 @@ func (e *containerEntry) entry(c *Candidate, before *candidateEntry) candidateEn
 // memoryTerm is an entry's memory: null without a window.
 func memoryTerm(m *MemoryWindow) *ast.Term {
 	if m == nil {
-		return ast.NullTerm()
+		return ast.InternedNullTerm
 	}
 	return ast.ObjectTerm(
 		[2]*ast.Term{keyWorkingSetBytes, intTerm(m.WorkingSetBytes)},
@@ -244,7 +244,7 @@ func (f *containerFacts) sameTermination(x *containerFacts) bool {
 // status says how the container last ended.
 func (f *containerFacts) lastTerminationTerm() *ast.Term {
 	if !f.hasStatus || !f.terminated {
-		return ast.NullTerm()
+		return ast.InternedNullTerm
 	}
 	return ast.ObjectTerm(
 		[2]*ast.Term{keyReason, ast.StringTerm(f.lastReason)},
@@ -261,19 +261,19 @@ func (f *containerFacts) pairs(resources, lastTermination *ast.Term) [][2]*ast.T
 	if f.sidecar {
 		kind = termSidecar
 	}
-	ready, started, startedAt, restarts := ast.InternedTerm(false), ast.NullTerm(), ast.NullTerm(), ast.IntNumberTerm(0)
+	ready, started, startedAt, restarts := ast.InternedTerm(false), ast.InternedNullTerm, ast.InternedNullTerm, ast.InternedTerm(0)
 	if f.hasStatus {
 		ready = ast.InternedTerm(f.ready)
 		if f.started >= 0 {
 			started = ast.InternedTerm(f.started == 1)
 		}
 		startedAt = nanoTimeTerm(f.startedAt)
-		restarts = ast.IntNumberTerm(int(f.restarts))
+		restarts = ast.InternedTerm(int(f.restarts))
 	}
 	return [][2]*ast.Term{
-		{keyName, ast.StringTerm(f.name)},
+		{keyName, sharedTerms.string(f.name)},
 		{keyKind, kind},
-		{keyImage, ast.StringTerm(f.image)},
+		{keyImage, sharedTerms.string(f.image)},
 		{keyResources, resources},
 		{keyReady, ready},
 		{keyStarted, started},
@@ -302,14 +302,14 @@ func intTerm(n int64) *ast.Term {
 
 func nanoTimeTerm(ns int64) *ast.Term {
 	if ns == 0 {
-		return ast.NullTerm()
+		return ast.InternedNullTerm
 	}
 	return timeTerm(time.Unix(0, ns))
 }
 
 func timeTerm(t time.Time) *ast.Term {
 	if t.IsZero() {
-		return ast.NullTerm()
+		return ast.InternedNullTerm
 	}
 	return ast.StringTerm(t.UTC().Format(time.RFC3339Nano))
 }

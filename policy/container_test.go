@@ -1,0 +1,34 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/rejuv-dev/rejuv/policy/policytest"
+)
+
+func TestContainersOfOneTemplateShareTheirEntriesTerms(t *testing.T) {
+	now := time.Now()
+	a, b := policytest.Pod(1, now), policytest.Pod(2, now)
+	fa, ok1 := findContainerFacts(a, "app")
+	fb, ok2 := findContainerFacts(b, "app")
+	if !ok1 || !ok2 || fa.image != fb.image || fa.limits != fb.limits {
+		t.Fatalf("premise: two pods of one template, found %v %v, %+v %+v", ok1, ok2, fa, fb)
+	}
+	ea, eb := newContainerEntry(fa, nil), newContainerEntry(fb, nil)
+	if ea.resources != eb.resources {
+		t.Error("two containers with the same resources hold two resources objects")
+	}
+	ca := ea.entry(&Candidate{Name: "app"}, nil)
+	cb := eb.entry(&Candidate{Name: "app"}, nil)
+	for _, key := range []*ast.Term{keyName, keyImage, keyRecreations, keyMemory} {
+		if x, y := ca.term.Get(key), cb.term.Get(key); x != y {
+			t.Errorf("%v: two terms, %v and %v", key, x, y)
+		}
+	}
+	if got := ca.term.Get(keyRecreations).String(); got != `{"last": null, "total": 0}` {
+		t.Errorf("recreations of a container never recreated: %s", got)
+	}
+}
