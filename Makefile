@@ -75,7 +75,9 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	phase "cluster up (builds Kubernetes, helm and metrics-server once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
-	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/
+	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
+	phase "scale smoke run (100 simulated nodes, 1,000 pods)" $(MAKE) --no-print-directory bench-scale \
+	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=30s
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
@@ -99,8 +101,9 @@ bench-engine: ## The Rego engine on 10,000 pods against the simple way; prints a
 	$(GO) test -run '^$$' -bench BenchmarkPolicyEngine -benchtime 1x -timeout 20m ./test/bench/engine
 
 .PHONY: bench-scale
-bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES).
-	$(GO) test -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m ./test/bench/scale
+bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES, REJUV_SCALE_SETTLE).
+	REJUV_SCALE_NODES=$(REJUV_SCALE_NODES) REJUV_SCALE_SIZES=$(REJUV_SCALE_SIZES) REJUV_SCALE_NAMESPACES=$(REJUV_SCALE_NAMESPACES) REJUV_SCALE_SETTLE=$(REJUV_SCALE_SETTLE) \
+	  $(GO) test -count=1 -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m ./test/bench/scale
 
 .PHONY: bench-cluster
 bench-cluster: ## The recreation latency and the create call's breakdown on the local cluster (starts it if needed); prints two tables.

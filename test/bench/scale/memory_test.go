@@ -15,11 +15,6 @@ import (
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// settle is how long the fleet stays at a size before the manager is
-// measured: its policies evaluate (every 30 s by default) and its caches
-// fill.
-const settle = 90 * time.Second
-
 // BenchmarkScaleMemory grows the fleet through sizing.pods and prints,
 // at each size, the manager's resident memory and Go heap (the leader
 // and the standby replica), the daemon's on the real node, and how often
@@ -35,8 +30,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 			if err := scaleFleet(ctx, pods); err != nil {
 				b.Fatal(err)
 			}
-			fmt.Fprintf(os.Stderr, "bench: %d pods on %d simulated nodes running after %s; settling %s\n", pods, sizing.nodes, time.Since(start).Round(time.Second), settle)
-			time.Sleep(settle)
+			fmt.Fprintf(os.Stderr, "bench: %d pods on %d simulated nodes running after %s; settling %s\n", pods, sizing.nodes, time.Since(start).Round(time.Second), sizing.settle)
+			time.Sleep(sizing.settle)
 			row, err := measureMemory(ctx, pods)
 			if err != nil {
 				b.Fatal(err)
@@ -47,6 +42,24 @@ func BenchmarkScaleMemory(b *testing.B) {
 		}
 	}
 	printMemory(rows)
+	// A manager that restarted (OOMKilled at its limit) took every webhook
+	// whose failure policy is Fail down with it: the figures are those of
+	// a manager that does not fit. A figure that could not be read is no
+	// figure.
+	var problems []string
+	for _, r := range rows {
+		for _, e := range append([]string{r.leaderErr, r.standbyErr, r.daemon}, r.profileErrs...) {
+			if e != "" {
+				problems = append(problems, fmt.Sprintf("at %d pods: %s", r.pods, e))
+			}
+		}
+	}
+	if n := len(rows); n > 0 && rows[n-1].restarts > 0 {
+		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods", rows[n-1].restarts, rows[n-1].reasons, rows[n-1].pods))
+	}
+	if len(problems) > 0 {
+		b.Fatal(strings.Join(problems, "; "))
+	}
 }
 
 // memoryRow is what the manager costs at one size.
@@ -60,8 +73,9 @@ type memoryRow struct {
 	restarts                      int32
 	reasons                       []string
 	leaderErr, standbyErr, daemon string
-	// profiles are the replicas' heap profiles, saved in .cache.
-	profiles []string
+	// profiles are the replicas' heap profiles, saved in .cache, and
+	// why one could not be taken.
+	profiles, profileErrs []string
 }
 
 func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
@@ -98,7 +112,7 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 		}
 		if err == nil {
 			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%d.pb.gz", role, pods)); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: heap profile of the %s: %v\n", role, err)
+				row.profileErrs = append(row.profileErrs, fmt.Sprintf("heap profile of the %s: %v", role, err))
 			} else {
 				row.profiles = append(row.profiles, path)
 			}

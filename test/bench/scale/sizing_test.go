@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // fleetSizing is how big the simulated cluster gets.
@@ -12,13 +13,18 @@ type fleetSizing struct {
 	nodes, namespaces int
 	// pods are the fleet's sizes, measured in turn.
 	pods []int
+	// settle is how long the fleet stays at a size before the manager is
+	// measured: its policies evaluate (every 30 s by default) and its
+	// caches fill.
+	settle time.Duration
 }
 
-// scaleSizing reads REJUV_SCALE_NODES, REJUV_SCALE_NAMESPACES and
-// REJUV_SCALE_SIZES; a value that is not a positive number stops the
-// benchmark with a message naming the variable.
+// scaleSizing reads REJUV_SCALE_NODES, REJUV_SCALE_NAMESPACES,
+// REJUV_SCALE_SIZES and REJUV_SCALE_SETTLE; a value that is not a
+// positive number (a positive duration) stops the benchmark with a
+// message naming the variable.
 func scaleSizing() fleetSizing {
-	s := fleetSizing{nodes: 1000, namespaces: 100, pods: []int{1000, 3000, 10000}}
+	s := fleetSizing{nodes: 1000, namespaces: 100, pods: []int{1000, 3000, 10000}, settle: 90 * time.Second}
 	positive := func(name, v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n <= 0 {
@@ -38,6 +44,14 @@ func scaleSizing() fleetSizing {
 		for f := range strings.SplitSeq(v, ",") {
 			s.pods = append(s.pods, positive("REJUV_SCALE_SIZES", f))
 		}
+	}
+	if v := os.Getenv("REJUV_SCALE_SETTLE"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "bench: REJUV_SCALE_SETTLE=%q: want a positive duration (90s)\n", v)
+			os.Exit(2)
+		}
+		s.settle = d
 	}
 	return s
 }

@@ -42,16 +42,15 @@ var metricsServer = goProgram{
 	ldflags: func(v string) string { return "-X k8s.io/client-go/pkg/version.gitVersion=" + v },
 }
 
-// kwok plays the kubelets of simulated nodes, for the scale benchmark.
-// It is built on demand (EnsureKwok), not with the Kubernetes binaries:
-// only the benchmark needs it.
+// kwok plays the kubelets of simulated nodes, for the scale benchmark
+// (make test runs it small).
 var kwok = goProgram{
 	name: "kwok", module: "sigs.k8s.io/kwok", main: "sigs.k8s.io/kwok/cmd/kwok",
 	ldflags: func(v string) string { return "-X sigs.k8s.io/kwok/pkg/consts.Version=" + strings.TrimPrefix(v, "v") },
 }
 
 // goPrograms are the programs built beside the Kubernetes binaries.
-var goPrograms = []goProgram{helm, metricsServer}
+var goPrograms = []goProgram{helm, metricsServer, kwok}
 
 // version reads the version of the program's module that the build module
 // requires.
