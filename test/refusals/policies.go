@@ -155,6 +155,9 @@ var Policies = []Refusal{
 	{Input: "a METADATA schema (it could name a file or a URL)", Stage: StageCompile,
 		Spec:  "{selector: {}, rules: [{name: peek, rego: \"package x\\n# METADATA\\n# schemas:\\n#   - input: {\\\"$ref\\\": \\\"file:///etc/hostname\\\"}\\nrecreate contains \\\"app\\\" if input.pod\"}]}",
 		Field: "spec.rules[0].rego", Message: "METADATA schemas are not allowed in rules: a schema may refer to files and URLs"},
+	{Input: "a rule that reads a field of the pod the manager does not keep (volumes, environment, probes, managedFields, ...)", Stage: StageCompile,
+		Spec:  "{selector: {}, rules: [{name: volumes, rego: \"package x\\nrecreate contains \\\"app\\\" if input.pod.spec.volumes[_].emptyDir\"}]}",
+		Field: "spec.rules[0].rego", Message: "line 2: rego_compile_error: input.pod.spec.volumes is not kept"},
 	{Input: "an unsafe variable", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: unsafe, rego: \"package x\\nrecreate contains c if { c == 1 }\"}]}",
 		Field: "spec.rules[0].rego", Message: "line 2: rego_unsafe_var_error: var c is unsafe"},
 }
