@@ -72,7 +72,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
-	phase "cluster up (builds Kubernetes, helm and metrics-server once)" $(CLUSTER) up; \
+	phase "cluster up (builds Kubernetes, helm, metrics-server and kwok once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \

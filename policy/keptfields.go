@@ -118,8 +118,8 @@ func fill(v reflect.Value, depth int) {
 		m.SetMapIndex(k, e)
 		v.Set(m)
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
+		for _, f := range v.Fields() {
+			if f.CanSet() {
 				fill(f, depth+1)
 			}
 		}

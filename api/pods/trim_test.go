@@ -20,7 +20,7 @@ func fullPod() *corev1.Pod {
 			Name: "web-0", Namespace: "shop", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"app": "web"},
 			Annotations:     map[string]string{"rejuv.dev/tier": "web"},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1"}},
-			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubelet", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			NodeName: "node-1", TerminationGracePeriodSeconds: &grace,
