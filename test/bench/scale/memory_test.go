@@ -15,8 +15,9 @@ import (
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
-// BenchmarkScaleMemory grows the fleet through sizing.pods and prints,
-// at each size, the manager's resident memory and Go heap (the leader
+// BenchmarkScaleMemory grows the fleet from none (its policies and
+// Deployments, no pod) through sizing.pods and prints, at each size, the
+// manager's resident memory and Go heap (the leader
 // and the standby replica), the daemon's on the real node, and how often
 // a manager container was OOM-killed; then the cost of each additional
 // pod between sizes.
@@ -25,7 +26,10 @@ func BenchmarkScaleMemory(b *testing.B) {
 	var rows []memoryRow
 	for range b.N {
 		rows = rows[:0]
-		for _, pods := range sizing.pods {
+		// First the fleet's namespaces, policies and Deployments with no
+		// pod: the manager and the daemon idle, the baseline the sizes
+		// are compared with.
+		for _, pods := range append([]int{0}, sizing.pods...) {
 			start := time.Now()
 			if err := scaleFleet(ctx, pods); err != nil {
 				b.Fatal(err)
