@@ -23,14 +23,11 @@ const sharedLimit = 20_000
 // nothing changes in place: a Get or List copies them, unless it asks not
 // to and only reads (client.UnsafeDisableDeepCopy).
 type sharedValues struct {
-	strings     table[string]
-	maps        table[map[string]string]
-	owners      table[[]metav1.OwnerReference]
-	containers  table[[]corev1.Container]
-	gates       table[[]corev1.PodReadinessGate]
-	bufferMu    sync.Mutex
-	keyBuffer   []byte
-	sortedNames []string
+	strings    table[string]
+	maps       table[map[string]string]
+	owners     table[[]metav1.OwnerReference]
+	containers table[[]corev1.Container]
+	gates      table[[]corev1.PodReadinessGate]
 }
 
 type table[V any] struct {
@@ -93,20 +90,16 @@ func (s *sharedValues) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
-	s.bufferMu.Lock()
-	names := s.sortedNames[:0]
+	names := make([]string, 0, len(m))
 	for k := range m {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	key := s.keyBuffer[:0]
+	var key []byte
 	for _, k := range names {
 		key = appendPart(appendPart(key, k), m[k])
 	}
-	s.sortedNames, s.keyBuffer = names[:0], key
-	k := string(key)
-	s.bufferMu.Unlock()
-	return s.maps.share(k, m)
+	return s.maps.share(string(key), m)
 }
 
 // marshaler is an API type's protobuf encoding, which identifies its
