@@ -150,10 +150,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			} else {
 				r.unhaltFor(p, v1alpha1.ReasonBlastRadius)
 			}
-			for _, c := range v.candidates {
-				if err := d.decide(ctx, situation, c); err != nil {
-					return ctrl.Result{}, err
-				}
+			if err := d.decideAll(ctx, situation, v.candidates); err != nil {
+				return ctrl.Result{}, err
 			}
 			for _, c := range v.unrestartable {
 				d.skipped(c, unrestartableMessage(c.Pod, c.Containers))

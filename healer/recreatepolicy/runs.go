@@ -54,10 +54,8 @@ func (r *Reconciler) runs(ctx context.Context, p *v1alpha1.RecreatePolicy, spec 
 		run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, "RunCompleted", "Run", "rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, len(prog.upToDate), len(prog.skipped))
 	default:
-		for _, c := range prog.pending {
-			if err := d.decide(ctx, s, c); err != nil {
-				return 0, err
-			}
+		if err := d.decideAll(ctx, s, prog.pending); err != nil {
+			return 0, err
 		}
 		// Pods left are looked at again whatever the events: a missed
 		// one (a budget's status written while the manager changed

@@ -7,11 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
+	"github.com/rejuv-dev/rejuv/test/images"
 )
 
 var (
@@ -23,6 +29,10 @@ var (
 	// benchmark measure its own throttling.
 	fleet  kubernetes.Interface
 	sizing = scaleSizing()
+	// restartTimes are the requests' durations on the real node, which
+	// the stand-in's restarts are drawn from.
+	restartTimes []time.Duration
+	standin      *standIn
 )
 
 // TestMain brings up the cluster, Rejuv and kwok only when benchmarks
@@ -37,6 +47,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
+	// The benchmark reports through its own output, not controller-runtime's log.
+	ctrllog.SetLogger(logr.Discard())
 	c, release, err := harness.Shared(ctx)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: start the cluster: %v\n", err)
@@ -53,6 +65,10 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: fleet client: %v\n", err)
 		return 1
 	}
+	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
+	}
 	overlay := filepath.Join("test", "bench", "scale", "overlay")
 	if stack, err = deploy.Install(ctx, c, deploy.Options{Kustomization: overlay}); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: install Rejuv: %v\n", err)
@@ -62,11 +78,40 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}
+	if restartTimes, err = measureRestarts(ctx, c.NodeName()); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: measure restarts on the real node: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: %d requests on the real node took %v\n", len(restartTimes), restartTimes)
+	// The stand-in writes for every simulated pod's restart what a
+	// daemon and a kubelet would write: a limit of its own, high enough
+	// never to hold a rolling restart back.
+	standinCfg := rest.CopyConfig(cfg)
+	standinCfg.QPS, standinCfg.Burst = 2000, 4000
+	crrs, err := client.NewWithWatch(standinCfg, client.Options{Scheme: stack.Client.Scheme()})
+	var standinKube kubernetes.Interface
+	if err == nil {
+		standinKube, err = kubernetes.NewForConfig(standinCfg)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: stand-in client: %v\n", err)
+		return 1
+	}
+	standin = startStandIn(ctx, crrs, standinKube, restartTimes)
+	if err := countManagerRequests(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 1
+	}
 	code := m.Run()
+	standin.stop()
 	if code != 0 {
 		fmt.Fprint(os.Stderr, stack.Describe(ctx))
 	}
 	if err := removeFleet(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		code = 1
+	}
+	if err := removeRequestCounting(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		code = 1
 	}

@@ -6,65 +6,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"testing"
 	"text/tabwriter"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
-
-// BenchmarkScaleMemory grows the fleet from none (its policies and
-// Deployments, no pod) through sizing.pods and prints, at each size, the
-// manager's resident memory and Go heap (the leader
-// and the standby replica), the daemon's on the real node, and how often
-// a manager container was OOM-killed; then the cost of each additional
-// pod between sizes.
-func BenchmarkScaleMemory(b *testing.B) {
-	ctx := context.Background()
-	var rows []memoryRow
-	for range b.N {
-		rows = rows[:0]
-		// First the fleet's namespaces, policies and Deployments with no
-		// pod: the manager and the daemon idle, the baseline the sizes
-		// are compared with.
-		for _, pods := range append([]int{0}, sizing.pods...) {
-			start := time.Now()
-			if err := scaleFleet(ctx, pods); err != nil {
-				b.Fatal(err)
-			}
-			fmt.Fprintf(os.Stderr, "bench: %d pods on %d simulated nodes running after %s; settling %s\n", pods, sizing.nodes, time.Since(start).Round(time.Second), sizing.settle)
-			time.Sleep(sizing.settle)
-			row, err := measureMemory(ctx, pods)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rows = append(rows, row)
-			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; daemon %.0f MiB; %d manager restarts %v; heap profiles %v\n",
-				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.daemonRSS/(1<<20), row.restarts, row.reasons, row.profiles)
-		}
-	}
-	printMemory(rows)
-	// A manager that restarted (OOMKilled at its limit) took every webhook
-	// whose failure policy is Fail down with it: the figures are those of
-	// a manager that does not fit. A figure that could not be read is no
-	// figure.
-	var problems []string
-	for _, r := range rows {
-		for _, e := range append([]string{r.leaderErr, r.standbyErr, r.daemon}, r.profileErrs...) {
-			if e != "" {
-				problems = append(problems, fmt.Sprintf("at %d pods: %s", r.pods, e))
-			}
-		}
-	}
-	if n := len(rows); n > 0 && rows[n-1].restarts > 0 {
-		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods", rows[n-1].restarts, rows[n-1].reasons, rows[n-1].pods))
-	}
-	if len(problems) > 0 {
-		b.Fatal(strings.Join(problems, "; "))
-	}
-}
 
 // memoryRow is what the manager costs at one size.
 type memoryRow struct {

@@ -1,0 +1,150 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+// BenchmarkScale grows the fleet from none (its policies and Deployments,
+// no pod) through sizing.pods and prints, at each size: the manager's
+// memory (the leader and the standby replica) and the daemon's on the real
+// node, how often a manager container was OOM-killed, and the cost of each
+// additional pod between sizes (printMemory); the API requests the manager
+// made while the fleet settled; then, with pods: the time from a pod's
+// readiness change to its request while fleet pods churn, and a rolling
+// restart of rollingPods pods against its floor, its largest number of
+// pods unavailable at once and the requests the manager made meanwhile.
+// The simulated pods' requests are carried out by the stand-in executor.
+func BenchmarkScale(b *testing.B) {
+	ctx := context.Background()
+	var rows []memoryRow
+	var acts []actionRow
+	for range b.N {
+		rows, acts = rows[:0], acts[:0]
+		// First the fleet's namespaces, policies and Deployments with no
+		// pod: the manager and the daemon idle, the baseline the sizes
+		// are compared with.
+		for _, pods := range append([]int{0}, sizing.pods...) {
+			start := time.Now()
+			if err := scaleFleet(ctx, pods); err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(os.Stderr, "bench: %d pods on %d simulated nodes running after %s; settling %s\n", pods, sizing.nodes, time.Since(start).Round(time.Second), sizing.settle)
+			before, err := readRequests(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(sizing.settle)
+			after, err := readRequests(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			row, err := measureMemory(ctx, pods)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows = append(rows, row)
+			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; daemon %.0f MiB; %d manager restarts %v; heap profiles %v\n",
+				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.daemonRSS/(1<<20), row.restarts, row.reasons, row.profiles)
+			act := actionRow{pods: pods, idle: rateBetween(before, after)}
+			fmt.Fprintf(os.Stderr, "bench: at %d pods: the manager's API requests while settling: %s\n", pods, act.idle)
+			if pods > 0 {
+				if act.reaction, err = measureReaction(ctx, standin); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: reaction p50 %s, p99 %s over %d samples; %d fleet pods deleted meanwhile\n", pods,
+					quantile(act.reaction.latencies, 0.5), quantile(act.reaction.latencies, 0.99), len(act.reaction.latencies), act.reaction.churned)
+				if act.rolling, err = measureRolling(ctx, standin); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: rolling restart of %d pods in %s, at most %d pods in recreation at once (maxUnavailable %d), %d not Ready; the leader %.2f cores (%v before and after); API requests %s\n", pods,
+					act.rolling.pods, act.rolling.took.Round(100*time.Millisecond), act.rolling.mostRecreating, act.rolling.limit, act.rolling.mostNotReady, act.rolling.leaderCores, act.rolling.leaders, act.rolling.requests)
+				for _, ns := range []string{reactNamespace, rollingNamespace} {
+					if err := removeWorkload(ctx, ns); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			acts = append(acts, act)
+		}
+	}
+	printMemory(rows)
+	printActions(acts)
+	// A manager that restarted (OOMKilled at its limit) took every webhook
+	// whose failure policy is Fail down with it: the figures are those of
+	// a manager that does not fit. A figure that could not be read is no
+	// figure.
+	var problems []string
+	for _, r := range rows {
+		for _, e := range append([]string{r.leaderErr, r.standbyErr, r.daemon}, r.profileErrs...) {
+			if e != "" {
+				problems = append(problems, fmt.Sprintf("at %d pods: %s", r.pods, e))
+			}
+		}
+	}
+	if n := len(rows); n > 0 && rows[n-1].restarts > 0 {
+		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods", rows[n-1].restarts, rows[n-1].reasons, rows[n-1].pods))
+	}
+	for _, a := range acts {
+		if a.rolling.mostRecreating > a.rolling.limit {
+			problems = append(problems, fmt.Sprintf("at %d pods: the rolling restart had %d pods in recreation at once, above its maxUnavailable %d", a.pods, a.rolling.mostRecreating, a.rolling.limit))
+		}
+	}
+	if errs := standin.problems(); len(errs) > 0 {
+		problems = append(problems, "the stand-in executor: "+strings.Join(errs, "; "))
+	}
+	if len(problems) > 0 {
+		b.Fatal(strings.Join(problems, "; "))
+	}
+}
+
+// actionRow is what the manager did at one size.
+type actionRow struct {
+	pods int
+	// idle is the manager's API requests while the fleet settled.
+	idle     requestRate
+	reaction reaction
+	rolling  rolling
+}
+
+// printActions prints the second table: reactions, the rolling restart
+// against its floor (the number of batches times the stand-in's median
+// restart), and the manager's API requests a minute.
+func printActions(acts []actionRow) {
+	completed, median, spent := standin.report()
+	fmt.Printf("\nstand-in executor (simulated nodes): %d requests completed, each after a restart drawn from %d measured on the real node (median %s, p90 %s); its own reads and writes took %s more a request (median)\n",
+		completed, len(restartTimes), quantile(restartTimes, 0.5).Round(time.Millisecond), quantile(restartTimes, 0.9).Round(time.Millisecond), spent.Round(time.Millisecond))
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "pods\treaction p50\treaction p99\trolling restart\tfloor\tratio\tmost in recreation\tmost not Ready\tAPI requests idle\tAPI requests rolling\t\n")
+	for _, a := range acts {
+		if a.pods == 0 {
+			fmt.Fprintf(w, "%d\t-\t-\t-\t-\t-\t-\t-\t%.0f/min\t-\t\n", a.pods, a.idle.total)
+			continue
+		}
+		batches := (a.rolling.pods + a.rolling.limit - 1) / a.rolling.limit
+		floor := time.Duration(batches) * median
+		ratio := 0.0
+		if floor > 0 {
+			ratio = float64(a.rolling.took) / float64(floor)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s (%d pods)\t%s\t%.2f\t%d of %d\t%d\t%.0f/min\t%.0f/min\t\n", a.pods,
+			quantile(a.reaction.latencies, 0.5).Round(time.Millisecond), quantile(a.reaction.latencies, 0.99).Round(time.Millisecond),
+			a.rolling.took.Round(100*time.Millisecond), a.rolling.pods, floor.Round(100*time.Millisecond), ratio,
+			a.rolling.mostRecreating, a.rolling.limit, a.rolling.mostNotReady, a.idle.total, a.rolling.requests.total)
+	}
+	_ = w.Flush()
+	for _, a := range acts {
+		fmt.Printf("API requests at %d pods: idle %s", a.pods, a.idle)
+		if a.pods > 0 {
+			fmt.Printf("; rolling %s", a.rolling.requests)
+		}
+		fmt.Println()
+	}
+	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s)\n",
+		reactSamples, churnPerSecond, median.Round(time.Millisecond))
+}
