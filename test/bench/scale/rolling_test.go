@@ -59,8 +59,8 @@ type rolling struct {
 	// leaderCores the CPU the leader used meanwhile, in cores.
 	leaders     [2]string
 	leaderCores float64
-	recreated                    int32
-	requests                     requestRate
+	recreated   int32
+	requests    requestRate
 }
 
 // measureRolling runs one rolling restart of rollingPods pods.
