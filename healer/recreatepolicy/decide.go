@@ -193,10 +193,14 @@ func candidateDecision(c *planner.Candidate, outcome v1alpha1.DecisionOutcome, m
 func (d *decider) flush(p *v1alpha1.RecreatePolicy) {
 	list := p.Status.RecentDecisions
 	for _, dec := range d.decisions {
+		// Cut at once: a decision past the last kept never comes back
+		// (each prepend moves the others back by one, and takes at most
+		// one out), and a pass over a run of a thousand pods has as many
+		// decisions, which would otherwise be copied on each prepend.
 		list = prepend(list, dec)
-	}
-	if len(list) > v1alpha1.MaxRecentDecisions {
-		list = list[:v1alpha1.MaxRecentDecisions]
+		if len(list) > v1alpha1.MaxRecentDecisions {
+			list = list[:v1alpha1.MaxRecentDecisions]
+		}
 	}
 	p.Status.RecentDecisions = list
 }

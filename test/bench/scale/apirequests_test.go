@@ -105,10 +105,13 @@ func removeRequestCounting(ctx context.Context) error {
 }
 
 // requestCount is what the API server had dispatched of the manager's
-// requests, by kind, at a time.
+// requests, by kind, at a time; and of everyone's writes, with the CPU
+// the API server had used.
 type requestCount struct {
 	at     time.Time
 	byKind map[string]float64
+	// writes are all clients' writes; cpu the API server's CPU seconds.
+	writes, cpu float64
 }
 
 // readRequests reads the API server's counters.
@@ -119,6 +122,20 @@ func readRequests(ctx context.Context) (requestCount, error) {
 	}
 	c := requestCount{at: time.Now(), byKind: map[string]float64{}}
 	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			c.cpu, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "apiserver_request_total{"); ok {
+			labels, value, _ := strings.Cut(rest, "} ")
+			for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE", "APPLY"} {
+				if strings.Contains(labels, `verb="`+verb+`"`) {
+					v, _ := strconv.ParseFloat(strings.TrimSpace(value), 64)
+					c.writes += v
+				}
+			}
+			continue
+		}
 		rest, ok := strings.CutPrefix(line, "apiserver_flowcontrol_dispatched_requests_total{")
 		if !ok {
 			continue
@@ -137,10 +154,13 @@ func readRequests(ctx context.Context) (requestCount, error) {
 	return c, nil
 }
 
-// requestRate is requests a minute between two counts, by kind and in all.
+// requestRate is the manager's requests a minute between two counts, by
+// kind and in all; all clients' writes a second and the API server's CPU,
+// in cores.
 type requestRate struct {
-	byKind map[string]float64
-	total  float64
+	byKind               map[string]float64
+	total                float64
+	allWrites, serverCPU float64
 }
 
 func rateBetween(a, b requestCount) requestRate {
@@ -149,6 +169,8 @@ func rateBetween(a, b requestCount) requestRate {
 	if minutes <= 0 {
 		return r
 	}
+	r.allWrites = (b.writes - a.writes) / (minutes * 60)
+	r.serverCPU = (b.cpu - a.cpu) / (minutes * 60)
 	for _, k := range requestKinds {
 		v := (b.byKind[k.name] - a.byKind[k.name]) / minutes
 		r.byKind[k.name] = v
@@ -163,5 +185,5 @@ func (r requestRate) String() string {
 	for _, k := range requestKinds {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k.name, r.byKind[k.name]))
 	}
-	return fmt.Sprintf("%.0f/min (%s)", r.total, strings.Join(parts, ", "))
+	return fmt.Sprintf("%.0f/min (%s); the API server: %.0f writes/s from all clients, %.2f cores", r.total, strings.Join(parts, ", "), r.allWrites, r.serverCPU)
 }

@@ -69,16 +69,29 @@ func removeProfiler(ctx context.Context) error {
 // garbage collection, into .cache/bench-scale/NAME, and returns the
 // file's path relative to the repository.
 func saveHeapProfile(ctx context.Context, pod *corev1.Pod, name string) (string, error) {
+	return saveProfile(ctx, pod, "heap?gc=1", name)
+}
+
+// saveCPUProfile profiles a manager pod's CPU for 8 seconds (the scrape's
+// timeout is 10) into .cache/bench-scale/NAME.
+func saveCPUProfile(ctx context.Context, pod *corev1.Pod, name string) (string, error) {
+	return saveProfile(ctx, pod, "profile?seconds=8", name)
+}
+
+// saveProfile saves one of a manager pod's runtime profiles (the path
+// under /debug/pprof/) into .cache/bench-scale/NAME, and returns the
+// file's path relative to the repository.
+func saveProfile(ctx context.Context, pod *corev1.Pod, profile, name string) (string, error) {
 	token, err := profilerToken(ctx)
 	if err != nil {
 		return "", err
 	}
-	code, body, err := deploy.Scrape(ctx, "https://"+pod.Status.PodIP+":8443/debug/pprof/heap?gc=1", token)
+	code, body, err := deploy.Scrape(ctx, "https://"+pod.Status.PodIP+":8443/debug/pprof/"+profile, token)
 	if err != nil {
 		return "", err
 	}
 	if code != http.StatusOK {
-		return "", fmt.Errorf("heap profile of %s: %d %s", pod.Name, code, body)
+		return "", fmt.Errorf("profile %s of %s: %d %s", profile, pod.Name, code, body)
 	}
 	root, err := harness.RepoRoot()
 	if err != nil {

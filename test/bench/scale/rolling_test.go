@@ -59,12 +59,14 @@ type rolling struct {
 	// leaderCores the CPU the leader used meanwhile, in cores.
 	leaders     [2]string
 	leaderCores float64
-	recreated   int32
-	requests    requestRate
+	// profile is the leader's CPU profile during the run.
+	profile   string
+	recreated int32
+	requests  requestRate
 }
 
 // measureRolling runs one rolling restart of rollingPods pods.
-func measureRolling(ctx context.Context, s *standIn) (rolling, error) {
+func measureRolling(ctx context.Context, s *standIn, pods int) (rolling, error) {
 	r := rolling{pods: rollingPods}
 	counts := make([]int32, deploymentsPerNamespace)
 	for i := range counts {
@@ -104,6 +106,15 @@ func measureRolling(ctx context.Context, s *standIn) (rolling, error) {
 	if err := stack.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return r, fmt.Errorf("request a restart of policy %s/%s: %w", p.Namespace, p.Name, err)
 	}
+	// The leader's CPU profile from 3 s into the run, for where its time
+	// goes (the run lasts longer than that at every size).
+	var profiled sync.WaitGroup
+	profiled.Go(func() {
+		time.Sleep(3 * time.Second)
+		if path, err := saveCPUProfile(ctx, leader, fmt.Sprintf("cpu-leader-rolling-%d.pb.gz", pods)); err == nil {
+			r.profile = path
+		}
+	})
 	var run *v1alpha1.Run
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, rollingTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := stack.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
@@ -113,6 +124,7 @@ func measureRolling(ctx context.Context, s *standIn) (rolling, error) {
 		return run != nil && run.Requested && run.ScheduledTime.Equal(&metav1.Time{Time: at.Truncate(time.Second)}) && run.State != v1alpha1.RunRunning, nil
 	})
 	r.took = time.Since(start)
+	profiled.Wait()
 	after, rerr := readRequests(ctx)
 	if rerr != nil {
 		return r, rerr

@@ -59,11 +59,11 @@ func BenchmarkScale(b *testing.B) {
 				}
 				fmt.Fprintf(os.Stderr, "bench: at %d pods: reaction p50 %s, p99 %s over %d samples; %d fleet pods deleted meanwhile\n", pods,
 					quantile(act.reaction.latencies, 0.5), quantile(act.reaction.latencies, 0.99), len(act.reaction.latencies), act.reaction.churned)
-				if act.rolling, err = measureRolling(ctx, standin); err != nil {
+				if act.rolling, err = measureRolling(ctx, standin, pods); err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(os.Stderr, "bench: at %d pods: rolling restart of %d pods in %s, at most %d pods in recreation at once (maxUnavailable %d), %d not Ready; the leader %.2f cores (%v before and after); API requests %s\n", pods,
-					act.rolling.pods, act.rolling.took.Round(100*time.Millisecond), act.rolling.mostRecreating, act.rolling.limit, act.rolling.mostNotReady, act.rolling.leaderCores, act.rolling.leaders, act.rolling.requests)
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: rolling restart of %d pods in %s, at most %d pods in recreation at once (maxUnavailable %d), %d not Ready; the leader %.2f cores (%v before and after; CPU profile %s); API requests %s\n", pods,
+					act.rolling.pods, act.rolling.took.Round(100*time.Millisecond), act.rolling.mostRecreating, act.rolling.limit, act.rolling.mostNotReady, act.rolling.leaderCores, act.rolling.leaders, act.rolling.profile, act.rolling.requests)
 				for _, ns := range []string{reactNamespace, rollingNamespace} {
 					if err := removeWorkload(ctx, ns); err != nil {
 						b.Fatal(err)

@@ -34,11 +34,11 @@ const simulatedNodePrefix = "kwok-"
 // of their pods itself, as they would together. For each request, one at a
 // time per pod in the order it sees them, it
 //
-//  1. marks the request Recreating (the daemon's pickup);
-//  2. "stops" the request's containers: writes the pod's status as the
+//  1. "stops" the request's containers: writes the pod's status as the
 //     kubelet would after a restart, each container with a new containerID,
 //     restartCount + 1, its last state terminated with the old ID, not
 //     ready, and the pod's Ready and ContainersReady conditions False;
+//  2. marks the request Recreating, its containers stopped;
 //  3. waits a delay drawn from the requests' durations measured on the real
 //     node (created to Completed, through the real daemon, containerd and
 //     kubelet: see measureRestarts), and minStartedSeconds if longer;
@@ -208,21 +208,17 @@ func (s *standIn) delay() time.Duration {
 }
 
 // carryOut runs one request to Completed, or leaves it to the manager when
-// its pod is gone, replaced or being deleted.
+// its pod is gone, replaced or being deleted. Its pickup and the stop are
+// one status write (the daemon writes them apart): on a busy API server
+// every call of the stand-in's is time the run waits for.
 func (s *standIn) carryOut(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) error {
 	start := time.Now()
-	err := s.writeStatus(ctx, crr, func(st *v1beta1.ContainerRecreateRequestStatus) {
-		st.Phase = v1beta1.PhaseRecreating
-		st.ContainerRecreateStates = states(crr, v1beta1.PhaseRecreating, false)
-	})
-	if err != nil {
-		return err
-	}
-	restarted, ok, err := s.restartContainers(ctx, crr)
-	if err != nil || !ok {
+	pod, restarted, err := s.restartContainers(ctx, crr)
+	if err != nil || pod == nil {
 		return err
 	}
 	if err := s.writeStatus(ctx, crr, func(st *v1beta1.ContainerRecreateRequestStatus) {
+		st.Phase = v1beta1.PhaseRecreating
 		st.ContainerRecreateStates = states(crr, v1beta1.PhaseRecreating, true)
 	}); err != nil {
 		return err
@@ -237,7 +233,7 @@ func (s *standIn) carryOut(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		return nil
 	case <-time.After(wait - time.Since(restarted)):
 	}
-	if ok, err := s.readyAgain(ctx, crr); err != nil || !ok {
+	if pod, err := s.readyAgain(ctx, crr, pod); err != nil || pod == nil {
 		return err
 	}
 	err = s.writeStatus(ctx, crr, func(st *v1beta1.ContainerRecreateRequestStatus) {
@@ -289,11 +285,12 @@ func (s *standIn) writeStatus(ctx context.Context, crr *v1beta1.ContainerRecreat
 }
 
 // restartContainers writes the pod's status as the kubelet reports a
-// restart of the request's containers; ok is false when the pod is not the
-// request's any more (gone, replaced, being deleted).
-func (s *standIn) restartContainers(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (time.Time, bool, error) {
+// restart of the request's containers, and returns the pod as written and
+// when; a nil pod when the pod is not the request's any more (gone,
+// replaced, being deleted).
+func (s *standIn) restartContainers(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (*corev1.Pod, time.Time, error) {
 	var at time.Time
-	ok, err := s.patchPod(ctx, crr, func(pod *corev1.Pod, now metav1.Time) {
+	pod, err := s.patchPod(ctx, crr, nil, func(pod *corev1.Pod, now metav1.Time) {
 		at = now.Time
 		for i := range pod.Status.ContainerStatuses {
 			cs := &pod.Status.ContainerStatuses[i]
@@ -315,13 +312,13 @@ func (s *standIn) restartContainers(ctx context.Context, crr *v1beta1.ContainerR
 		}
 		setReady(pod, now)
 	})
-	return at, ok, err
+	return pod, at, err
 }
 
 // readyAgain makes the request's containers ready, and the pod when all
-// of its containers are.
-func (s *standIn) readyAgain(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (bool, error) {
-	return s.patchPod(ctx, crr, func(pod *corev1.Pod, now metav1.Time) {
+// of its containers are, starting from the pod as last written.
+func (s *standIn) readyAgain(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, last *corev1.Pod) (*corev1.Pod, error) {
+	return s.patchPod(ctx, crr, last, func(pod *corev1.Pod, now metav1.Time) {
 		for i := range pod.Status.ContainerStatuses {
 			if cs := &pod.Status.ContainerStatuses[i]; requested(crr, cs.Name) {
 				cs.Ready = true
@@ -357,21 +354,30 @@ func setReady(pod *corev1.Pod, now metav1.Time) {
 	}
 }
 
-// patchPod reads the request's pod, changes its status and writes the
-// containers' statuses and the conditions back with the resourceVersion it
-// read (read again on a conflict). ok is false when the pod is not the
-// request's any more.
-func (s *standIn) patchPod(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, change func(*corev1.Pod, metav1.Time)) (bool, error) {
-	ok := true
+// patchPod changes the request's pod's status and writes the containers'
+// statuses and the conditions back with the resourceVersion it started
+// from: last, the pod as the stand-in last wrote it, or the pod read anew
+// (and again on a conflict). It returns the pod as written, nil when the
+// pod is not the request's any more.
+func (s *standIn) patchPod(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, last *corev1.Pod, change func(*corev1.Pod, metav1.Time)) (*corev1.Pod, error) {
+	var written *corev1.Pod
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		pod, err := s.kube.CoreV1().Pods(crr.Namespace).Get(ctx, crr.Spec.PodName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) || (err == nil && (string(pod.UID) != crr.Labels[v1beta1.PodUIDLabel] || pod.DeletionTimestamp != nil)) {
-			ok = false
+		pod := last
+		last = nil
+		if pod == nil {
+			var err error
+			pod, err = s.kube.CoreV1().Pods(crr.Namespace).Get(ctx, crr.Spec.PodName, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if string(pod.UID) != crr.Labels[v1beta1.PodUIDLabel] || pod.DeletionTimestamp != nil {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
+		pod = pod.DeepCopy()
 		change(pod, metav1.Now())
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"resourceVersion": pod.ResourceVersion},
@@ -380,11 +386,11 @@ func (s *standIn) patchPod(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		if err != nil {
 			return err
 		}
-		_, err = s.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		written, err = s.kube.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("stand-in: write the status of pod %s/%s for ContainerRecreateRequest %s: %w", crr.Namespace, crr.Spec.PodName, crr.Name, err)
+		return nil, fmt.Errorf("stand-in: write the status of pod %s/%s for ContainerRecreateRequest %s: %w", crr.Namespace, crr.Spec.PodName, crr.Name, err)
 	}
-	return ok, nil
+	return written, nil
 }
