@@ -32,6 +32,13 @@ const (
 
 func fleetNamespace(i int) string { return fmt.Sprintf("scale-%03d", i) }
 
+// isFleetNamespace says whether ns is one of the fleet's namespaces.
+func isFleetNamespace(ns string) bool {
+	var i int
+	_, err := fmt.Sscanf(ns, "scale-%03d", &i)
+	return err == nil && ns == fleetNamespace(i) && i < sizing.namespaces
+}
+
 // fleetPolicy is namespace i's policy: stuck readiness, a restart storm,
 // a memory leak (whose signal the simulated pods never have: the policy
 // reports no data) or a nightly rolling restart, in turn.
@@ -208,7 +215,9 @@ func countRunning(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			// The reaction's and the rolling restart's pods carry the
+			// label too, in namespaces of their own.
+			if isFleetNamespace(p.Namespace) && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
 				n++
 			}
 		}
@@ -219,10 +228,16 @@ func countRunning(ctx context.Context) (int, error) {
 	}
 }
 
-// removeFleet deletes the fleet's namespaces and waits until they are
-// gone (kwok deletes their pods as a kubelet would).
+// removeFleet deletes the fleet's namespaces, and those of the reaction
+// and the rolling restart, and waits until they are gone (kwok deletes
+// their pods as a kubelet would).
 func removeFleet(ctx context.Context) error {
 	var errs []error
+	for _, ns := range []string{reactNamespace, rollingNamespace} {
+		if err := removeWorkload(ctx, ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i := range sizing.namespaces {
 		if err := fleet.CoreV1().Namespaces().Delete(ctx, fleetNamespace(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)

@@ -102,6 +102,12 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}
+	// A run that was stopped leaves its namespaces behind: their pods
+	// would be counted, and the nodes they ran on are gone.
+	if err := removeFleet(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: remove what an earlier run left: %v\n", err)
+		return 1
+	}
 	code := m.Run()
 	standin.stop()
 	if code != 0 {

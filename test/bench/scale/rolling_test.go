@@ -232,23 +232,40 @@ func workload(ctx context.Context, ns string, p *v1alpha1.RecreatePolicy, counts
 		}
 	}
 	ready := 0
+	// why counts, by what the pods' conditions say, those not ready.
+	why := map[string]int{}
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := fleet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
-		ready = 0
+		ready, why = 0, map[string]int{}
 		for i := range list.Items {
-			if c := pods.Condition(&list.Items[i], corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue && list.Items[i].DeletionTimestamp == nil {
+			p := &list.Items[i]
+			if c := pods.Condition(p, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
 				ready++
+				continue
 			}
+			why[notReadyReason(p)]++
 		}
 		return ready == int(want), nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for the %d pods of %s to be ready (%d are): %w", want, ns, ready, err)
+		return fmt.Errorf("wait for the %d pods of %s to be ready (%d are; the others: %v): %w", want, ns, ready, why, err)
 	}
 	return nil
+}
+
+// notReadyReason says why a pod is not ready: its phase, node and the
+// first condition that is not True.
+func notReadyReason(p *corev1.Pod) string {
+	reason := fmt.Sprintf("%s on %q", p.Status.Phase, p.Spec.NodeName)
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			return fmt.Sprintf("%s: %s %s %s", reason, c.Type, c.Reason, c.Message)
+		}
+	}
+	return reason
 }
 
 // removeWorkload deletes namespace ns and waits until it is gone.

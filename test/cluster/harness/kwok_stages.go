@@ -10,6 +10,11 @@ package harness
 //   - a pod bound to one is made Running and Ready at once, each container
 //     with a containerID of its own (derived from the pod's UID and the
 //     container's name, as a runtime's would be unique) and restartCount 0;
+//   - a Running pod whose containers are ready but which is not Ready (the
+//     node controller marks the pods of a node not ready when it misses the
+//     node's lease, as kwok's lease renewals can be late on a busy machine)
+//     is made Ready again, as the kubelet does once it reports again;
+//     unless a readiness gate of Rejuv's (KruisePodReady) holds it out;
 //   - a pod being deleted is deleted, as a kubelet does once its containers
 //     have stopped.
 //
@@ -136,6 +141,35 @@ spec:
       phase: Running
       qosClass: Burstable
       startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rejuv-pod-ready-again
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'In'
+      values: ['False']
+    - key: '.status.conditions.[] | select( .type == "ContainersReady" ) | .status'
+      operator: 'In'
+      values: ['True']
+    - key: '.status.conditions.[] | select( .type == "KruisePodReady" ) | .status'
+      operator: 'NotIn'
+      values: ['False']
+  next:
+    statusTemplate: |
+      conditions:
+      - {lastTransitionTime: {{ Now | Quote }}, status: "True", type: Ready}
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage

@@ -49,7 +49,7 @@ func TestKwokStagesParse(t *testing.T) {
 		}
 		names[stage.Metadata.Name] = true
 	}
-	for _, want := range []string{"rejuv-node-ready", "rejuv-pod-ready", "rejuv-pod-delete"} {
+	for _, want := range []string{"rejuv-node-ready", "rejuv-pod-ready", "rejuv-pod-ready-again", "rejuv-pod-delete"} {
 		if !names[want] {
 			t.Errorf("no stage %s among %v", want, names)
 		}
