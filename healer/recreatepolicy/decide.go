@@ -2,12 +2,11 @@ package recreatepolicy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,26 +57,16 @@ func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*
 			admitted = append(admitted, i)
 		}
 	}
-	workers := createWorkers
+	limit := createWorkers
 	if len(d.budgets) > 0 {
-		workers = 1
+		limit = 1
 	}
-	errs := make([]error, len(cands))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, len(admitted)) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = d.create(ctx, cands[i], &decs[i])
-			}
-		})
-	}
+	var creates errgroup.Group
+	creates.SetLimit(limit)
 	for _, i := range admitted {
-		next <- i
+		creates.Go(func() error { return d.create(ctx, cands[i], &decs[i]) })
 	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := creates.Wait(); err != nil {
 		return err
 	}
 	for i, c := range cands {
