@@ -120,12 +120,8 @@ func readRequests(ctx context.Context) (requestCount, error) {
 	if err != nil {
 		return requestCount{}, fmt.Errorf("read the API server's metrics: %w", err)
 	}
-	c := requestCount{at: time.Now(), byKind: map[string]float64{}}
+	c := requestCount{at: time.Now(), byKind: map[string]float64{}, cpu: metricValue(string(raw), "process_cpu_seconds_total")}
 	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			c.cpu, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
-			continue
-		}
 		if rest, ok := strings.CutPrefix(line, "apiserver_request_total{"); ok {
 			labels, value, _ := strings.Cut(rest, "} ")
 			for _, verb := range []string{"POST", "PUT", "PATCH", "DELETE", "APPLY"} {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
@@ -176,15 +177,19 @@ func scaleFleet(ctx context.Context, pods int) error {
 // scaleNamespace creates namespace i, its policy when missing and its
 // Deployments with counts replicas, or scales those that exist.
 func scaleNamespace(ctx context.Context, i int, counts []int32) error {
+	return ensureNamespace(ctx, fleetNamespace(i), fleetPolicy(i), counts)
+}
+
+// ensureNamespace creates namespace ns, policy p when missing and the
+// fleet's Deployments with counts replicas, or scales those that exist.
+func ensureNamespace(ctx context.Context, ns string, p *v1alpha1.RecreatePolicy, counts []int32) error {
 	kube := fleet
-	ns := fleetNamespace(i)
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	// Only when missing: a create goes through Rejuv's webhook, which
 	// does not answer while the manager is being OOM-killed, and the
 	// benchmark is there to measure that, not to stop at it.
-	p := fleetPolicy(i)
 	if err := stack.Client.Get(ctx, client.ObjectKeyFromObject(p), &v1alpha1.RecreatePolicy{}); apierrors.IsNotFound(err) {
 		if err := stack.Client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create the policy of %s: %w", ns, err)
@@ -202,6 +207,54 @@ func scaleNamespace(ctx context.Context, i int, counts []int32) error {
 		}
 	}
 	return nil
+}
+
+// workload creates namespace ns with policy p and Deployments of counts
+// replicas (as the fleet's namespaces are), and waits until their pods all
+// run and are Ready.
+func workload(ctx context.Context, ns string, p *v1alpha1.RecreatePolicy, counts []int32) error {
+	if err := ensureNamespace(ctx, ns, p, counts); err != nil {
+		return err
+	}
+	want := int32(0)
+	for _, n := range counts {
+		want += n
+	}
+	ready := 0
+	// why counts, by what the pods' conditions say, those not ready.
+	why := map[string]int{}
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := fleet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready, why = 0, map[string]int{}
+		for i := range list.Items {
+			p := &list.Items[i]
+			if c := pods.Condition(p, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+				ready++
+				continue
+			}
+			why[notReadyReason(p)]++
+		}
+		return ready == int(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the %d pods of %s to be ready (%d are; the others: %v): %w", want, ns, ready, why, err)
+	}
+	return nil
+}
+
+// notReadyReason says why a pod is not ready: its phase, node and the
+// first condition that is not True.
+func notReadyReason(p *corev1.Pod) string {
+	reason := fmt.Sprintf("%s on %q", p.Status.Phase, p.Spec.NodeName)
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			return fmt.Sprintf("%s: %s %s %s", reason, c.Type, c.Reason, c.Message)
+		}
+	}
+	return reason
 }
 
 // countRunning counts the fleet's pods that run and are not being
@@ -229,30 +282,34 @@ func countRunning(ctx context.Context) (int, error) {
 }
 
 // removeFleet deletes the fleet's namespaces, and those of the reaction
-// and the rolling restart, and waits until they are gone (kwok deletes
-// their pods as a kubelet would).
+// and the rolling restart, and waits until they are gone.
 func removeFleet(ctx context.Context) error {
-	var errs []error
-	for _, ns := range []string{reactNamespace, rollingNamespace} {
-		if err := removeWorkload(ctx, ns); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	names := []string{reactNamespace, rollingNamespace}
 	for i := range sizing.namespaces {
-		if err := fleet.CoreV1().Namespaces().Delete(ctx, fleetNamespace(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
+		names = append(names, fleetNamespace(i))
+	}
+	return removeNamespaces(ctx, names...)
+}
+
+// removeNamespaces deletes the namespaces, all at once, and waits until
+// they are gone (kwok deletes their pods as a kubelet would).
+func removeNamespaces(ctx context.Context, names ...string) error {
+	var errs []error
+	for _, ns := range names {
+		if err := fleet.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		for i := range sizing.namespaces {
-			if _, err := fleet.CoreV1().Namespaces().Get(ctx, fleetNamespace(i), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		for _, ns := range names {
+			if _, err := fleet.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		errs = append(errs, fmt.Errorf("wait for the fleet's namespaces to go: %w", err))
+		errs = append(errs, fmt.Errorf("wait for namespaces %v to go: %w", names, err))
 	}
 	return errors.Join(errs...)
 }

@@ -2,7 +2,6 @@ package scale
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -111,20 +110,16 @@ func sample(ctx context.Context, s *standIn, probes []corev1.Pod, r *reaction) e
 // the change is stored somewhere before it returns, so the latency counted
 // from the start is never too short.
 func makeUnready(ctx context.Context, p *corev1.Pod) (time.Time, error) {
-	now := metav1.Now()
-	statuses := p.Status.ContainerStatuses
-	for i := range statuses {
-		if statuses[i].Name == "app" {
-			statuses[i].Ready = false
+	p = p.DeepCopy()
+	for i := range p.Status.ContainerStatuses {
+		if cs := &p.Status.ContainerStatuses[i]; cs.Name == "app" {
+			cs.Ready = false
 		}
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{
-		"containerStatuses": statuses,
-		"conditions": []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: now},
-		},
-	}})
+	setReady(p, metav1.Now())
+	// No resourceVersion: the write is the kubelet's, whatever else
+	// changed the pod since the benchmark listed it.
+	patch, err := statusPatch(p, "")
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -213,72 +212,4 @@ func (u *unreadyCount) max() int {
 func (u *unreadyCount) stop() {
 	u.w.Stop()
 	<-u.done
-}
-
-// workload creates namespace ns with policy p and Deployments of counts
-// replicas, and waits until their pods all run and are Ready.
-func workload(ctx context.Context, ns string, p *v1alpha1.RecreatePolicy, counts []int32) error {
-	if _, err := fleet.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ns, err)
-	}
-	if err := stack.Client.Create(ctx, p); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("create policy %s/%s: %w", ns, p.Name, err)
-	}
-	want := int32(0)
-	for j, n := range counts {
-		want += n
-		if _, err := fleet.AppsV1().Deployments(ns).Create(ctx, fleetDeployment(ns, j, n), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create deployment %s/svc-%02d: %w", ns, j, err)
-		}
-	}
-	ready := 0
-	// why counts, by what the pods' conditions say, those not ready.
-	why := map[string]int{}
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := fleet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready, why = 0, map[string]int{}
-		for i := range list.Items {
-			p := &list.Items[i]
-			if c := pods.Condition(p, corev1.PodReady); c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-				ready++
-				continue
-			}
-			why[notReadyReason(p)]++
-		}
-		return ready == int(want), nil
-	})
-	if err != nil {
-		return fmt.Errorf("wait for the %d pods of %s to be ready (%d are; the others: %v): %w", want, ns, ready, why, err)
-	}
-	return nil
-}
-
-// notReadyReason says why a pod is not ready: its phase, node and the
-// first condition that is not True.
-func notReadyReason(p *corev1.Pod) string {
-	reason := fmt.Sprintf("%s on %q", p.Status.Phase, p.Spec.NodeName)
-	for _, c := range p.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			return fmt.Sprintf("%s: %s %s %s", reason, c.Type, c.Reason, c.Message)
-		}
-	}
-	return reason
-}
-
-// removeWorkload deletes namespace ns and waits until it is gone.
-func removeWorkload(ctx context.Context, ns string) error {
-	if err := fleet.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete namespace %s: %w", ns, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := fleet.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		return fmt.Errorf("wait for namespace %s to go: %w", ns, err)
-	}
-	return nil
 }

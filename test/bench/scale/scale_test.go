@@ -64,10 +64,8 @@ func BenchmarkScale(b *testing.B) {
 				}
 				fmt.Fprintf(os.Stderr, "bench: at %d pods: rolling restart of %d pods in %s, at most %d pods in recreation at once (maxUnavailable %d), %d not Ready; the leader %.2f cores (%v before and after; CPU profile %s); API requests %s\n", pods,
 					act.rolling.pods, act.rolling.took.Round(100*time.Millisecond), act.rolling.mostRecreating, act.rolling.limit, act.rolling.mostNotReady, act.rolling.leaderCores, act.rolling.leaders, act.rolling.profile, act.rolling.requests)
-				for _, ns := range []string{reactNamespace, rollingNamespace} {
-					if err := removeWorkload(ctx, ns); err != nil {
-						b.Fatal(err)
-					}
+				if err := removeNamespaces(ctx, reactNamespace, rollingNamespace); err != nil {
+					b.Fatal(err)
 				}
 			}
 			acts = append(acts, act)

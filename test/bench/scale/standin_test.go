@@ -379,10 +379,7 @@ func (s *standIn) patchPod(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		}
 		pod = pod.DeepCopy()
 		change(pod, metav1.Now())
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": pod.ResourceVersion},
-			"status":   map[string]any{"containerStatuses": pod.Status.ContainerStatuses, "conditions": pod.Status.Conditions},
-		})
+		patch, err := statusPatch(pod, pod.ResourceVersion)
 		if err != nil {
 			return err
 		}
@@ -393,4 +390,16 @@ func (s *standIn) patchPod(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		return nil, fmt.Errorf("stand-in: write the status of pod %s/%s for ContainerRecreateRequest %s: %w", crr.Namespace, crr.Spec.PodName, crr.Name, err)
 	}
 	return written, nil
+}
+
+// statusPatch is the strategic merge patch that writes the pod's
+// containers' statuses (an atomic list: all of them) and its conditions
+// (merged by type), as the kubelet reports them; on condition that the
+// pod is still at version, when one is given.
+func statusPatch(pod *corev1.Pod, version string) ([]byte, error) {
+	patch := map[string]any{"status": map[string]any{"containerStatuses": pod.Status.ContainerStatuses, "conditions": pod.Status.Conditions}}
+	if version != "" {
+		patch["metadata"] = map[string]any{"resourceVersion": version}
+	}
+	return json.Marshal(patch)
 }
