@@ -42,7 +42,7 @@ func Trim(pod *corev1.Pod) *corev1.Pod {
 			Containers: trimContainers(s.Containers), InitContainers: trimContainers(s.InitContainers),
 		},
 		Status: corev1.PodStatus{
-			ObservedGeneration: st.ObservedGeneration, Phase: st.Phase, Conditions: st.Conditions, Message: st.Message, Reason: st.Reason,
+			ObservedGeneration: st.ObservedGeneration, Phase: st.Phase, Conditions: trimConditions(st.Conditions), Message: st.Message, Reason: st.Reason,
 			HostIP: st.HostIP, PodIP: st.PodIP, StartTime: st.StartTime, QOSClass: st.QOSClass,
 			ContainerStatuses: trimStatuses(st.ContainerStatuses), InitContainerStatuses: trimStatuses(st.InitContainerStatuses),
 		},
@@ -62,6 +62,16 @@ func trimContainers(cs []corev1.Container) []corev1.Container {
 		}
 	}
 	return out
+}
+
+// trimConditions copies the conditions into a slice of their number: the
+// decoder's slice, grown by appending, holds room for eight conditions
+// where a pod has five, a kilobyte a pod kept for nothing.
+func trimConditions(cs []corev1.PodCondition) []corev1.PodCondition {
+	if cs == nil {
+		return nil
+	}
+	return append(make([]corev1.PodCondition, 0, len(cs)), cs...)
 }
 
 func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {

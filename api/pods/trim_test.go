@@ -81,3 +81,22 @@ func TestTrimKeepsWhatRejuvReadsAndDropsTheRest(t *testing.T) {
 		t.Errorf("trimming a trimmed pod changed it:\n%+v\n%+v", again, got)
 	}
 }
+
+// The decoder appends conditions one by one: a pod's five sit in room for
+// eight. The cache keeps a slice of their number.
+func TestTrimKeepsNoRoomBeyondTheConditions(t *testing.T) {
+	pod := fullPod()
+	var decoded []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		decoded = append(decoded, c)
+	}
+	decoded = append(decoded, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+	pod.Status.Conditions = decoded
+	if cap(decoded) == len(decoded) {
+		t.Fatalf("premise: the decoded conditions have no spare room (%d of %d)", len(decoded), cap(decoded))
+	}
+	got := Trim(pod).Status.Conditions
+	if !reflect.DeepEqual(got, decoded) || cap(got) != len(got) {
+		t.Errorf("trimmed conditions %+v (room for %d), want %+v in room for %d", got, cap(got), decoded, len(decoded))
+	}
+}
