@@ -54,6 +54,7 @@ type Reconciler struct {
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history
 	expected   expectations
+	statuses   statusWrites
 	dropped    droppedCharges
 	namespaces namespaceLocks
 	readers    map[types.NamespacedName]signalReaders
@@ -95,6 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		nextRun.DeleteLabelValues(p.Name, p.Namespace)
 	}
 	if !ok {
+		if !r.statuses.needed(original, p, 0, now) {
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, r.writeStatus(ctx, original, p)
 	}
 
@@ -177,6 +181,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rulesDecided := program == nil || (v != nil && v.budget == nil)
 	r.observePass(req.NamespacedName, p, decided, rulesDecided, now)
 	d.flush(p)
+	if !r.statuses.needed(original, p, spec.EvaluationInterval, now) {
+		log.V(1).Info("policy reconciled, status unchanged", "selected", len(pods), "requeueAfter", requeue)
+		return ctrl.Result{RequeueAfter: requeue}, nil
+	}
 	if err := r.writeStatus(ctx, original, p); apierrors.IsConflict(err) {
 		// Our previous write is newer than the cached copy this status was
 		// computed from: write it again on top of that write, keeping its
@@ -386,6 +394,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Unlock()
 	r.Engine.Forget(key.Namespace, key.Name)
 	r.expected.forget(key)
+	r.statuses.forget(key)
 	forgetMetrics(key.Namespace, key.Name)
 }
 
@@ -394,14 +403,15 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 // copy (the cache behind the previous reconcile's write) is refused rather
 // than overwriting that write's decisions and run.
 func (r *Reconciler) writeStatus(ctx context.Context, original, p *v1alpha1.RecreatePolicy) error {
-	if err := r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if apierrors.IsConflict(err) {
-			return err
-		}
-		return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
+	err := r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case err == nil:
+		r.statuses.wrote(p)
+		return nil
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		return err
 	}
-	return nil
+	return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 }

@@ -328,7 +328,9 @@ type RecreatePolicyStatus struct {
 	// +optional
 	RestartedAt *metav1.Time `json:"restartedAt,omitempty"`
 
-	// LastEvaluationTime is when the rules were last evaluated.
+	// LastEvaluationTime is when the rules were last evaluated. A pass
+	// that changes nothing else in the status leaves it until it is one
+	// evaluationInterval old, so it is at most that stale.
 	// +optional
 	LastEvaluationTime *metav1.Time `json:"lastEvaluationTime,omitempty"`
 
