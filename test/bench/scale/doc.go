@@ -5,7 +5,10 @@
 // namespace, and prints at each size what the manager costs (memory, API
 // requests) and how it acts: the time from a pod's readiness change to its
 // request while pods churn, and a rolling restart of 1,000 pods against
-// its floor and its maxUnavailable. A stand-in executor carries out the
+// its floor and its maxUnavailable; and the policy engine's pass over a
+// memory policy when every memory window moved, over the fleet's pods,
+// against OPA's prepared query in the same run (test/bench/engine's
+// measures). A stand-in executor carries out the
 // requests of simulated pods, with restarts as long as those timed on the
 // real node first; docs/scale.md has the method and the figures.
 //

@@ -15,10 +15,9 @@ import (
 
 // memoryRow is what the manager costs at one size.
 type memoryRow struct {
-	pods                    int
-	leaderRSS, leaderHeap   float64
-	standbyRSS, standbyHeap float64
-	daemonRSS               float64
+	pods            int
+	leader, standby memoryUse
+	daemonRSS       float64
 	// restarts of the manager's containers, and the reasons they last
 	// ended (OOMKilled when the kernel killed one at its limit).
 	restarts                      int32
@@ -47,16 +46,16 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 				row.reasons = append(row.reasons, t.Reason)
 			}
 		}
-		rss, heap, err := scrapeMemory(ctx, p)
+		use, err := scrapeMemory(ctx, p)
 		role := "standby"
 		if p.Name == leader.Name {
 			role = "leader"
-			row.leaderRSS, row.leaderHeap = rss, heap
+			row.leader = use
 			if err != nil {
 				row.leaderErr = err.Error()
 			}
 		} else {
-			row.standbyRSS, row.standbyHeap = rss, heap
+			row.standby = use
 			if err != nil {
 				row.standbyErr = err.Error()
 			}
@@ -73,21 +72,38 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 	if err != nil {
 		return row, err
 	}
-	row.daemonRSS, _, err = scrapeMemory(ctx, daemon)
+	use, err := scrapeMemory(ctx, daemon)
+	row.daemonRSS = use.rss
 	if err != nil {
 		row.daemon = err.Error()
 	}
 	return row, nil
 }
 
-// scrapeMemory reads a component's resident memory and in-use Go heap
-// from its metrics endpoint.
-func scrapeMemory(ctx context.Context, pod *corev1.Pod) (rss, heap float64, err error) {
+// memoryUse is one process's memory, in bytes.
+type memoryUse struct {
+	// rss is its resident memory: what the Go runtime holds, and the
+	// pages of its executable that were read (shared by the processes of
+	// one image on a node, and given back under memory pressure).
+	rss float64
+	// runtime is what the Go runtime holds (obtained from the system
+	// and not released to it): what GOMEMLIMIT bounds.
+	runtime float64
+	// heap is the Go heap's spans in use.
+	heap float64
+}
+
+// scrapeMemory reads a component's memory from its metrics endpoint.
+func scrapeMemory(ctx context.Context, pod *corev1.Pod) (memoryUse, error) {
 	text, err := stack.Metrics(ctx, pod)
 	if err != nil {
-		return 0, 0, err
+		return memoryUse{}, err
 	}
-	return metricValue(text, "process_resident_memory_bytes"), metricValue(text, "go_memstats_heap_inuse_bytes"), nil
+	return memoryUse{
+		rss:     metricValue(text, "process_resident_memory_bytes"),
+		runtime: metricValue(text, "go_memstats_sys_bytes") - metricValue(text, "go_memstats_heap_released_bytes"),
+		heap:    metricValue(text, "go_memstats_heap_inuse_bytes"),
+	}, nil
 }
 
 // metricValue is the value of an unlabelled sample, 0 when absent.
@@ -109,14 +125,15 @@ func printMemory(rows []memoryRow) {
 		return fmt.Sprintf("%.0f MiB", v/(1<<20))
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "pods\tnodes\tleader RSS\tleader heap\tstandby RSS\tstandby heap\tdaemon RSS\tmanager restarts\t\n")
+	fmt.Fprintf(w, "pods\tnodes\tleader RSS\tleader Go runtime\tleader heap\tstandby RSS\tstandby Go runtime\tstandby heap\tdaemon RSS\tmanager restarts\t\n")
 	for _, r := range rows {
 		restarts := strconv.Itoa(int(r.restarts))
 		if len(r.reasons) > 0 {
 			restarts += " (" + strings.Join(r.reasons, ", ") + ")"
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.pods, sizing.nodes,
-			mib(r.leaderRSS, r.leaderErr), mib(r.leaderHeap, r.leaderErr), mib(r.standbyRSS, r.standbyErr), mib(r.standbyHeap, r.standbyErr),
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.pods, sizing.nodes,
+			mib(r.leader.rss, r.leaderErr), mib(r.leader.runtime, r.leaderErr), mib(r.leader.heap, r.leaderErr),
+			mib(r.standby.rss, r.standbyErr), mib(r.standby.runtime, r.standbyErr), mib(r.standby.heap, r.standbyErr),
 			mib(r.daemonRSS, r.daemon), restarts)
 	}
 	_ = w.Flush()
@@ -126,8 +143,9 @@ func printMemory(rows []memoryRow) {
 			continue
 		}
 		per := func(x, y float64) string { return fmt.Sprintf("%.1f KiB", (y-x)/float64(b.pods-a.pods)/1024) }
-		fmt.Printf("per pod from %d to %d: leader RSS %s, leader heap %s, standby RSS %s, standby heap %s\n", a.pods, b.pods,
-			per(a.leaderRSS, b.leaderRSS), per(a.leaderHeap, b.leaderHeap), per(a.standbyRSS, b.standbyRSS), per(a.standbyHeap, b.standbyHeap))
+		fmt.Printf("per pod from %d to %d: leader RSS %s, Go runtime %s, heap %s; standby RSS %s, Go runtime %s, heap %s\n", a.pods, b.pods,
+			per(a.leader.rss, b.leader.rss), per(a.leader.runtime, b.leader.runtime), per(a.leader.heap, b.leader.heap),
+			per(a.standby.rss, b.standby.rss), per(a.standby.runtime, b.standby.runtime), per(a.standby.heap, b.standby.heap))
 	}
 	for _, r := range rows {
 		for _, e := range []string{r.leaderErr, r.standbyErr, r.daemon} {

@@ -49,11 +49,17 @@ func BenchmarkScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			rows = append(rows, row)
-			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB heap; standby %.0f MiB, %.0f MiB; daemon %.0f MiB; %d manager restarts %v; heap profiles %v\n",
-				pods, row.leaderRSS/(1<<20), row.leaderHeap/(1<<20), row.standbyRSS/(1<<20), row.standbyHeap/(1<<20), row.daemonRSS/(1<<20), row.restarts, row.reasons, row.profiles)
+			fmt.Fprintf(os.Stderr, "bench: at %d pods: leader %.0f MiB resident, %.0f MiB held by the Go runtime, %.0f MiB heap; standby %.0f, %.0f, %.0f MiB; daemon %.0f MiB; %d manager restarts %v; heap profiles %v\n",
+				pods, row.leader.rss/(1<<20), row.leader.runtime/(1<<20), row.leader.heap/(1<<20), row.standby.rss/(1<<20), row.standby.runtime/(1<<20), row.standby.heap/(1<<20),
+				row.daemonRSS/(1<<20), row.restarts, row.reasons, row.profiles)
 			act := actionRow{pods: pods, idle: rateBetween(before, after)}
 			fmt.Fprintf(os.Stderr, "bench: at %d pods: the manager's API requests while settling: %s\n", pods, act.idle)
 			if pods > 0 {
+				if act.engine, err = measureEngine(ctx); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: the engine's sampled pass over the memory policy %.0f pods/s, %.1f times OPA's prepared query (%.0f pods/s) in the same run\n",
+					pods, act.engine.sampled.PerSecond(), act.engine.ratio(), act.engine.prepared.PerSecond())
 				if act.reaction, err = measureReaction(ctx, standin); err != nil {
 					b.Fatal(err)
 				}
@@ -101,11 +107,31 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
+// printEngine prints the engine's sampled pass at each size, against the
+// same run's prepared query, and the CPU it would take at Kubernetes'
+// largest supported cluster at the default sampling interval.
+func printEngine(acts []actionRow) {
+	const projected, interval = 150_000, 30 * time.Second
+	fmt.Printf("\nthe policy engine's sampled pass (every memory window moved one sample), memory-leak and memory-near-limit over the fleet's pods, half leaking; one core, median of %d\n", engineRounds)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "pods\tsampled pods/s\tµs/pod\tprepared query pods/s\tratio\tcores at %d pods every %s\t\n", projected, interval)
+	for _, a := range acts {
+		if a.pods == 0 {
+			continue
+		}
+		e := a.engine
+		fmt.Fprintf(w, "%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.2f\t\n", a.pods, e.sampled.PerSecond(), e.sampled.PerPod().Seconds()*1e6,
+			e.prepared.PerSecond(), e.ratio(), e.projectedCores(projected, interval))
+	}
+	_ = w.Flush()
+}
+
 // actionRow is what the manager did at one size.
 type actionRow struct {
 	pods int
 	// idle is the manager's API requests while the fleet settled.
 	idle     requestRate
+	engine   enginePass
 	reaction reaction
 	rolling  rolling
 }
@@ -148,6 +174,7 @@ func printActions(acts []actionRow) {
 		}
 		fmt.Println()
 	}
+	printEngine(acts)
 	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more)\n",
 		reactSamples, churnPerSecond, median.Round(time.Millisecond), spent.Round(time.Millisecond))
 }
