@@ -86,10 +86,7 @@ func TestTrimKeepsWhatRejuvReadsAndDropsTheRest(t *testing.T) {
 // eight. The cache keeps a slice of their number.
 func TestTrimKeepsNoRoomBeyondTheConditions(t *testing.T) {
 	pod := fullPod()
-	var decoded []corev1.PodCondition
-	for _, c := range pod.Status.Conditions {
-		decoded = append(decoded, c)
-	}
+	decoded := append([]corev1.PodCondition(nil), pod.Status.Conditions...)
 	decoded = append(decoded, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 	pod.Status.Conditions = decoded
 	if cap(decoded) == len(decoded) {
