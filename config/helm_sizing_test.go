@@ -5,21 +5,13 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
 // TestHelmManagerMemorySizedByClusterPods: the manager's memory request
 // and limit follow manager.clusterPods unless resources sets them, and a
 // clusterPods that is not a whole number of pods is refused by name.
 func TestHelmManagerMemorySizedByClusterPods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Helm from the Go module proxy the first time (minutes); runs without -short")
-	}
-	helm, err := harness.EnsureHelm(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	helm := ensureHelm(t)
 	for _, tt := range []struct {
 		sets                   []string
 		wantRequest, wantLimit string

@@ -37,13 +37,7 @@ type object = map[string]any
 type rendering []object
 
 func TestHelmChart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Helm from the Go module proxy the first time (minutes); runs without -short")
-	}
-	helm, err := harness.EnsureHelm(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	helm := ensureHelm(t)
 	install := parse(t, "install.yaml", readFile(t, "install.yaml"))
 	tests := []struct {
 		name, release, namespace string
@@ -516,6 +510,20 @@ func checkSameAs(t *testing.T, r, install rendering) {
 			t.Errorf("%s %s differs from config/install.yaml: %s", kind, name, diff)
 		}
 	}
+}
+
+// ensureHelm is the pinned helm's path, built the first time; it skips
+// under -short.
+func ensureHelm(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds Helm from the Go module proxy the first time (minutes); runs without -short")
+	}
+	helm, err := harness.EnsureHelm(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return helm
 }
 
 func runHelm(t *testing.T, helm string, args ...string) []byte {
