@@ -64,7 +64,9 @@ func runWithManager(m *testing.M) int {
 		return fail(err)
 	}
 	RegisterMetrics(metrics.Registry)
-	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
+	// As the manager runs it (healer/run.go): a pod the cache misses is
+	// confirmed with the API server before its requests are ended.
+	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
 		NodeLostGrace: testNodeLostGrace, PickupTimeout: testPickupTimeout}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fail(err)
