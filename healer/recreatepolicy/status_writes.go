@@ -39,7 +39,7 @@ func (w *statusWrites) needed(original, p *v1alpha1.RecreatePolicy, interval tim
 		return true
 	}
 	was, is := original.Status.LastEvaluationTime, p.Status.LastEvaluationTime
-	if was != nil && is != nil && !is.Equal(was) && now.Sub(was.Time) < interval {
+	if was != nil && is != nil && now.Sub(was.Time) < interval {
 		p.Status.LastEvaluationTime = was
 		if equality.Semantic.DeepEqual(original.Status, p.Status) {
 			return false

@@ -23,8 +23,6 @@ const (
 	// simpleSample is how many pods the simple way evaluates: it compiles
 	// the rules for every pod, so the whole fleet would take minutes.
 	simpleSample = 300
-	// preparedSample is how many pods the prepared query fed JSON evaluates.
-	preparedSample = 2000
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -129,7 +127,7 @@ func benchmarkPolicy(b *testing.B, name string, builtins []BuiltinRule, trouble 
 		if err != nil {
 			b.Fatal(err)
 		}
-		jsonPrepareds = append(jsonPrepareds, Run(preparedSample, func(i int) int {
+		jsonPrepareds = append(jsonPrepareds, Run(PreparedSample, func(i int) int {
 			n, err := prepared(fleetTargets[i])
 			if err != nil {
 				b.Fatal(err)
@@ -206,12 +204,9 @@ func sameAsAfresh(b *testing.B, program *policy.Program, prules []policy.Rule, f
 }
 
 func hits(b *testing.B, res []policy.RuleResult) int {
-	n := 0
-	for _, r := range res {
-		if r.Err != nil {
-			b.Fatal(r.Err)
-		}
-		n += len(r.Matches)
+	n, err := Matches(res)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return n
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // Measure is one way's pass over pods on one core.
@@ -37,6 +39,20 @@ func Run(n int, f func(i int) int) Measure {
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	return Measure{Pods: n, Took: took, Allocs: (after.Mallocs - before.Mallocs) / uint64(n), Bytes: (after.TotalAlloc - before.TotalAlloc) / uint64(n), Hits: hits}
+}
+
+// Matches counts the matches of an evaluation's results; the first rule's
+// error, if any, is returned with them.
+func Matches(res []policy.RuleResult) (int, error) {
+	n := 0
+	var err error
+	for _, r := range res {
+		if r.Err != nil && err == nil {
+			err = r.Err
+		}
+		n += len(r.Matches)
+	}
+	return n, err
 }
 
 // Median is the measure of median time: these machines are noisy.

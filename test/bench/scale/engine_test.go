@@ -17,10 +17,6 @@ import (
 // table gives the median.
 const engineRounds = 3
 
-// preparedSample is how many pods OPA's prepared query evaluates: the
-// same-run reference of the engine's speed.
-const preparedSample = 2000
-
 // enginePass is the policy engine's steady state over a memory policy at
 // one size: the pass when every container's memory window moved one
 // sample and the pods did not change ("sampled", what every memory policy
@@ -78,12 +74,9 @@ func measureEngine(ctx context.Context) (enginePass, error) {
 	var evalErr error
 	evaluate := func(i int) int {
 		res, err := program.Evaluate(ctx, targets[i])
-		n := 0
-		for _, r := range res {
-			if err == nil {
-				err = r.Err
-			}
-			n += len(r.Matches)
+		n, ruleErr := engine.Matches(res)
+		if err == nil {
+			err = ruleErr
 		}
 		if err != nil && evalErr == nil {
 			evalErr = fmt.Errorf("evaluate pod %s/%s: %w", targets[i].Pod.Namespace, targets[i].Pod.Name, err)
@@ -109,7 +102,7 @@ func measureEngine(ctx context.Context) (enginePass, error) {
 		engine.MoveWindows(targets)
 		engine.MoveWindows(wholeTargets)
 		sampleds = append(sampleds, engine.Run(len(targets), evaluate))
-		prepareds = append(prepareds, engine.Run(min(preparedSample, len(targets)), queried))
+		prepareds = append(prepareds, engine.Run(min(engine.PreparedSample, len(targets)), queried))
 	}
 	if evalErr != nil {
 		return out, evalErr
