@@ -40,13 +40,17 @@ type Candidate struct {
 }
 
 // MemoryWindow summarises a container's working set over the observation
-// window: the newest value and a least-squares line through the samples.
+// window: the newest value, a least-squares line through the samples, and
+// the slopes of the lines through the samples of the window's two thirds
+// before its last (earlier) and of its last third (recent).
 type MemoryWindow struct {
-	WorkingSetBytes     int64
-	Samples             int
-	WindowSeconds       float64
-	SlopeBytesPerSecond float64
-	R2                  float64
+	WorkingSetBytes            int64
+	Samples                    int
+	WindowSeconds              float64
+	SlopeBytesPerSecond        float64
+	R2                         float64
+	EarlierSlopeBytesPerSecond float64
+	RecentSlopeBytesPerSecond  float64
 }
 
 // sameAs reports whether c carries the same history as x.

@@ -4,13 +4,16 @@
 #   Recreates a container whose memory working set grows steadily. Rejuv fits
 #   a least-squares line through the working set samples of the recent window;
 #   once the window spans at least minObservation with at least minSamples
-#   samples and the line fits with r2 of at least minFit, the container is
-#   recreated when the line rises by at least minGrowthPerHour, or, for a
-#   container with a memory limit, when it is projected to reach
-#   limitFraction of that limit within horizon (so it is recreated gracefully
-#   before the kernel kills it for running out of memory). Needs the memory
-#   signal (metrics.k8s.io or Prometheus); until the window is long enough the
-#   rule reports no data instead of deciding.
+#   samples, the line fits with r2 of at least minFit, and the growth keeps
+#   its pace (the slope over the window's last third is at least minSustained
+#   times the slope over the two thirds before: a warm-up or a one-time step
+#   slows down, a leak does not), the container is recreated when the line
+#   rises by at least minGrowthPerHour, or, for a container with a memory
+#   limit, when it is projected to reach limitFraction of that limit within
+#   horizon (so it is recreated gracefully before the kernel kills it for
+#   running out of memory). Needs the memory signal (metrics.k8s.io or
+#   Prometheus); until the window is long enough the rule reports no data
+#   instead of deciding.
 # custom:
 #   parameters:
 #     minGrowthPerHour:
@@ -35,6 +38,14 @@
 #       description: >-
 #         Smallest coefficient of determination (r2) of the fitted line, so
 #         that only steady growth counts, not a sawtooth or a single spike.
+#     minSustained:
+#       type: fraction
+#       default: 0.8
+#       description: >-
+#         Smallest ratio of the growth over the window's last third to the
+#         growth over the two thirds before it, so that growth that slows
+#         down (a cache filling, a heap growing to its size, a one-time step)
+#         does not count as a leak.
 #     limitFraction:
 #       type: fraction
 #       default: 0.9
@@ -56,6 +67,7 @@ recreate contains {"container": c.name, "reason": reason} if {
 	m.r2 >= input.parameters.minFit
 	m.slopeBytesPerSecond > 0
 	has_history(m)
+	sustained(m)
 	is_number(m.workingSetBytes)
 	reason := leak_reason(c, m)
 }
@@ -81,7 +93,23 @@ has_history(m) if {
 	m.windowSeconds >= input.parameters.minObservation
 	is_number(m.slopeBytesPerSecond)
 	is_number(m.r2)
+	is_number(m.earlierSlopeBytesPerSecond)
+	is_number(m.recentSlopeBytesPerSecond)
 }
+
+# sustained holds when the growth keeps its pace: the window's last third
+# grows, at least minSustained times as fast as the two thirds before (a
+# window that was flat or shrinking before and grows now passes).
+sustained(m) if {
+	m.recentSlopeBytesPerSecond > 0
+	m.recentSlopeBytesPerSecond >= input.parameters.minSustained * m.earlierSlopeBytesPerSecond
+}
+
+# pace says how the growth kept its pace, for reasons.
+pace(m) := sprintf("the last %s %s/h, the %s before %s/h", [
+	rejuv.format_duration(m.windowSeconds / 3), rejuv.format_bytes(m.recentSlopeBytesPerSecond * 3600),
+	rejuv.format_duration((2 * m.windowSeconds) / 3), rejuv.format_bytes(m.earlierSlopeBytesPerSecond * 3600),
+])
 
 # leak_reason is defined when the growth counts as a leak, and says why: the
 # limit's reason for a container with a memory limit it is near, else the
@@ -90,10 +118,10 @@ leak_reason(c, m) := reason if {
 	limit := memory_limit(c)
 	reason := limit_reason(m, limit)
 } else := sprintf(
-	"working set %s grows %s/h (r2 %s over %s; threshold %s/h)",
+	"working set %s grows %s/h (r2 %s over %s; %s; threshold %s/h)",
 	[
 		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
-		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds), pace(m),
 		rejuv.format_bytes(input.parameters.minGrowthPerHour),
 	],
 ) if {
@@ -103,20 +131,20 @@ leak_reason(c, m) := reason if {
 # limit_reason is defined when the working set is already past limitFraction
 # of the limit, or reaches it along the line within the horizon.
 limit_reason(m, limit) := sprintf(
-	"working set %s is already %s%% of the %s memory limit and grows %s/h (r2 %s over %s; threshold %s%%)",
+	"working set %s is already %s%% of the %s memory limit and grows %s/h (r2 %s over %s; %s; threshold %s%%)",
 	[
 		rejuv.format_bytes(m.workingSetBytes), rejuv.format_number((m.workingSetBytes * 100) / limit),
 		rejuv.format_bytes(limit), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
-		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds), pace(m),
 		rejuv.format_number(input.parameters.limitFraction * 100),
 	],
 ) if {
 	m.workingSetBytes >= input.parameters.limitFraction * limit
 } else := sprintf(
-	"working set %s grows %s/h (r2 %s over %s) and reaches %s%% of the %s memory limit in %s (horizon %s)",
+	"working set %s grows %s/h (r2 %s over %s; %s) and reaches %s%% of the %s memory limit in %s (horizon %s)",
 	[
 		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
-		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds), pace(m),
 		rejuv.format_number(input.parameters.limitFraction * 100), rejuv.format_bytes(limit),
 		rejuv.format_duration(((input.parameters.limitFraction * limit) - m.workingSetBytes) / m.slopeBytesPerSecond),
 		rejuv.format_duration(input.parameters.horizon),

@@ -9,20 +9,24 @@ defaults := {
 	"minObservation": 3600,
 	"minSamples": 10,
 	"minFit": 0.8,
+	"minSustained": 0.8,
 	"limitFraction": 0.9,
 	"horizon": 3600,
 }
 
-# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour.
+# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, its last
+# 20 minutes 9600 B/s (32.96Mi/h), the 40 before 10000 B/s.
 leaking := {
 	"workingSetBytes": 314572800,
 	"samples": 120,
 	"windowSeconds": 3600,
 	"slopeBytesPerSecond": 10000,
 	"r2": 0.95,
+	"earlierSlopeBytesPerSecond": 10000,
+	"recentSlopeBytesPerSecond": 9600,
 }
 
-flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0})
+flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0, "earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})
 
 # container is a healthy container with the given fields replaced.
 container(name, overrides) := object.union(
@@ -70,7 +74,7 @@ no_data(containers, params) := nd if {
 }
 
 test_steady_growth_is_recreated_with_measured_figures if {
-	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; threshold 20Mi/h)"}
+	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; threshold 20Mi/h)"}
 }
 
 test_missing_memory_is_no_data_not_zero if {
@@ -119,6 +123,38 @@ test_growth_just_below_threshold_is_not_recreated if {
 	recreated([container("app", {"memory": mem({"slopeBytesPerSecond": 4999})})], params) == set()
 }
 
+test_missing_part_slopes_are_history_no_data if {
+	cs := [
+		container("app", {"memory": object.remove(leaking, ["recentSlopeBytesPerSecond"])}),
+		container("side", {"memory": mem({"earlierSlopeBytesPerSecond": null})}),
+	]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}, {"container": "side", "signal": "memory.history"}}
+}
+
+test_growth_keeping_exactly_min_sustained_of_its_pace_is_recreated if {
+	recreated([container("app", {"memory": mem({"recentSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
+}
+
+# A warm-up slows down: its last third grows at a fraction of its pace before.
+test_growth_slowing_below_min_sustained_is_not_recreated if {
+	cs := [container("app", {"memory": mem({"recentSlopeBytesPerSecond": 7999})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == set()
+}
+
+# A step that has passed: the last third does not grow at all.
+test_growth_that_stopped_is_not_recreated if {
+	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})})], defaults) == set()
+	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -50, "recentSlopeBytesPerSecond": -10})})], defaults) == set()
+}
+
+# A leak that started during the window: flat or shrinking before, growing now.
+test_growth_that_started_or_sped_up_is_recreated if {
+	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -200, "recentSlopeBytesPerSecond": 30000})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 5000, "recentSlopeBytesPerSecond": 20000})})], defaults) == {"app"}
+}
+
 test_fit_exactly_at_min_fit_is_recreated if {
 	recreated([container("app", {"memory": mem({"r2": 0.8})})], defaults) == {"app"}
 }
@@ -131,13 +167,13 @@ test_fit_below_min_fit_is_not_recreated if {
 
 # With a 1e9 B limit the projection target is 9e8 B; growing 1000 B/s (below
 # minGrowthPerHour) the working set gains 3.6e6 B within the 1h horizon.
-slow := {"slopeBytesPerSecond": 1000}
+slow := {"slopeBytesPerSecond": 1000, "earlierSlopeBytesPerSecond": 1000, "recentSlopeBytesPerSecond": 1000}
 
 limited := {"resources": {"limits": {"memory": 1000000000}}}
 
 test_projection_exactly_at_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896400000}))}))]
-	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
+	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
 }
 
 test_projection_just_short_of_limit_fraction_is_not_recreated if {
@@ -147,7 +183,7 @@ test_projection_just_short_of_limit_fraction_is_not_recreated if {
 
 test_growth_already_past_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
-	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; threshold 90%)"}
+	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; threshold 90%)"}
 }
 
 test_slow_growth_without_limit_is_not_recreated if {

@@ -54,18 +54,19 @@ func (w *Window) add(slot int64, bytes int64) {
 	w.kib[slot%n] = uint32(min((bytes+1023)/1024, math.MaxUint32))
 }
 
-// summary is what the rules see of the window: the newest working set and
-// a least-squares line through the samples. A window slot stands for its
-// interval, so WindowSeconds is the time from the start of the oldest
-// sample's slot to the end of the newest's. R2 is 0 when the samples do
-// not vary.
+// summary is what the rules see of the window: the newest working set, a
+// least-squares line through the samples, and the slopes of the lines
+// through the samples of its last third and of the two thirds before
+// (a leak keeps its pace, a warm-up slows down). A window slot stands
+// for its interval, so WindowSeconds is the time from the start of the
+// oldest sample's slot to the end of the newest's. R2 is 0 when the
+// samples do not vary; a slope is 0 with fewer than two samples.
 func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	if w.newest < 0 {
 		return nil
 	}
 	n := int64(len(w.kib))
 	from := max(w.newest-n+1, 0)
-	step := interval.Seconds()
 	// Two passes, the second over deviations from the means: sums of
 	// squared gigabytes would cancel away a slow leak's variance.
 	var count, oldest int64
@@ -80,10 +81,11 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 			my += float64(v)
 		}
 	}
+	span := w.newest - oldest + 1
 	m := &policy.MemoryWindow{
 		WorkingSetBytes: w.latest,
 		Samples:         int(count),
-		WindowSeconds:   float64(w.newest-oldest+1) * step,
+		WindowSeconds:   float64(span) * interval.Seconds(),
 	}
 	if count < 2 {
 		return m
@@ -91,18 +93,56 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	mx /= float64(count)
 	my /= float64(count)
 	// In slots and KiB; scaled to seconds and bytes at the end.
-	var sxx, syy, sxy float64
+	recentFrom := oldest + (2*span+2)/3
+	var whole, earlier, recent fit
 	for s := oldest; s <= w.newest; s++ {
 		if v := w.kib[s%n]; v != 0 {
 			dx, dy := float64(s-w.newest)-mx, float64(v)-my
-			sxx += dx * dx
-			syy += dy * dy
-			sxy += dx * dy
+			whole.add(dx, dy)
+			if s < recentFrom {
+				earlier.add(dx, dy)
+			} else {
+				recent.add(dx, dy)
+			}
 		}
 	}
-	m.SlopeBytesPerSecond = sxy / sxx * 1024 / step
-	if syy > 0 {
-		m.R2 = math.Min(1, sxy*sxy/(sxx*syy))
-	}
+	perSecond := 1024 / interval.Seconds()
+	m.SlopeBytesPerSecond = whole.slope() * perSecond
+	m.R2 = whole.r2()
+	m.EarlierSlopeBytesPerSecond = earlier.slope() * perSecond
+	m.RecentSlopeBytesPerSecond = recent.slope() * perSecond
 	return m
+}
+
+// fit accumulates the sums of a least-squares line through points.
+type fit struct {
+	n, x, y, xx, yy, xy float64
+}
+
+func (f *fit) add(x, y float64) {
+	f.n++
+	f.x += x
+	f.y += y
+	f.xx += x * x
+	f.yy += y * y
+	f.xy += x * y
+}
+
+// slope is the line's, 0 with fewer than two points.
+func (f *fit) slope() float64 {
+	d := f.n*f.xx - f.x*f.x
+	if f.n < 2 || d <= 0 {
+		return 0
+	}
+	return (f.n*f.xy - f.x*f.y) / d
+}
+
+// r2 is the line's coefficient of determination, 0 when the points do
+// not vary.
+func (f *fit) r2() float64 {
+	sxx, syy, sxy := f.n*f.xx-f.x*f.x, f.n*f.yy-f.y*f.y, f.n*f.xy-f.x*f.y
+	if sxx <= 0 || syy <= 0 {
+		return 0
+	}
+	return math.Min(1, sxy*sxy/(sxx*syy))
 }

@@ -100,3 +100,48 @@ func TestWindowSlots(t *testing.T) {
 		t.Errorf("a zero working set counted as a sample: %+v", m)
 	}
 }
+
+// The slopes of the window's two parts: the first two thirds of its span
+// and the last third (of 120 slots, 80 and 40).
+func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
+	interval := 30 * time.Second
+	for _, tc := range []struct {
+		name string
+		f    func(sec float64) float64
+		// earlier and recent in MiB/h.
+		earlier, recent float64
+	}{
+		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 }, 60, 60},
+		// Flat for the first 40 minutes (slots 0-79), growing 90Mi/h after.
+		{"a leak that started 20 minutes ago", func(s float64) float64 { return 100*mib + max(s-2370, 0)*90*mib/3600 }, 0, 90},
+		// Growing 90Mi/h for 40 minutes, flat since.
+		{"growth that stopped 20 minutes ago", func(s float64) float64 { return 100*mib + min(s, 2370)*90*mib/3600 }, 90, 0},
+	} {
+		w := newWindow("app", 120, 1)
+		fill(w, 120, interval, tc.f)
+		m := w.summary(interval)
+		earlier, recent := m.EarlierSlopeBytesPerSecond*3600/mib, m.RecentSlopeBytesPerSecond*3600/mib
+		if math.Abs(earlier-tc.earlier) > 1 || math.Abs(recent-tc.recent) > 1 {
+			t.Errorf("%s: earlier %.1f MiB/h, recent %.1f; want %.0f and %.0f", tc.name, earlier, recent, tc.earlier, tc.recent)
+		}
+	}
+
+	// A warm-up of time constant 30 minutes: the parts' middles are 30
+	// minutes apart, so the recent pace is about e^-1 of the earlier.
+	w := newWindow("app", 120, 1)
+	fill(w, 120, interval, func(s float64) float64 { return 100*mib + 200*mib*(1-math.Exp(-s/1800)) })
+	m := w.summary(interval)
+	if r := m.RecentSlopeBytesPerSecond / m.EarlierSlopeBytesPerSecond; math.Abs(r-math.Exp(-1)) > 0.03 {
+		t.Errorf("a warm-up: recent pace %.3f of the earlier, want about %.3f", r, math.Exp(-1))
+	}
+
+	// Three samples: two in the first two thirds, one in the last.
+	w = newWindow("app", 120, 1)
+	for i, b := range []int64{100 * mib, 110 * mib, 130 * mib} {
+		w.add(int64(1000+i), b)
+	}
+	m = w.summary(interval)
+	if want := 10.0 * mib / 30; math.Abs(m.EarlierSlopeBytesPerSecond-want) > 1e-6 || m.RecentSlopeBytesPerSecond != 0 {
+		t.Errorf("three samples: earlier %g B/s, recent %g; want %g (the first two) and 0 (one sample)", m.EarlierSlopeBytesPerSecond, m.RecentSlopeBytesPerSecond, want)
+	}
+}

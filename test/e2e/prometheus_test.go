@@ -97,7 +97,7 @@ func useManagerArgs(t *testing.T, args ...string) {
 }
 
 // overWindow reads the window a memory-leak reason says it judged from.
-var overWindow = regexp.MustCompile(`\(r2 [0-9.]+ over ([0-9hms]+)\)`)
+var overWindow = regexp.MustCompile(`\(r2 [0-9.]+ over ([0-9hms]+)[;)]`)
 
 // TestMemoryFromPrometheus: a leak's policy is in place while the
 // manager has no memory source that answers (metrics.k8s.io without

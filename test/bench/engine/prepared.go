@@ -112,7 +112,8 @@ func JSONInput(t policy.Target, now time.Time) map[string]any {
 		maps.Copy(entry, statuses[c.Name])
 		if m := c.Memory; m != nil {
 			entry["memory"] = map[string]any{"workingSetBytes": m.WorkingSetBytes, "samples": m.Samples, "windowSeconds": m.WindowSeconds,
-				"slopeBytesPerSecond": m.SlopeBytesPerSecond, "r2": m.R2}
+				"slopeBytesPerSecond": m.SlopeBytesPerSecond, "r2": m.R2,
+				"earlierSlopeBytesPerSecond": m.EarlierSlopeBytesPerSecond, "recentSlopeBytesPerSecond": m.RecentSlopeBytesPerSecond}
 		}
 		containers = append(containers, entry)
 	}

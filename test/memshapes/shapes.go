@@ -1,0 +1,170 @@
+package memshapes
+
+import (
+	"math"
+	"time"
+)
+
+// Mi is a mebibyte.
+const Mi = 1 << 20
+
+// Shape is a container's working set over its life, and what the
+// memory-leak rule must do with it.
+type Shape struct {
+	// Name is the shape's, in tables.
+	Name string
+	// What says what kind of app it stands for.
+	What string
+	// Limit is the container's memory limit in bytes.
+	Limit int64
+	// Leak is true for a shape the rule must recreate before its working
+	// set reaches 90% of Limit, false for one it must never recreate.
+	Leak bool
+	// For is how long the shape is replayed.
+	For time.Duration
+	// Bytes is the working set at an age of the container; seed draws
+	// its noise, so that each seed is another replay of the same shape.
+	Bytes func(age time.Duration, seed uint64) int64
+}
+
+// part is a working set's component, in bytes, at an age.
+type part func(age time.Duration, seed uint64) float64
+
+// sum is the working set made of parts, never below a mebibyte.
+func sum(parts ...part) func(time.Duration, uint64) int64 {
+	return func(age time.Duration, seed uint64) int64 {
+		var b float64
+		for _, p := range parts {
+			b += p(age, seed)
+		}
+		return int64(max(b, Mi))
+	}
+}
+
+// flat is a constant working set.
+func flat(bytes float64) part {
+	return func(time.Duration, uint64) float64 { return bytes }
+}
+
+// leak grows perHour bytes an hour from its start on.
+func leak(perHour float64, start time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		if age <= start {
+			return 0
+		}
+		return perHour * (age - start).Hours()
+	}
+}
+
+// warmUp is a cache filling or a heap growing to its size: size bytes
+// reached along a saturating curve of time constant tau (63% after tau,
+// 95% after three).
+func warmUp(size float64, tau time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		return size * (1 - math.Exp(-age.Seconds()/tau.Seconds()))
+	}
+}
+
+// sawtooth is a garbage-collected heap: height bytes allocated at an even
+// rate over each period, freed at its end.
+func sawtooth(height float64, period time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		return height * math.Mod(age.Seconds(), period.Seconds()) / period.Seconds()
+	}
+}
+
+// step is a one-time growth of size bytes over ramp, from at on.
+func step(size float64, at, ramp time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		switch {
+		case age <= at:
+			return 0
+		case age >= at+ramp:
+			return size
+		}
+		return size * (age - at).Seconds() / ramp.Seconds()
+	}
+}
+
+// staircase grows by size at once every period.
+func staircase(size float64, period time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		return size * math.Floor(age.Seconds()/period.Seconds())
+	}
+}
+
+// bursts are size bytes held for lasting, every period.
+func bursts(size float64, period, lasting time.Duration) part {
+	return func(age time.Duration, _ uint64) float64 {
+		if math.Mod(age.Seconds(), period.Seconds()) < lasting.Seconds() {
+			return size
+		}
+		return 0
+	}
+}
+
+// noise is an even jitter of up to amplitude bytes either way, the same
+// at the same age and seed.
+func noise(amplitude float64) part {
+	return func(age time.Duration, seed uint64) float64 {
+		x := uint64(age/time.Second) ^ seed<<40
+		// splitmix64's finaliser: a well-spread hash of the second.
+		x += 0x9e3779b97f4a7c15
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+		x ^= x >> 31
+		return amplitude * (2*float64(x>>11)/float64(1<<53) - 1)
+	}
+}
+
+// Catalogue is every shape, leaks first.
+func Catalogue() []Shape {
+	const day = 24 * time.Hour
+	return []Shape{
+		{Name: "leak-fast", What: "leaks 300Mi/h from the start", Limit: 512 * Mi, Leak: true, For: 4 * time.Hour,
+			Bytes: sum(flat(100*Mi), leak(300*Mi, 0), noise(2*Mi))},
+		{Name: "leak-60Mi/h", What: "leaks 60Mi/h from the start", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(100*Mi), leak(60*Mi, 0), noise(2*Mi))},
+		{Name: "leak-20Mi/h", What: "leaks 20Mi/h (the default minGrowthPerHour) from the start", Limit: 512 * Mi, Leak: true, For: day,
+			Bytes: sum(flat(100*Mi), leak(20*Mi, 0), noise(2*Mi))},
+		{Name: "leak-slow", What: "leaks 8Mi/h, for a day and more", Limit: 512 * Mi, Leak: true, For: 3 * day,
+			Bytes: sum(flat(100*Mi), leak(8*Mi, 0), noise(2*Mi))},
+		{Name: "leak-sawtooth", What: "leaks 60Mi/h under a garbage collector freeing 30Mi every 3 minutes", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(100*Mi), leak(60*Mi, 0), sawtooth(30*Mi, 3*time.Minute), noise(2*Mi))},
+		{Name: "leak-tall-sawtooth", What: "leaks 120Mi/h under a garbage collector freeing 60Mi every 10 minutes", Limit: 768 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(150*Mi), leak(120*Mi, 0), sawtooth(60*Mi, 10*time.Minute), noise(2*Mi))},
+		{Name: "leak-staircase", What: "leaks 15Mi at once every 15 minutes (a batch's leftovers)", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(100*Mi), staircase(15*Mi, 15*time.Minute), noise(2*Mi))},
+		{Name: "leak-late", What: "flat for 5 hours, then leaks 100Mi/h", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(150*Mi), leak(100*Mi, 5*time.Hour), noise(2*Mi))},
+		{Name: "leak-after-warm-up", What: "warms up by 150Mi (time constant 5m) and leaks 40Mi/h", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(150*Mi, 5*time.Minute), leak(40*Mi, 0), noise(2*Mi))},
+
+		{Name: "flat", What: "holds 200Mi, jittering 4Mi", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(200*Mi), noise(4*Mi))},
+		{Name: "warm-up-25Mi-2m", What: "warms up by 25Mi, time constant 2m", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(25*Mi, 2*time.Minute), noise(1*Mi))},
+		{Name: "warm-up-150Mi-2m", What: "a cache filling by 150Mi, time constant 2m", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(150*Mi, 2*time.Minute), noise(1*Mi))},
+		{Name: "warm-up-300Mi-15m", What: "a heap growing by 300Mi, time constant 15m", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(300*Mi, 15*time.Minute), noise(2*Mi))},
+		{Name: "warm-up-200Mi-30m", What: "a cache filling by 200Mi, time constant 30m", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(200*Mi, 30*time.Minute), noise(2*Mi))},
+		{Name: "warm-up-400Mi-45m", What: "a JVM heap growing by 400Mi, time constant 45m", Limit: 1024 * Mi, For: 12 * time.Hour,
+			Bytes: sum(flat(100*Mi), warmUp(400*Mi, 45*time.Minute), noise(2*Mi))},
+		{Name: "warm-up-400Mi-60m", What: "a JVM heap growing by 400Mi, time constant 1h", Limit: 1024 * Mi, For: 12 * time.Hour,
+			Bytes: sum(flat(100*Mi), warmUp(400*Mi, time.Hour), noise(2*Mi))},
+		{Name: "warm-up-near-limit", What: "warms up to 86% of its limit, time constant 10m", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(60*Mi), warmUp(380*Mi, 10*time.Minute), noise(2*Mi))},
+		{Name: "garbage-churn", What: "a garbage collector freeing 100Mi every 2 minutes", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), sawtooth(100*Mi, 2*time.Minute), noise(2*Mi))},
+		{Name: "garbage-churn-slow", What: "a garbage collector freeing 150Mi every 20 minutes", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), sawtooth(150*Mi, 20*time.Minute), noise(2*Mi))},
+		{Name: "step", What: "grows by 100Mi at once after 3 hours, then holds", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), step(100*Mi, 3*time.Hour, 0), noise(2*Mi))},
+		{Name: "step-ramp", What: "grows by 100Mi over 10 minutes after 3 hours, then holds", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), step(100*Mi, 3*time.Hour, 10*time.Minute), noise(2*Mi))},
+		{Name: "bursts", What: "holds 150Mi, with 200Mi more for a minute every 15 minutes", Limit: 512 * Mi, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), bursts(200*Mi, 15*time.Minute, time.Minute), noise(2*Mi))},
+	}
+}
