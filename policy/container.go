@@ -109,6 +109,7 @@ type containerFacts struct {
 	terminated   bool
 	lastReason   string
 	lastExitCode int32
+	lastStarted  int64
 	lastFinished int64
 }
 
@@ -169,7 +170,8 @@ func factsOf(c *corev1.Container, sidecar bool, st *corev1.ContainerStatus) cont
 		f.state = stateWaiting
 	}
 	if t := st.LastTerminationState.Terminated; t != nil {
-		f.terminated, f.lastReason, f.lastExitCode, f.lastFinished = true, t.Reason, t.ExitCode, unixNano(t.FinishedAt.Time)
+		f.terminated, f.lastReason, f.lastExitCode = true, t.Reason, t.ExitCode
+		f.lastStarted, f.lastFinished = unixNano(t.StartedAt.Time), unixNano(t.FinishedAt.Time)
 	}
 	return f
 }
@@ -241,7 +243,7 @@ var (
 // sameTermination reports whether f and x say the same last termination.
 func (f *containerFacts) sameTermination(x *containerFacts) bool {
 	return f.hasStatus == x.hasStatus && f.terminated == x.terminated && f.lastReason == x.lastReason &&
-		f.lastExitCode == x.lastExitCode && f.lastFinished == x.lastFinished
+		f.lastExitCode == x.lastExitCode && f.lastStarted == x.lastStarted && f.lastFinished == x.lastFinished
 }
 
 // lastTerminationTerm is the entry's lastTermination: null unless the
@@ -253,6 +255,7 @@ func (f *containerFacts) lastTerminationTerm() *ast.Term {
 	return ast.ObjectTerm(
 		[2]*ast.Term{keyReason, ast.StringTerm(f.lastReason)},
 		[2]*ast.Term{keyExitCode, ast.IntNumberTerm(int(f.lastExitCode))},
+		[2]*ast.Term{keyStartedAt, nanoTimeTerm(f.lastStarted)},
 		[2]*ast.Term{keyFinishedAt, nanoTimeTerm(f.lastFinished)},
 	)
 }

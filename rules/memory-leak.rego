@@ -11,9 +11,12 @@
 #   rises by at least minGrowthPerHour, or, for a container with a memory
 #   limit, when it is projected to reach limitFraction of that limit within
 #   horizon (so it is recreated gracefully before the kernel kills it for
-#   running out of memory). Needs the memory signal (metrics.k8s.io or
-#   Prometheus); until the window is long enough the rule reports no data
-#   instead of deciding.
+#   running out of memory). A container whose previous instance the kernel
+#   killed for running out of memory has shown how long it lasts: it is
+#   recreated once its window (which starts with the instance) spans
+#   oomLifetimeFraction of that time, if its working set grows steadily (the
+#   same fit and pace) however short the window. Needs the memory signal (metrics.k8s.io or Prometheus); until the
+#   window is long enough the rule reports no data instead of deciding.
 # custom:
 #   parameters:
 #     minGrowthPerHour:
@@ -46,6 +49,14 @@
 #         growth over the two thirds before it, so that growth that slows
 #         down (a cache filling, a heap growing to its size, a one-time step)
 #         does not count as a leak.
+#     oomLifetimeFraction:
+#       type: fraction
+#       default: 0.75
+#       description: >-
+#         After the kernel killed the container's previous instance for
+#         running out of memory, the fraction of that instance's lifetime
+#         this one's window must span for it to be recreated, if its working
+#         set grows steadily.
 #     limitFraction:
 #       type: fraction
 #       default: 0.9
@@ -66,10 +77,19 @@ recreate contains {"container": c.name, "reason": reason} if {
 	m := c.memory
 	m.r2 >= input.parameters.minFit
 	m.slopeBytesPerSecond > 0
-	has_history(m)
+	judgeable(m)
 	sustained(m)
 	is_number(m.workingSetBytes)
+	reason := why(c, m)
+}
+
+# why is the reason to recreate: the trend's once the window is long
+# enough, else (or when the trend is not a leak yet) the history's.
+why(c, m) := reason if {
+	has_history(m)
 	reason := leak_reason(c, m)
+} else := reason if {
+	reason := oom_reason(c, m)
 }
 
 # Negated checks read fields with object.get: an undefined field inside `not`
@@ -83,18 +103,57 @@ no_data contains {"container": c.name, "signal": "memory.history"} if {
 	some c in input.containers
 	is_number(c.memory.workingSetBytes)
 	not has_history(c.memory)
+	not oom_killed_before(c)
 }
 
 # has_history holds when the window is long enough to judge and the fit exists.
 has_history(m) if {
-	is_number(m.samples)
-	m.samples >= input.parameters.minSamples
+	judgeable(m)
 	is_number(m.windowSeconds)
 	m.windowSeconds >= input.parameters.minObservation
+}
+
+# judgeable holds when the window has enough samples and its fits exist.
+judgeable(m) if {
+	is_number(m.samples)
+	m.samples >= input.parameters.minSamples
 	is_number(m.slopeBytesPerSecond)
 	is_number(m.r2)
 	is_number(m.earlierSlopeBytesPerSecond)
 	is_number(m.recentSlopeBytesPerSecond)
+}
+
+# lifetime_before is how long the container's previous instance ran before
+# the kernel killed it for running out of memory, in seconds.
+lifetime_before(c) := lifetime if {
+	t := c.lastTermination
+	t.reason == "OOMKilled"
+	is_string(t.startedAt)
+	is_string(t.finishedAt)
+	lifetime := (time.parse_rfc3339_ns(t.finishedAt) - time.parse_rfc3339_ns(t.startedAt)) / 1e9
+	lifetime > 0
+}
+
+oom_killed_before(c) if lifetime_before(c)
+
+# oom_reason is defined when the previous instance ran out of memory and
+# this one's window, which starts with the instance, spans
+# oomLifetimeFraction of that instance's lifetime. (The window, not the
+# clock: the verdict stays the same for the same window, and a window that
+# started late, after a manager's restart, only delays it.)
+oom_reason(c, m) := sprintf(
+	"the previous instance was killed for running out of memory after %s; this one's working set, watched for %s (%s%% of that; threshold %s%%), is %s and grows %s/h (r2 %s; %s)",
+	[
+		rejuv.format_duration(lifetime), rejuv.format_duration(m.windowSeconds),
+		rejuv.format_number((m.windowSeconds * 100) / lifetime),
+		rejuv.format_number(input.parameters.oomLifetimeFraction * 100),
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), pace(m),
+	],
+) if {
+	lifetime := lifetime_before(c)
+	is_number(m.windowSeconds)
+	m.windowSeconds >= input.parameters.oomLifetimeFraction * lifetime
 }
 
 # sustained holds when the growth keeps its pace: the window's last third

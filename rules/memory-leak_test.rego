@@ -10,6 +10,7 @@ defaults := {
 	"minSamples": 10,
 	"minFit": 0.8,
 	"minSustained": 0.8,
+	"oomLifetimeFraction": 0.75,
 	"limitFraction": 0.9,
 	"horizon": 3600,
 }
@@ -211,4 +212,44 @@ test_only_the_leaking_container_is_recreated if {
 test_sidecar_is_recreated_too if {
 	cs := [container("app", {"memory": flat}), container("log-shipper", {"kind": "sidecar"})]
 	recreated(cs, defaults) == {"log-shipper"}
+}
+
+# oom_killed is a container whose previous instance ran 40 minutes before the
+# kernel killed it for running out of memory, and whose window of minutes
+# (shorter than minObservation) shows steady growth.
+oom_killed(minutes) := container("app", {
+	"restartCount": 1,
+	"lastTermination": {"reason": "OOMKilled", "exitCode": 137, "startedAt": "2026-03-01T10:00:00Z", "finishedAt": "2026-03-01T10:40:00Z"},
+	"memory": mem({"windowSeconds": minutes * 60, "samples": minutes * 2}),
+})
+
+test_oom_killed_before_is_recreated_at_its_lifetime_fraction if {
+	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 10m 32.96Mi/h, the 20m before 34.33Mi/h)"}
+	no_data([oom_killed(30)], defaults) == set()
+}
+
+test_oom_killed_before_is_not_recreated_younger if {
+	recreated([oom_killed(29)], defaults) == set()
+	no_data([oom_killed(29)], defaults) == set()
+}
+
+# An instance killed once by a burst, whose successor does not grow steadily.
+test_oom_killed_before_needs_steady_growth if {
+	killed := oom_killed(35)
+	recreated([object.union(killed, {"memory": object.union(killed.memory, {"r2": 0.3})})], defaults) == set()
+	recreated([object.union(killed, {"memory": object.union(killed.memory, {"recentSlopeBytesPerSecond": 100})})], defaults) == set()
+	recreated([object.union(killed, {"memory": object.union(killed.memory, {"slopeBytesPerSecond": -10})})], defaults) == set()
+	recreated([object.union(killed, {"memory": object.union(killed.memory, {"samples": 9})})], defaults) == set()
+}
+
+test_other_terminations_teach_nothing if {
+	killed := oom_killed(35)
+	recreated([object.union(killed, {"lastTermination": object.union(killed.lastTermination, {"reason": "Error"})})], defaults) == set()
+	recreated([object.union(killed, {"lastTermination": object.union(killed.lastTermination, {"startedAt": null})})], defaults) == set()
+	no_data([object.union(killed, {"lastTermination": object.union(killed.lastTermination, {"reason": "Error"})})], defaults) == {{"container": "app", "signal": "memory.history"}}
+}
+
+# With the window long enough, a leak's own reason comes first.
+test_trend_reason_wins_over_history if {
+	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; threshold 20Mi/h)"}
 }

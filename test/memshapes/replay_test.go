@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -25,13 +26,13 @@ import (
 // recreated before its working set reaches this fraction of its limit.
 const limitFraction = 0.9
 
-// Outcome is what happened to a shape in a replay: recreated by the rule,
-// killed for running out of memory, or neither within its time.
+// Outcome is what happened to a shape in a replay: the instances the
+// kernel killed on the way, and whether the rule recreated the container.
 type Outcome struct {
-	// Recreated is set when the rule recreated the container, Killed when
-	// the working set reached the limit first.
-	Recreated, Killed bool
-	// Age is the container's age then, Bytes its working set.
+	// Kills are the ages at which instances reached the limit.
+	Kills     []time.Duration
+	Recreated bool
+	// Age is the recreated instance's age then, Bytes its working set.
 	Age    time.Duration
 	Bytes  int64
 	Reason string
@@ -39,21 +40,28 @@ type Outcome struct {
 
 // Met reports whether the outcome is what the shape must get.
 func (o Outcome) Met(s Shape) bool {
+	if s.Kills > 1 {
+		panic("a shape may lose at most its first instance")
+	}
+	if len(o.Kills) > s.Kills {
+		return false
+	}
 	if !s.Leak {
-		return !o.Recreated && !o.Killed
+		return !o.Recreated
 	}
 	return o.Recreated && float64(o.Bytes) < limitFraction*float64(s.Limit)
 }
 
 // String says the outcome in a table's words.
 func (o Outcome) String(s Shape) string {
-	switch {
-	case o.Recreated:
-		return fmt.Sprintf("recreated after %s at %dMi (%.0f%% of the limit)", round(o.Age), o.Bytes/Mi, 100*float64(o.Bytes)/float64(s.Limit))
-	case o.Killed:
-		return fmt.Sprintf("reached its limit after %s (killed by the kernel)", round(o.Age))
+	var out string
+	for _, k := range o.Kills {
+		out += fmt.Sprintf("killed by the kernel after %s; ", round(k))
 	}
-	return fmt.Sprintf("not recreated in %s", round(o.Age))
+	if o.Recreated {
+		return out + fmt.Sprintf("recreated after %s at %dMi (%.0f%% of the limit)", round(o.Age), o.Bytes/Mi, 100*float64(o.Bytes)/float64(s.Limit))
+	}
+	return out + fmt.Sprintf("not recreated in %s", round(s.For))
 }
 
 // round is a duration to the minute, as "1h5m".
@@ -68,8 +76,10 @@ const seeds = 5
 // replay runs a shape through the manager's sampler (a sample every
 // workingset.DefaultInterval, windows of workingset.DefaultWindow) and a
 // policy with the built-in memory-leak rule at its defaults, evaluated
-// after every sample, until the rule recreates the container, the working
-// set reaches the limit, or the shape's time is over.
+// after every sample, until the rule recreates the container or the
+// shape's time is over. An instance whose working set reaches the limit is
+// killed, and the kubelet starts the next at once, with the kernel's
+// verdict as its last termination.
 func replay(t testing.TB, s Shape, seed uint64) Outcome {
 	t.Helper()
 	ctx := context.Background()
@@ -101,7 +111,7 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 		t.Fatal(err)
 	}
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rp, pod).Build()
-	src := &source{shape: s, seed: seed, start: start, clock: clock}
+	src := &source{shape: s, seed: seed, started: start, id: "first", clock: clock}
 	sampler := &workingset.Sampler{Reader: reader, Source: src, Interval: workingset.DefaultInterval, Window: workingset.DefaultWindow, Clock: clock}
 	engine := policy.NewEngine(policy.Options{Clock: clock.Now})
 	program, err := engine.Program(ctx, policy.Ref{Namespace: rp.Namespace, Name: rp.Name, UID: rp.UID, Generation: 1}, parsed.Rules)
@@ -110,10 +120,14 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 	}
 	// Samples come some moment into each interval, as a source's do.
 	clock.Step(time.Second + time.Duration(seed*7%29)*time.Second)
-	for age := clock.Since(start); age <= s.For; age = clock.Since(start) {
-		bytes := s.Bytes(age, seed)
+	var out Outcome
+	for clock.Since(start) <= s.For {
+		age := clock.Since(src.started)
+		bytes := s.Bytes(Moment{Age: age, Instance: len(out.Kills), Seed: seed})
 		if bytes >= s.Limit {
-			return Outcome{Killed: true, Age: age, Bytes: bytes}
+			out.Kills = append(out.Kills, age)
+			src.kill(t, reader, pod)
+			continue
 		}
 		if err := sampler.SampleOnce(ctx); err != nil {
 			t.Fatal(err)
@@ -131,12 +145,13 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 				t.Fatalf("%s: rule %s after %s: %v", s.Name, r.Rule, age, r.Err)
 			}
 			if len(r.Matches) > 0 {
-				return Outcome{Recreated: true, Age: age, Bytes: bytes, Reason: r.Matches[0].Reason}
+				out.Recreated, out.Age, out.Bytes, out.Reason = true, age, bytes, r.Matches[0].Reason
+				return out
 			}
 		}
 		clock.Step(workingset.DefaultInterval)
 	}
-	return Outcome{Age: s.For}
+	return out
 }
 
 // source is the shape's working set of container app of pod app, at the
@@ -144,15 +159,41 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 type source struct {
 	shape Shape
 	seed  uint64
-	start time.Time
-	clock *clocktesting.FakeClock
+	// started is when the running instance started, id its ID; kills
+	// counts the instances before it.
+	started time.Time
+	id      string
+	kills   int
+	clock   *clocktesting.FakeClock
 }
 
 func (s *source) Name() string { return "shape" }
 
 func (s *source) Sample(context.Context, string) ([]workingset.Sample, error) {
 	now := s.clock.Now()
-	return []workingset.Sample{{Pod: "app", Container: "app", ContainerID: "first", Time: now, Bytes: s.shape.Bytes(now.Sub(s.start), s.seed)}}, nil
+	at := Moment{Age: now.Sub(s.started), Instance: s.kills, Seed: s.seed}
+	return []workingset.Sample{{Pod: "app", Container: "app", ContainerID: s.id, Time: now, Bytes: s.shape.Bytes(at)}}, nil
+}
+
+// kill ends the running instance for running out of memory and starts the
+// next, as the kernel and the kubelet do: a new ID, the restart counted,
+// the kernel's verdict as the last termination.
+func (s *source) kill(t testing.TB, c client.Client, pod *corev1.Pod) {
+	t.Helper()
+	now := s.clock.Now()
+	s.kills++
+	s.id = fmt.Sprintf("instance-%d", s.kills)
+	cs := &pod.Status.ContainerStatuses[0]
+	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: "OOMKilled", ExitCode: 137, StartedAt: metav1.NewTime(s.started), FinishedAt: metav1.NewTime(now),
+		ContainerID: cs.ContainerID,
+	}}
+	s.started = now
+	cs.ContainerID, cs.RestartCount = "containerd://"+s.id, cs.RestartCount+1
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
+	if err := c.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestCatalogue replays every shape with each seed: each leak is

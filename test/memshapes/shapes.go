@@ -20,35 +20,59 @@ type Shape struct {
 	// Leak is true for a shape the rule must recreate before its working
 	// set reaches 90% of Limit, false for one it must never recreate.
 	Leak bool
+	// Kills is how many instances the kernel may kill for running out of
+	// memory before that: a leak that reaches its limit within the rule's
+	// minObservation is caught by the history its first instance leaves.
+	Kills int
 	// For is how long the shape is replayed.
 	For time.Duration
-	// Bytes is the working set at an age of the container; seed draws
-	// its noise, so that each seed is another replay of the same shape.
-	Bytes func(age time.Duration, seed uint64) int64
+	// Bytes is the working set at a moment of the container's life.
+	Bytes func(Moment) int64
 }
 
-// part is a working set's component, in bytes, at an age.
-type part func(age time.Duration, seed uint64) float64
+// Moment is a moment of a container's life.
+type Moment struct {
+	// Age is the time since the instance started; Instance counts the
+	// instances before it (the kernel's restarts).
+	Age      time.Duration
+	Instance int
+	// Seed draws the noise: each seed is another replay of the shape.
+	Seed uint64
+}
+
+// part is a working set's component, in bytes, at a moment.
+type part func(Moment) float64
 
 // sum is the working set made of parts, never below a mebibyte.
-func sum(parts ...part) func(time.Duration, uint64) int64 {
-	return func(age time.Duration, seed uint64) int64 {
+func sum(parts ...part) func(Moment) int64 {
+	return func(m Moment) int64 {
 		var b float64
 		for _, p := range parts {
-			b += p(age, seed)
+			b += p(m)
 		}
 		return int64(max(b, Mi))
 	}
 }
 
+// first is a part of the first instance only.
+func first(p part) part {
+	return func(m Moment) float64 {
+		if m.Instance > 0 {
+			return 0
+		}
+		return p(m)
+	}
+}
+
 // flat is a constant working set.
 func flat(bytes float64) part {
-	return func(time.Duration, uint64) float64 { return bytes }
+	return func(Moment) float64 { return bytes }
 }
 
 // leak grows perHour bytes an hour from its start on.
 func leak(perHour float64, start time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		if age <= start {
 			return 0
 		}
@@ -60,7 +84,8 @@ func leak(perHour float64, start time.Duration) part {
 // reached along a saturating curve of time constant tau (63% after tau,
 // 95% after three).
 func warmUp(size float64, tau time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		return size * (1 - math.Exp(-age.Seconds()/tau.Seconds()))
 	}
 }
@@ -68,14 +93,16 @@ func warmUp(size float64, tau time.Duration) part {
 // sawtooth is a garbage-collected heap: height bytes allocated at an even
 // rate over each period, freed at its end.
 func sawtooth(height float64, period time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		return height * math.Mod(age.Seconds(), period.Seconds()) / period.Seconds()
 	}
 }
 
 // step is a one-time growth of size bytes over ramp, from at on.
 func step(size float64, at, ramp time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		switch {
 		case age <= at:
 			return 0
@@ -88,14 +115,16 @@ func step(size float64, at, ramp time.Duration) part {
 
 // staircase grows by size at once every period.
 func staircase(size float64, period time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		return size * math.Floor(age.Seconds()/period.Seconds())
 	}
 }
 
 // bursts are size bytes held for lasting, every period.
 func bursts(size float64, period, lasting time.Duration) part {
-	return func(age time.Duration, _ uint64) float64 {
+	return func(m Moment) float64 {
+		age := m.Age
 		if math.Mod(age.Seconds(), period.Seconds()) < lasting.Seconds() {
 			return size
 		}
@@ -106,8 +135,8 @@ func bursts(size float64, period, lasting time.Duration) part {
 // noise is an even jitter of up to amplitude bytes either way, the same
 // at the same age and seed.
 func noise(amplitude float64) part {
-	return func(age time.Duration, seed uint64) float64 {
-		x := uint64(age/time.Second) ^ seed<<40
+	return func(m Moment) float64 {
+		x := uint64(m.Age/time.Second) ^ m.Seed<<40 ^ uint64(m.Instance)<<32
 		// splitmix64's finaliser: a well-spread hash of the second.
 		x += 0x9e3779b97f4a7c15
 		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
@@ -135,6 +164,8 @@ func Catalogue() []Shape {
 			Bytes: sum(flat(150*Mi), leak(120*Mi, 0), sawtooth(60*Mi, 10*time.Minute), noise(2*Mi))},
 		{Name: "leak-staircase", What: "leaks 15Mi at once every 15 minutes (a batch's leftovers)", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
 			Bytes: sum(flat(100*Mi), staircase(15*Mi, 15*time.Minute), noise(2*Mi))},
+		{Name: "leak-oom-fast", What: "leaks 600Mi/h, out of memory after 41 minutes, again in every instance", Limit: 512 * Mi, Leak: true, Kills: 1, For: 4 * time.Hour,
+			Bytes: sum(flat(100*Mi), leak(600*Mi, 0), noise(2*Mi))},
 		{Name: "leak-late", What: "flat for 5 hours, then leaks 100Mi/h", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
 			Bytes: sum(flat(150*Mi), leak(100*Mi, 5*time.Hour), noise(2*Mi))},
 		{Name: "leak-after-warm-up", What: "warms up by 150Mi (time constant 5m) and leaks 40Mi/h", Limit: 512 * Mi, Leak: true, For: 12 * time.Hour,
@@ -164,6 +195,8 @@ func Catalogue() []Shape {
 			Bytes: sum(flat(150*Mi), step(100*Mi, 3*time.Hour, 0), noise(2*Mi))},
 		{Name: "step-ramp", What: "grows by 100Mi over 10 minutes after 3 hours, then holds", Limit: 512 * Mi, For: 8 * time.Hour,
 			Bytes: sum(flat(150*Mi), step(100*Mi, 3*time.Hour, 10*time.Minute), noise(2*Mi))},
+		{Name: "burst-oom", What: "holds 150Mi; a burst of 400Mi after 20 minutes kills its first instance, the next holds", Limit: 512 * Mi, Kills: 1, For: 8 * time.Hour,
+			Bytes: sum(flat(150*Mi), first(step(400*Mi, 20*time.Minute, 0)), noise(2*Mi))},
 		{Name: "bursts", What: "holds 150Mi, with 200Mi more for a minute every 15 minutes", Limit: 512 * Mi, For: 8 * time.Hour,
 			Bytes: sum(flat(150*Mi), bursts(200*Mi, 15*time.Minute, time.Minute), noise(2*Mi))},
 	}

@@ -24,6 +24,9 @@ func table(shapes []Shape, outcomes [][]Outcome) string {
 		if s.Leak {
 			must = fmt.Sprintf("recreated before %.0f%%", 100*limitFraction)
 		}
+		if s.Kills == 1 {
+			must = "its first instance may run out of memory; the next " + must
+		}
 		fmt.Fprintf(&b, "| %s | %s | %dMi | %s | %s |\n", s.Name, s.What, s.Limit/Mi, must, summary(s, outcomes[i]))
 	}
 	return b.String()
@@ -32,19 +35,26 @@ func table(shapes []Shape, outcomes [][]Outcome) string {
 // summary says what a shape's replays got: the range of the ages and of
 // the share of the limit at which they were recreated, or that none was.
 func summary(s Shape, os []Outcome) string {
-	var ages []time.Duration
+	var ages, kills []time.Duration
 	var shares []int
 	for _, o := range os {
+		if len(o.Kills) > 0 {
+			kills = append(kills, o.Kills[0].Round(time.Minute))
+		}
 		if !o.Recreated {
 			continue
 		}
 		ages = append(ages, o.Age.Round(time.Minute))
 		shares = append(shares, int(100*float64(o.Bytes)/float64(s.Limit)))
 	}
-	if len(ages) == 0 {
-		return fmt.Sprintf("not recreated in %s (%d replays)", round(s.For), len(os))
+	var out string
+	if len(kills) > 0 {
+		out = fmt.Sprintf("first instance killed by the kernel after %s; ", spread(kills, round))
 	}
-	out := fmt.Sprintf("recreated after %s at %s of the limit",
+	if len(ages) == 0 {
+		return out + fmt.Sprintf("not recreated in %s (%d replays)", round(s.For), len(os))
+	}
+	out += fmt.Sprintf("recreated after %s at %s of the limit",
 		spread(ages, round), spread(shares, func(n int) string { return fmt.Sprintf("%d%%", n) }))
 	if len(ages) < len(os) {
 		out += fmt.Sprintf(" (%d of %d replays)", len(ages), len(os))
