@@ -67,7 +67,7 @@ func TestPolicyDefaultsAreStored(t *testing.T) {
 		`"schedule":{"cron":"0 3 * * *","startingDeadlineSeconds":300,"timeZone":"UTC"}`,
 		`"recreate":{"activeDeadlineSeconds":600,"ttlSecondsAfterFinished":3600}`,
 		`"rollout":{"maxUnavailable":"25%","onFailure":"Halt","respectPodDisruptionBudgets":true}`,
-		`"limits":{"cooldown":"30m0s","maxMatchingPercent":50,"minMatchingToHalt":2}`,
+		`"limits":{"cooldown":"30m0s","maxMatchingPercent":50,"memoryRecurrence":"2h0m0s","minMatchingToHalt":2}`,
 	} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("stored spec lacks %s:\n%s", want, raw)

@@ -26,6 +26,13 @@ type Situation struct {
 	// LastRecreated is when the policy last recreated each container.
 	LastRecreated map[ContainerKey]time.Time
 	Cooldown      time.Duration
+	// LastRule is the rule whose match made the policy's last request for
+	// each container, absent when a run made it.
+	LastRule map[ContainerKey]string
+	// MemoryRules are the policy's rules that read the memory signal;
+	// MemoryRecurrence is limits.memoryRecurrence.
+	MemoryRules      map[string]bool
+	MemoryRecurrence time.Duration
 
 	// CreatedLastHour are the policy's requests created in the last hour;
 	// MaxPerHour is nil for no limit.
@@ -112,6 +119,7 @@ var gates = []gate{
 		return when(s.InFlight[c.Pod.UID], "the pod has a recreation in flight")
 	}},
 	{v1alpha1.OutcomeCooldown, true, (*Situation).coolingDown},
+	{v1alpha1.OutcomeRecurring, true, (*Situation).recurring},
 	{v1alpha1.OutcomeRateLimited, false, func(s *Situation, _ *Candidate) string {
 		if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {
 			return fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)
@@ -228,6 +236,25 @@ func (s *Situation) insideWindow() bool {
 		}
 	}
 	return false
+}
+
+// recurring names a container of c that a memory rule of the policy
+// recreated less than MemoryRecurrence ago, when a memory rule matches it
+// again.
+func (s *Situation) recurring(c *Candidate) string {
+	if s.MemoryRecurrence <= 0 || c.Trigger.Kind != TriggerRule || !s.MemoryRules[c.Trigger.Rule] {
+		return ""
+	}
+	for _, name := range c.Containers {
+		key := ContainerKey{c.Pod.UID, name}
+		last, ok := s.LastRecreated[key]
+		by := s.LastRule[key]
+		if ok && s.MemoryRules[by] && s.Now.Sub(last) < s.MemoryRecurrence {
+			return fmt.Sprintf("container %s: rule %s matches it again %s after rule %s recreated it; a leak that comes back within limits.memoryRecurrence %s is reported, not recreated again",
+				name, c.Trigger.Rule, s.Now.Sub(last).Round(time.Second), by, s.MemoryRecurrence)
+		}
+	}
+	return ""
 }
 
 // coolingDown names a container of c recreated less than the cooldown ago.

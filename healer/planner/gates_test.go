@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,23 @@ func ruleCandidate(p *corev1.Pod) *Candidate {
 	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "stuck"}, Reason: "not ready for 12m"}
 }
 
+// leakCandidate is a match of the memory rule leak.
+func leakCandidate(p *corev1.Pod) *Candidate {
+	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "leak"}, Reason: "working set grows"}
+}
+
+// recreatedBy says that rule (or a run, for "") recreated container app of
+// pod a ago.
+func recreatedBy(rule string, ago time.Duration) func(*Situation) {
+	return func(s *Situation) {
+		key := ContainerKey{"a", "app"}
+		s.LastRecreated[key] = now.Add(-ago)
+		if rule != "" {
+			s.LastRule[key] = rule
+		}
+	}
+}
+
 func scheduleCandidate(p *corev1.Pod) *Candidate {
 	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerSchedule, Run: now.Add(-30 * time.Minute)}, Reason: "scheduled run"}
 }
@@ -42,6 +60,9 @@ func situation() *Situation {
 		InFlight:           map[types.UID]bool{},
 		LastRecreated:      map[ContainerKey]time.Time{},
 		Cooldown:           30 * time.Minute,
+		LastRule:           map[ContainerKey]string{},
+		MemoryRules:        map[string]bool{"leak": true, "near": true},
+		MemoryRecurrence:   2 * time.Hour,
 		CreatedLastHour:    4,
 		MaxPerHour:         new(int32(5)),
 		Selected:           10,
@@ -81,6 +102,17 @@ func TestGates(t *testing.T) {
 		{"cooldown: just over", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30 * time.Minute) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"cooldown does not hold schedules", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"cooldown of another container", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "proxy"}] = now }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: the leak again a second short of the recurrence", recreatedBy("leak", 2*time.Hour-time.Second), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
+		{"recurring: another memory rule recreated it", recreatedBy("near", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
+		{"recurring: just over the recurrence", recreatedBy("leak", 2*time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a rule that reads no memory recreated it", recreatedBy("stuck", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a run recreated it", recreatedBy("", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a rule that reads no memory matches", recreatedBy("leak", time.Hour), func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: the policy asks for every recreation", func(s *Situation) {
+			recreatedBy("leak", time.Hour)(s)
+			s.MemoryRecurrence = 0
+		}, func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: cooldown holds first", recreatedBy("leak", time.Minute), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
 		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
 		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
@@ -203,9 +235,15 @@ func TestRequestOutlivesTheLimits(t *testing.T) {
 		{"maxPerHour", new(int32(60)), v1alpha1.Limits{MaxPerHour: new(int32(3))}, new(int32(3600))},
 		{"cooldown", new(int32(60)), v1alpha1.Limits{Cooldown: &metav1.Duration{Duration: 2 * time.Hour}}, new(int32(7200))},
 		{"long enough", new(int32(86400)), v1alpha1.Limits{MaxPerHour: new(int32(3))}, new(int32(86400))},
+		{"memory rules, default recurrence", new(int32(60)), v1alpha1.Limits{}, new(int32(7200))},
+		{"memory rules, recurrence off", new(int32(60)), v1alpha1.Limits{MemoryRecurrence: &metav1.Duration{}}, new(int32(60))},
+		{"memory rules, recurrence 5h", new(int32(60)), v1alpha1.Limits{MemoryRecurrence: &metav1.Duration{Duration: 5 * time.Hour}}, new(int32(18000))},
 		{"kept for ever", nil, v1alpha1.Limits{MaxPerHour: new(int32(3))}, nil},
 	} {
 		policy := &v1alpha1.RecreatePolicy{Spec: v1alpha1.RecreatePolicySpec{Limits: tc.limits, Recreate: v1alpha1.RecreateTemplate{TTLSecondsAfterFinished: tc.ttl}}}
+		if strings.HasPrefix(tc.name, "memory rules") {
+			policy.Spec.Rules = []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak"}}
+		}
 		got := Request(policy, ruleCandidate(pod("a", true))).Spec.TTLSecondsAfterFinished
 		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
 			t.Errorf("%s: ttl %v, want %v", tc.name, deref(got), deref(tc.want))
@@ -252,7 +290,7 @@ func TestCheckShowsEveryGate(t *testing.T) {
 	}
 
 	for _, c := range s.Check(scheduleCandidate(p)) {
-		rulesOnly := c.Gate == v1alpha1.OutcomeOutsideWindow || c.Gate == v1alpha1.OutcomeCooldown || c.Gate == v1alpha1.OutcomeHalted
+		rulesOnly := c.Gate == v1alpha1.OutcomeOutsideWindow || c.Gate == v1alpha1.OutcomeCooldown || c.Gate == v1alpha1.OutcomeRecurring || c.Gate == v1alpha1.OutcomeHalted
 		if c.Applies == rulesOnly || (!c.Applies && c.Message != "") {
 			t.Errorf("run candidate, gate %s: applies %v message %q", c.Gate, c.Applies, c.Message)
 		}

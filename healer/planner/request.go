@@ -13,6 +13,7 @@ import (
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // Instance identifies one firing of a trigger for one pod: a scheduled run
@@ -108,8 +109,8 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 
 // keepFor is how long a finished request is kept: the template's TTL, but
 // no less than the policy's limits look back (an hour for maxPerHour, the
-// cooldown), because the policy counts its past recreations from its
-// requests.
+// cooldown, memoryRecurrence for a policy with memory rules), because the
+// policy counts its past recreations from its requests.
 func keepFor(policy *v1alpha1.RecreatePolicy) *int32 {
 	ttl := policy.Spec.Recreate.TTLSecondsAfterFinished
 	limits := policy.Spec.Limits
@@ -119,6 +120,13 @@ func keepFor(policy *v1alpha1.RecreatePolicy) *int32 {
 	}
 	if limits.Cooldown != nil {
 		floor = max(floor, int32(min(limits.Cooldown.Seconds(), math.MaxInt32)))
+	}
+	if policyspec.ReadsMemory(&policy.Spec) {
+		recurrence := policyspec.DefaultMemoryRecurrence
+		if limits.MemoryRecurrence != nil {
+			recurrence = limits.MemoryRecurrence.Duration
+		}
+		floor = max(floor, int32(min(recurrence.Seconds(), math.MaxInt32)))
 	}
 	if ttl == nil || *ttl >= floor {
 		return ttl

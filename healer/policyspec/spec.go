@@ -22,6 +22,10 @@ type Spec struct {
 	EvaluationInterval time.Duration
 	MaxUnavailable     Budget
 	Cooldown           time.Duration
+	// MemoryRecurrence is limits.memoryRecurrence; MemoryRules are the
+	// names of the rules that read the memory signal.
+	MemoryRecurrence   time.Duration
+	MemoryRules        map[string]bool
 	MaxMatchingPercent int32
 	MinMatchingToHalt  int32
 }
@@ -31,6 +35,7 @@ type Spec struct {
 const (
 	DefaultEvaluationInterval = 30 * time.Second
 	DefaultCooldown           = 30 * time.Minute
+	DefaultMemoryRecurrence   = 2 * time.Hour
 	DefaultMaxMatchingPercent = 50
 	DefaultMinMatchingToHalt  = 2
 	minEvaluationInterval     = time.Second
@@ -42,7 +47,10 @@ const (
 func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 	root := field.NewPath("spec")
 	var errs field.ErrorList
-	out := &Spec{EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown, MaxMatchingPercent: DefaultMaxMatchingPercent, MinMatchingToHalt: DefaultMinMatchingToHalt}
+	out := &Spec{
+		EvaluationInterval: DefaultEvaluationInterval, Cooldown: DefaultCooldown, MemoryRecurrence: DefaultMemoryRecurrence,
+		MaxMatchingPercent: DefaultMaxMatchingPercent, MinMatchingToHalt: DefaultMinMatchingToHalt,
+	}
 
 	selPath := root.Child("selector")
 	if e := metav1validation.ValidateLabelSelector(&spec.Selector, metav1validation.LabelSelectorValidationOptions{}, selPath); len(e) > 0 {
@@ -87,6 +95,20 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 			errs = append(errs, field.Invalid(root.Child("limits", "cooldown"), d.Duration.String(), "must not be negative"))
 		}
 		out.Cooldown = d.Duration
+	}
+	if d := spec.Limits.MemoryRecurrence; d != nil {
+		if d.Duration < 0 {
+			errs = append(errs, field.Invalid(root.Child("limits", "memoryRecurrence"), d.Duration.String(), "must not be negative"))
+		}
+		out.MemoryRecurrence = d.Duration
+	}
+	for i := range spec.Rules {
+		if RuleReadsMemory(&spec.Rules[i]) {
+			if out.MemoryRules == nil {
+				out.MemoryRules = map[string]bool{}
+			}
+			out.MemoryRules[spec.Rules[i].Name] = true
+		}
 	}
 	errs = append(errs, ValidateRequestTerms(root.Child("recreate"), spec.Recreate.Strategy, spec.Recreate.ActiveDeadlineSeconds, spec.Recreate.TTLSecondsAfterFinished)...)
 	if m := spec.Limits.MaxMatchingPercent; m != nil {

@@ -1,6 +1,7 @@
 package policyspec
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -40,8 +41,33 @@ func TestParseValid(t *testing.T) {
 	if got.Schedule.Location.String() != "Europe/Berlin" || got.Schedule.StartingDeadline != DefaultStartingDeadline {
 		t.Errorf("schedule: %+v", got.Schedule)
 	}
-	if got.MaxUnavailable != DefaultBudget || got.Cooldown != DefaultCooldown || got.EvaluationInterval != DefaultEvaluationInterval {
+	if got.MaxUnavailable != DefaultBudget || got.Cooldown != DefaultCooldown || got.EvaluationInterval != DefaultEvaluationInterval || got.MemoryRecurrence != DefaultMemoryRecurrence {
 		t.Errorf("defaults: %+v", got)
+	}
+	if len(got.MemoryRules) != 0 {
+		t.Errorf("memory rules %v of rules that read no memory", got.MemoryRules)
+	}
+}
+
+// TestParseNamesTheMemoryRules: the built-ins that read the memory signal
+// and the inline rules that name it.
+func TestParseNamesTheMemoryRules(t *testing.T) {
+	spec := validSpec()
+	spec.Rules = append(spec.Rules,
+		v1alpha1.Rule{Name: "leak", Builtin: "memory-leak"},
+		v1alpha1.Rule{Name: "near", Builtin: "memory-near-limit"},
+		v1alpha1.Rule{Name: "big", Rego: "package big\n\nrecreate contains c.name if {\n\tsome c in input.containers\n\tc.memory.workingSetBytes > 1\n}\n"},
+	)
+	spec.Limits.MemoryRecurrence = &metav1.Duration{Duration: 5 * time.Hour}
+	got, errs := Parse(&spec)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if want := map[string]bool{"leak": true, "near": true, "big": true}; !maps.Equal(got.MemoryRules, want) {
+		t.Errorf("memory rules %v, want %v", got.MemoryRules, want)
+	}
+	if got.MemoryRecurrence != 5*time.Hour {
+		t.Errorf("memory recurrence %s, want 5h", got.MemoryRecurrence)
 	}
 }
 
@@ -91,6 +117,9 @@ func TestParseRejects(t *testing.T) {
 			s.EvaluationInterval = &metav1.Duration{Duration: time.Millisecond}
 		}, "spec.evaluationInterval", "at least 1s"},
 		"negative cooldown": {func(s *v1alpha1.RecreatePolicySpec) { s.Limits.Cooldown = &metav1.Duration{Duration: -time.Minute} }, "spec.limits.cooldown", "negative"},
+		"negative memory recurrence": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Limits.MemoryRecurrence = &metav1.Duration{Duration: -time.Minute}
+		}, "spec.limits.memoryRecurrence", "negative"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

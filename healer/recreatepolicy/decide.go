@@ -78,9 +78,12 @@ func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*
 // record keeps one decision for the status, its metric and log line, and
 // the dry run's event.
 func (d *decider) record(ctx context.Context, c *planner.Candidate, dec v1alpha1.Decision) {
-	if dec.Outcome == v1alpha1.OutcomeDryRun {
+	switch dec.Outcome {
+	case v1alpha1.OutcomeDryRun:
 		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
 			"dry run: %s would recreate %s of pod %s: %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, c.Reason)
+	case v1alpha1.OutcomeRecurring:
+		d.reportRecurrence(c, dec)
 	}
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(dec.Outcome)).Inc()
 	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)

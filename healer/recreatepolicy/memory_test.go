@@ -1,9 +1,13 @@
 package recreatepolicy
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -101,5 +105,85 @@ func TestDurationText(t *testing.T) {
 		if got := durationText(sec); got != want {
 			t.Errorf("durationText(%g) = %q, want %q", sec, got, want)
 		}
+	}
+}
+
+// TestRecurringLeakIsReportedNotRecreated: the memory rule recreates a
+// leaking container; when it matches the next container again within
+// limits.memoryRecurrence, the policy holds it back (outcome Recurring),
+// sets MemoryRecurring naming the pod, warns once on the pod and the
+// policy, and counts the hold; with memoryRecurrence 0 it recreates again.
+func TestRecurringLeakIsReportedNotRecreated(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	pods := createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
+	const mib = 1 << 20
+	growing := &policy.MemoryWindow{WorkingSetBytes: 300 * mib, Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: 100 * mib / 3600.0, R2: 0.98,
+		EarlierSlopeBytesPerSecond: 100 * mib / 3600.0, RecentSlopeBytesPerSecond: 100 * mib / 3600.0}
+	c.Memory = fakeMemory{pods[0].Name: growing}
+	p := createPolicy(t, ns, "leaks", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Rules: []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak", Parameters: map[string]apiextensionsv1.JSON{
+			"minObservation": {Raw: []byte(`"10m"`)}, "minSamples": {Raw: []byte(`5`)},
+		}}},
+		Rollout: v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("100%"))},
+	})
+	c.reconcile(t, p)
+	crrs := requestsOf(t, p)
+	if len(crrs) != 1 {
+		t.Fatalf("%d requests, want the leak's one", len(crrs))
+	}
+	c.clock.Step(time.Minute)
+	complete(t, c, &crrs[0], true)
+
+	// 40 minutes on: past the cooldown (30m), within the recurrence (2h),
+	// and the next container grows the same way.
+	c.clock.Step(40 * time.Minute)
+	warned(c, "", "") // the first recreation's events
+	c.reconcile(t, p)
+	got := getPolicy(t, p)
+	if n := len(requestsOf(t, p)); n != 1 {
+		t.Fatalf("%d requests after the leak came back, want still 1", n)
+	}
+	d := got.Status.RecentDecisions[0]
+	if d.Outcome != v1alpha1.OutcomeRecurring || d.Pod != pods[0].Name || !strings.Contains(d.Message, "limits.memoryRecurrence 2h0m0s") || !strings.Contains(d.Message, "after rule leak recreated it") {
+		t.Errorf("latest decision %+v, want Recurring for %s saying when and by which rule", d, pods[0].Name)
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionMemoryRecurring)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != v1alpha1.ReasonLeakRecurred || !strings.Contains(cond.Message, pods[0].Name+" (app, rule/leak)") {
+		t.Errorf("MemoryRecurring condition %+v, want True naming %s", cond, pods[0].Name)
+	}
+	if seen, ok := warned(c, "MemoryRecurring", "RecreatePolicy leaks holds back app"); !ok {
+		t.Errorf("no Warning MemoryRecurring on the pod; events: %s", seen)
+	}
+	if got := testutil.ToFloat64(heldBack.WithLabelValues(p.Name, ns, string(v1alpha1.OutcomeRecurring))); got != 1 {
+		t.Errorf("rejuv_policy_held_back{gate=Recurring} is %v, want 1", got)
+	}
+
+	// The next pass holds it back again, without warning again.
+	c.clock.Step(30 * time.Second)
+	c.reconcile(t, p)
+	if getPolicy(t, p).Status.RecentDecisions[0].Outcome != v1alpha1.OutcomeRecurring {
+		t.Errorf("second pass: %+v, want Recurring", getPolicy(t, p).Status.RecentDecisions[0])
+	}
+	if seen, ok := warned(c, "MemoryRecurring", ""); ok {
+		t.Errorf("warned again at the second pass that held the pod back: %s", seen)
+	}
+
+	// A policy that asks for every recreation gets it.
+	got = getPolicy(t, p)
+	got.Spec.Limits.MemoryRecurrence = &metav1.Duration{}
+	if err := admin.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Step(30 * time.Second)
+	c.reconcile(t, got)
+	got = getPolicy(t, p)
+	if n := len(requestsOf(t, p)); n != 2 || got.Status.RecentDecisions[0].Outcome != v1alpha1.OutcomeCreated {
+		t.Errorf("memoryRecurrence 0: %d requests, latest decision %+v; want a second request", n, got.Status.RecentDecisions[0])
+	}
+	if meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionMemoryRecurring) {
+		t.Errorf("MemoryRecurring still True once nothing is held back: %+v", got.Status.Conditions)
 	}
 }

@@ -157,6 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if err := d.decideAll(ctx, situation, v.candidates); err != nil {
 				return ctrl.Result{}, err
 			}
+			r.reportRecurring(p, d.decisions)
 			for _, c := range v.unrestartable {
 				d.skipped(c, unrestartableMessage(c.Pod, c.Containers))
 			}
@@ -297,6 +298,7 @@ func newSituation(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*cor
 	s := &planner.Situation{
 		Now: now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
+		LastRule: facts.lastRule, MemoryRules: spec.MemoryRules, MemoryRecurrence: spec.MemoryRecurrence,
 		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,
 		Selected: len(pods), MaxMatchingPercent: spec.MaxMatchingPercent, MinMatchingToHalt: spec.MinMatchingToHalt,
 		Budget: spec.MaxUnavailable.Of(len(pods)),

@@ -1,6 +1,7 @@
 package recreatepolicy
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ type requestFacts struct {
 	// last asked for its recreation and how often it did.
 	lastRecreated map[planner.ContainerKey]time.Time
 	recreations   map[planner.ContainerKey]int
+	// lastRule is, per container, the rule whose match made the policy's
+	// last request for it; absent when a run made it.
+	lastRule map[planner.ContainerKey]string
 	// createdLastHour counts the policy's requests of the last hour.
 	createdLastHour int
 	// runs are the policy's requests of each scheduled run, by run time
@@ -38,6 +42,7 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		inFlight:      map[types.UID]bool{},
 		lastRecreated: map[planner.ContainerKey]time.Time{},
 		recreations:   map[planner.ContainerKey]int{},
+		lastRule:      map[planner.ContainerKey]string{},
 		runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
 
 		completedCharges: map[string]time.Time{},
@@ -69,11 +74,16 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		if now.Sub(created) < time.Hour {
 			f.createdLastHour++
 		}
+		rule, byRule := strings.CutPrefix(crr.Labels[appsv1beta1.TriggerLabel], string(planner.TriggerRule)+".")
 		for _, c := range crr.Spec.Containers {
 			key := planner.ContainerKey{Pod: uid, Container: c.Name}
 			f.recreations[key]++
-			if created.After(f.lastRecreated[key]) {
+			if last, seen := f.lastRecreated[key]; !seen || created.After(last) {
 				f.lastRecreated[key] = created
+				delete(f.lastRule, key)
+				if byRule {
+					f.lastRule[key] = rule
+				}
 			}
 		}
 		if run := crr.Annotations[appsv1beta1.RunAnnotation]; run != "" && uid != "" {

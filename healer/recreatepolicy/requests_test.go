@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // TestCompletedChargesKeepTheLatest: a pod recreated twice within the
@@ -30,6 +31,38 @@ func TestCompletedChargesKeepTheLatest(t *testing.T) {
 		f := gatherRequests("restart", order, nil, now)
 		if got := f.completedCharges["web-0"]; !got.Equal(later) {
 			t.Errorf("listed %s then %s: charge to take back %s, want the latest, %s", order[0].Name, order[1].Name, got, later)
+		}
+	}
+}
+
+// TestLastRuleIsThatOfTheLatestRequest: the rule that made the policy's
+// latest request for a container, whatever the order of the list; none
+// when a run made it, and other policies' requests do not count.
+func TestLastRuleIsThatOfTheLatestRequest(t *testing.T) {
+	now := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	request := func(name, policy, trigger string, ago time.Duration) appsv1beta1.ContainerRecreateRequest {
+		return appsv1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-ago)), Labels: map[string]string{
+				appsv1beta1.PolicyLabel: policy, appsv1beta1.TriggerLabel: trigger, appsv1beta1.PodUIDLabel: "uid-0",
+			}},
+			Spec:   appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-0", Containers: []appsv1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+			Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted},
+		}
+	}
+	key := planner.ContainerKey{Pod: "uid-0", Container: "app"}
+	for _, tc := range []struct {
+		name string
+		crrs []appsv1beta1.ContainerRecreateRequest
+		want string
+	}{
+		{"the leak's, the latest", []appsv1beta1.ContainerRecreateRequest{request("a", "health", "rule.stuck", 3*time.Hour), request("b", "health", "rule.leak", time.Hour)}, "leak"},
+		{"listed the other way", []appsv1beta1.ContainerRecreateRequest{request("b", "health", "rule.leak", time.Hour), request("a", "health", "rule.stuck", 3*time.Hour)}, "leak"},
+		{"a run's, the latest", []appsv1beta1.ContainerRecreateRequest{request("b", "health", "rule.leak", time.Hour), request("c", "health", "schedule", time.Minute)}, ""},
+		{"another policy's", []appsv1beta1.ContainerRecreateRequest{request("b", "health", "rule.leak", time.Hour), request("d", "other", "rule.stuck", time.Minute)}, "leak"},
+	} {
+		f := gatherRequests("health", tc.crrs, nil, now)
+		if got := f.lastRule[key]; got != tc.want {
+			t.Errorf("%s: last rule %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -149,7 +150,7 @@ func (s *Sampler) wanted(ctx context.Context) (map[string][]labels.Selector, err
 		seen[p.UID] = true
 		r, ok := s.reads[p.UID]
 		if !ok || r.generation != p.Generation {
-			r = readsMemory{generation: p.Generation, reads: policyReadsMemory(p)}
+			r = readsMemory{generation: p.Generation, reads: policyspec.ReadsMemory(&p.Spec)}
 			s.reads[p.UID] = r
 		}
 		if !r.reads {

@@ -85,6 +85,8 @@ var Policies = []Refusal{
 		Field: "spec.limits.cooldown", Message: "should match"},
 	{Input: "a negative cooldown", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {cooldown: "-5m"}}`,
 		Field: "spec.limits.cooldown", Message: "should match"},
+	{Input: "a memory recurrence that is not a duration", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {memoryRecurrence: "two hours"}}`,
+		Field: "spec.limits.memoryRecurrence", Message: "should match"},
 	{Input: "maxPerHour below 1", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {maxPerHour: 0}}`,
 		Field: "spec.limits.maxPerHour", Message: "should be greater than or equal to 1"},
 	{Input: "maxMatchingPercent above 100", Stage: StageSchema, Spec: `{selector: {}, schedule: {cron: "@daily"}, limits: {maxMatchingPercent: 101}}`,

@@ -19,6 +19,10 @@ const (
 	// ConditionBudgetExhausted is True while limits.maxPerHour holds
 	// recreations back.
 	ConditionBudgetExhausted = "BudgetExhausted"
+	// ConditionMemoryRecurring is True while limits.memoryRecurrence holds
+	// back containers that a memory rule matched again soon after
+	// recreating them; its message names them.
+	ConditionMemoryRecurring = "MemoryRecurring"
 )
 
 // Condition reasons of a RecreatePolicy.
@@ -62,6 +66,11 @@ const (
 	ReasonRateLimited = "RateLimited"
 	// ReasonWithinBudget: maxPerHour is not reached.
 	ReasonWithinBudget = "WithinBudget"
+	// ReasonLeakRecurred: a memory rule matched containers again within
+	// limits.memoryRecurrence of recreating them.
+	ReasonLeakRecurred = "LeakRecurred"
+	// ReasonNoRecurrence: no container is held back for it.
+	ReasonNoRecurrence = "NoRecurrence"
 	// ReasonEvaluationFailed: a rule failed for some pods at the last
 	// evaluation (the others' results stand).
 	ReasonEvaluationFailed = "EvaluationFailed"

@@ -253,6 +253,18 @@ type Limits struct {
 	// +kubebuilder:validation:Pattern=`^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 
+	// MemoryRecurrence holds back a container that a rule reading the
+	// memory signal matches again less than this long after such a rule
+	// of this policy recreated it: a leak that comes back this fast is not
+	// healed by recreating it, so it is reported (outcome Recurring, the
+	// MemoryRecurring condition, a Warning event) instead of recreated over
+	// and over. 0 recreates it each time, after the cooldown.
+	// +optional
+	// +kubebuilder:default="2h0m0s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
+	MemoryRecurrence *metav1.Duration `json:"memoryRecurrence,omitempty"`
+
 	// MaxPerHour is the most recreation requests the policy creates in any
 	// hour. Unset means no limit.
 	// +optional
@@ -473,15 +485,18 @@ type Decision struct {
 }
 
 // DecisionOutcome is the result of the decision pipeline for one candidate.
-// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;UpToDate;Error
+// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;Recurring;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;UpToDate;Error
 type DecisionOutcome string
 
 // The outcomes, in the order of the decision pipeline.
 const (
-	OutcomeSuspended        DecisionOutcome = "Suspended"
-	OutcomeOutsideWindow    DecisionOutcome = "OutsideWindow"
-	OutcomeInFlight         DecisionOutcome = "InFlight"
-	OutcomeCooldown         DecisionOutcome = "Cooldown"
+	OutcomeSuspended     DecisionOutcome = "Suspended"
+	OutcomeOutsideWindow DecisionOutcome = "OutsideWindow"
+	OutcomeInFlight      DecisionOutcome = "InFlight"
+	OutcomeCooldown      DecisionOutcome = "Cooldown"
+	// OutcomeRecurring is a container a memory rule matches again soon
+	// after a memory rule recreated it (limits.memoryRecurrence).
+	OutcomeRecurring        DecisionOutcome = "Recurring"
 	OutcomeRateLimited      DecisionOutcome = "RateLimited"
 	OutcomeHalted           DecisionOutcome = "Halted"
 	OutcomeUnavailable      DecisionOutcome = "Unavailable"

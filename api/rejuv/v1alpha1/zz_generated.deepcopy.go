@@ -41,6 +41,11 @@ func (in *Limits) DeepCopyInto(out *Limits) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.MemoryRecurrence != nil {
+		in, out := &in.MemoryRecurrence, &out.MemoryRecurrence
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.MaxPerHour != nil {
 		in, out := &in.MaxPerHour, &out.MaxPerHour
 		*out = new(int32)
