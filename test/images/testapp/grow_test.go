@@ -104,3 +104,19 @@ func TestGrowthIsFreedEveryPeriod(t *testing.T) {
 	eventually(t, "memory to be freed", func() bool { return a.ballast.heldBytes() < limit })
 	eventually(t, "memory to grow again", func() bool { return a.ballast.heldBytes() >= limit })
 }
+
+// TestWarmUpFollowsItsCurve: 63% of the size after one time constant, 95%
+// after three, never more than the size.
+func TestWarmUpFollowsItsCurve(t *testing.T) {
+	a := testApp(t, options{})
+	w := &warmer{ballast: a.ballast, size: 100 << 10, tau: 10 * time.Second}
+	for _, step := range []struct {
+		at   time.Duration
+		want int64
+	}{{0, 0}, {10 * time.Second, 64729}, {30 * time.Second, 97301}, {5 * time.Second, 97301}, {time.Hour, 100 << 10}} {
+		w.at(step.at)
+		if got := a.ballast.heldBytes(); got != step.want {
+			t.Errorf("after %s: held %d bytes, want %d", step.at, got, step.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"time"
 )
@@ -18,6 +19,8 @@ type options struct {
 	growLimit     int64
 	growAfter     time.Duration
 	freeEvery     time.Duration
+	warmUp        int64
+	warmUpTime    time.Duration
 	exitAfter     time.Duration
 	exitCode      int
 	controlFile   string
@@ -38,12 +41,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Var(quantityValue{&o.growLimit}, "grow-limit", "stop growing once this much memory is held; 0 means no limit")
 	fs.DurationVar(&o.growAfter, "grow-after", 0, "start growing this long after starting: with a grow-limit reached in a second, a one-time step such as a cache warming up")
 	fs.DurationVar(&o.freeEvery, "free-every", 0, "free all the memory grown so far this often, as a garbage-collected heap falls back: with a grow-rate, a sawtooth; 0 means never")
+	fs.Var(quantityValue{&o.warmUp}, "warm-up", "memory to allocate and hold as an app warming up does, a quantity such as 150Mi: reached along a saturating curve (see --warm-up-time), then held; 0 means none")
+	fs.DurationVar(&o.warmUpTime, "warm-up-time", 30*time.Second, "the warm-up's time constant: 63% of --warm-up is held after it, 95% after three")
 	fs.DurationVar(&o.unreadyAfter, "unready-after", 0, "stop answering /readyz with 200 this long after starting, as a wedged app would; 0 means never")
 	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit this long after starting; 0 means never")
 	fs.IntVar(&o.exitCode, "exit-code", 0, "exit code for --exit-after")
 	fs.StringVar(&o.controlFile, "control-file", "", "file of key=value controls, re-applied whenever it changes; empty means none")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
+	}
+	if o.warmUpTime <= 0 {
+		fmt.Fprintf(stderr, "--warm-up-time: %s is not a positive duration\n", o.warmUpTime)
+		return options{}, fmt.Errorf("--warm-up-time %s", o.warmUpTime)
 	}
 	return o, nil
 }

@@ -15,23 +15,24 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: options{listen: ":8080", ready: true, live: true},
+			want: options{listen: ":8080", ready: true, live: true, warmUpTime: 30 * time.Second},
 		},
 		{
 			name: "all set",
 			args: []string{
 				"--listen=127.0.0.1:9000", "--ready=false", "--live=false", "--ignore-sigterm",
 				"--startup-delay=2s", "--grow-rate=1Mi", "--grow-limit=2M", "--grow-after=20s", "--free-every=1m", "--exit-after=1m",
-				"--exit-code=3", "--control-file=/etc/testapp/control",
+				"--exit-code=3", "--control-file=/etc/testapp/control", "--warm-up=150Mi", "--warm-up-time=20s",
 			},
 			want: options{
 				listen: "127.0.0.1:9000", ignoreSigterm: true, startupDelay: 2 * time.Second,
 				growRate: 1 << 20, growLimit: 2_000_000, growAfter: 20 * time.Second, freeEvery: time.Minute, exitAfter: time.Minute, exitCode: 3,
-				controlFile: "/etc/testapp/control",
+				controlFile: "/etc/testapp/control", warmUp: 150 << 20, warmUpTime: 20 * time.Second,
 			},
 		},
 		{name: "bad quantity", args: []string{"--grow-rate=lots"}, wantErr: true},
 		{name: "negative quantity", args: []string{"--grow-limit=-1Mi"}, wantErr: true},
+		{name: "no warm-up time", args: []string{"--warm-up=1Mi", "--warm-up-time=0s"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,6 +66,9 @@ func run(ctx context.Context, o options, log *slog.Logger, signals <-chan os.Sig
 		}
 	}()
 	go (&grower{state: a.state, ballast: a.ballast, after: o.growAfter, freeEvery: o.freeEvery}).run(ctx)
+	if o.warmUp > 0 {
+		go (&warmer{ballast: a.ballast, size: o.warmUp, tau: o.warmUpTime}).run(ctx)
+	}
 	if ctl != nil {
 		go ctl.run(ctx, controlFilePoll)
 	}
