@@ -32,6 +32,18 @@ func (f fakeMemory) Memory(pod *corev1.Pod, _ string) (*policy.MemoryWindow, str
 
 func (fakeMemory) Describe() string { return "windows of 1h sampled every 30s from metrics.k8s.io" }
 
+// leakPolicy selects app=web with memory-leak judging from 10 minutes and
+// five samples, every pod of it allowed to be unavailable.
+func leakPolicy() v1alpha1.RecreatePolicySpec {
+	return v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Rules: []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak", Parameters: map[string]apiextensionsv1.JSON{
+			"minObservation": {Raw: []byte(`"10m"`)}, "minSamples": {Raw: []byte(`5`)},
+		}}},
+		Rollout: v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("100%"))},
+	}
+}
+
 // TestMemoryRulesReadTheHistory: the memory-leak rule recreates the pod
 // whose window shows steady growth, and the policy's status says why the
 // others could not be judged: no window (with what the source answered),
@@ -47,13 +59,7 @@ func TestMemoryRulesReadTheHistory(t *testing.T) {
 			EarlierSlopeBytesPerSecond: 100 * mib / 3600.0, RecentSlopeBytesPerSecond: 90 * mib / 3600.0},
 		pods[2].Name: {WorkingSetBytes: 100 * mib, Samples: 2, WindowSeconds: 60, SlopeBytesPerSecond: 1, R2: 1},
 	}
-	p := createPolicy(t, ns, "leaks", v1alpha1.RecreatePolicySpec{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		Rules: []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak", Parameters: map[string]apiextensionsv1.JSON{
-			"minObservation": {Raw: []byte(`"10m"`)}, "minSamples": {Raw: []byte(`5`)},
-		}}},
-		Rollout: v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("100%"))},
-	})
+	p := createPolicy(t, ns, "leaks", leakPolicy())
 	c.reconcile(t, p)
 	crrs := requestsOf(t, p)
 	if len(crrs) != 1 || crrs[0].Spec.PodName != pods[0].Name {
@@ -122,13 +128,7 @@ func TestRecurringLeakIsReportedNotRecreated(t *testing.T) {
 	growing := &policy.MemoryWindow{WorkingSetBytes: 300 * mib, Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: 100 * mib / 3600.0, R2: 0.98,
 		EarlierSlopeBytesPerSecond: 100 * mib / 3600.0, RecentSlopeBytesPerSecond: 100 * mib / 3600.0}
 	c.Memory = fakeMemory{pods[0].Name: growing}
-	p := createPolicy(t, ns, "leaks", v1alpha1.RecreatePolicySpec{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		Rules: []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak", Parameters: map[string]apiextensionsv1.JSON{
-			"minObservation": {Raw: []byte(`"10m"`)}, "minSamples": {Raw: []byte(`5`)},
-		}}},
-		Rollout: v1alpha1.Rollout{MaxUnavailable: new(intstr.FromString("100%"))},
-	})
+	p := createPolicy(t, ns, "leaks", leakPolicy())
 	c.reconcile(t, p)
 	crrs := requestsOf(t, p)
 	if len(crrs) != 1 {
