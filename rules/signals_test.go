@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestNames(t *testing.T) {
 	src := "package queue\nimport rego.v1\nrecreate contains c.name if { some c in input.containers; input.signals.depth > 3 }"
@@ -34,5 +37,25 @@ func TestReadsMemory(t *testing.T) {
 		if got := ReadsMemory(tc.src); got != tc.want {
 			t.Errorf("%s: ReadsMemory is %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestNamesRemembersByModuleAndField: asked again, Names gives the same
+// answers, field by field, and it remembers at most answersLimit of them.
+func TestNamesRemembersByModuleAndField(t *testing.T) {
+	src := "package q\n\nrecreate contains c.name if {\n\tsome c in input.containers\n\tinput.signals.queue > 1\n}\n"
+	for range 2 {
+		if !Names(src, "queue") || Names(src, "memory") {
+			t.Fatalf("Names(queue) %v, Names(memory) %v; want true and false", Names(src, "queue"), Names(src, "memory"))
+		}
+	}
+	for i := range answersLimit + 1 {
+		Names(fmt.Sprintf("package q%d\n\nrecreate := set()\n", i), "memory")
+	}
+	answers.mu.Lock()
+	n := len(answers.m)
+	answers.mu.Unlock()
+	if n > answersLimit {
+		t.Errorf("%d answers remembered, want at most %d", n, answersLimit)
 	}
 }

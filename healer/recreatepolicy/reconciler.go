@@ -57,7 +57,6 @@ type Reconciler struct {
 	statuses   statusWrites
 	dropped    droppedCharges
 	namespaces namespaceLocks
-	readers    map[types.NamespacedName]signalReaders
 	holds      map[types.NamespacedName]holds
 }
 
@@ -392,7 +391,6 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	delete(r.holds, key)
 	delete(r.histories, key)
-	delete(r.readers, key)
 	r.mu.Unlock()
 	r.Engine.Forget(key.Namespace, key.Name)
 	r.expected.forget(key)

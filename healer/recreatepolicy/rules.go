@@ -125,7 +125,7 @@ type judge struct {
 }
 
 func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, facts *requestFacts, hist *history, now time.Time) *judge {
-	return &judge{r: r, program: program, spec: spec, values: r.signalValues(ctx, p, now), readers: r.readersOf(p), facts: facts, hist: hist, now: now}
+	return &judge{r: r, program: program, spec: spec, values: r.signalValues(ctx, p, now), readers: readersOf(p), facts: facts, hist: hist, now: now}
 }
 
 // podVerdict is what the rules said of one pod.

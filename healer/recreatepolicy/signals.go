@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/rules"
@@ -36,27 +34,11 @@ func (r *Reconciler) signalValues(ctx context.Context, p *v1alpha1.RecreatePolic
 	return r.Signals.Query(ctx, p.Namespace, p.Spec.Signals, now)
 }
 
-// signalReaders maps each of the policy's inline rules to the signals it
-// names, remembered per policy (UID) and generation.
-type signalReaders struct {
-	uid        types.UID
-	generation int64
-	byRule     map[string][]string
-}
-
-// readersOf is the policy's signal readers.
-func (r *Reconciler) readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
+// readersOf maps each of the policy's inline rules to the signals it
+// names (rules.Names remembers its answers, so a pass parses nothing).
+func readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
 	if len(p.Spec.Signals) == 0 {
 		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.readers == nil {
-		r.readers = map[types.NamespacedName]signalReaders{}
-	}
-	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-	if sr, ok := r.readers[key]; ok && sr.uid == p.UID && sr.generation == p.Generation {
-		return sr.byRule
 	}
 	byRule := map[string][]string{}
 	for _, rule := range p.Spec.Rules {
@@ -69,6 +51,5 @@ func (r *Reconciler) readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
 			}
 		}
 	}
-	r.readers[key] = signalReaders{uid: p.UID, generation: p.Generation, byRule: byRule}
 	return byRule
 }

@@ -46,9 +46,6 @@ type Sampler struct {
 	mu sync.RWMutex
 	// namespaces are the sampled namespaces by name.
 	namespaces map[string]*namespaceWindows
-	// reads remembers, by policy UID and generation, whether a policy's
-	// rules read memory.
-	reads map[types.UID]readsMemory
 }
 
 // namespaceWindows is what the sampler holds for one namespace.
@@ -60,11 +57,6 @@ type namespaceWindows struct {
 	pods map[types.UID][]*Window
 	// filled is set once a Historian filled the namespace's windows.
 	filled bool
-}
-
-type readsMemory struct {
-	generation int64
-	reads      bool
 }
 
 // NeedLeaderElection is true: only the leader samples.
@@ -139,21 +131,9 @@ func (s *Sampler) wanted(ctx context.Context) (map[string][]labels.Selector, err
 		return nil, fmt.Errorf("list RecreatePolicies: %w", err)
 	}
 	out := map[string][]labels.Selector{}
-	seen := map[types.UID]bool{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reads == nil {
-		s.reads = map[types.UID]readsMemory{}
-	}
 	for i := range list.Items {
 		p := &list.Items[i]
-		seen[p.UID] = true
-		r, ok := s.reads[p.UID]
-		if !ok || r.generation != p.Generation {
-			r = readsMemory{generation: p.Generation, reads: policyspec.ReadsMemory(&p.Spec)}
-			s.reads[p.UID] = r
-		}
-		if !r.reads {
+		if !policyspec.ReadsMemory(&p.Spec) {
 			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
@@ -161,11 +141,6 @@ func (s *Sampler) wanted(ctx context.Context) (map[string][]labels.Selector, err
 			continue
 		}
 		out[p.Namespace] = append(out[p.Namespace], sel)
-	}
-	for uid := range s.reads {
-		if !seen[uid] {
-			delete(s.reads, uid)
-		}
 	}
 	return out, nil
 }
