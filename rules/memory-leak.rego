@@ -103,7 +103,7 @@ no_data contains {"container": c.name, "signal": "memory.history"} if {
 	some c in input.containers
 	is_number(c.memory.workingSetBytes)
 	not has_history(c.memory)
-	not oom_killed_before(c)
+	not lifetime_before(c)
 }
 
 # has_history holds when the window is long enough to judge and the fit exists.
@@ -133,8 +133,6 @@ lifetime_before(c) := lifetime if {
 	lifetime := (time.parse_rfc3339_ns(t.finishedAt) - time.parse_rfc3339_ns(t.startedAt)) / 1e9
 	lifetime > 0
 }
-
-oom_killed_before(c) if lifetime_before(c)
 
 # oom_reason is defined when the previous instance ran out of memory and
 # this one's window, which starts with the instance, spans
