@@ -12,8 +12,11 @@ import (
 const (
 	MutateCRRPath   = "/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
 	ValidateCRRPath = "/validate-apps-kruise-io-v1beta1-containerrecreaterequest"
-	// PodReadinessGatePath serves the opt-in readiness-gate injection.
-	PodReadinessGatePath = "/mutate-v1-pod-readiness-gate"
+	// PodReadinessGatePath serves the readiness-gate injection in opted-in
+	// namespaces; PolicyReadinessGatePath, for the pods a RecreatePolicy
+	// selects elsewhere.
+	PodReadinessGatePath    = "/mutate-v1-pod-readiness-gate"
+	PolicyReadinessGatePath = "/mutate-v1-pod-policy-readiness-gate"
 	// ConvertPath serves CRD conversion between v1alpha1 and v1beta1.
 	ConvertPath = "/convert"
 )
@@ -65,5 +68,6 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Self: o.Self, Decoder: decoder})
 	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
 	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
+	admit(PolicyReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder, Policies: o.Client})
 	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 }

@@ -214,9 +214,12 @@ func TestPodWithoutGateIsNotTouched(t *testing.T) {
 		s.ActiveDeadlineSeconds = ptr.To[int64](3)
 	}, recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending))
 	got := waitCRR(t, crr, 10*time.Second, "completed", retired)
-	if meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionPreRecreateGrace) != nil {
-		t.Error("PreRecreateGrace set for a pod without the readiness gate")
+	c := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "NoReadinessGate" || !strings.Contains(c.Message, "pod web has no readiness gate KruisePodReady") || !strings.Contains(c.Message, "unready grace of 3s is not kept") {
+		t.Errorf("PreRecreateGrace for a pod without the readiness gate: %+v; want False, NoReadinessGate, saying so", c)
 	}
+	waitEvent(t, pod.Namespace, "ContainerRecreateRequest", crr.Name, "Warning NoReadinessGate: pod web has no readiness gate KruisePodReady")
+	waitEvent(t, pod.Namespace, "Pod", pod.Name, "Warning NoReadinessGate")
 	if s := podReadyStatus(t, pod); s != "" {
 		t.Errorf("pod got %s=%s without the gate", PodReadyCondition, s)
 	}

@@ -21,6 +21,9 @@ const (
 	reasonContainer   = "ContainerRecreate"
 	reasonCompleted   = "RecreateCompleted"
 	reasonPodUnready  = "PodMadeUnready"
+	// reasonNoReadinessGate: the request asks for an unready grace that
+	// its pod, without the readiness gate, cannot be given.
+	reasonNoReadinessGate = "NoReadinessGate"
 )
 
 // holdUnready takes the pod out of service before anything is stopped: when
@@ -29,7 +32,11 @@ const (
 // condition records since when. The daemon waits for that condition.
 func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, status *v1beta1.ContainerRecreateRequestStatus) error {
 	s := crr.Spec.Strategy
-	if s == nil || s.UnreadyGracePeriodSeconds == nil || !pods.HasReadinessGate(pod) {
+	if s == nil || s.UnreadyGracePeriodSeconds == nil {
+		return nil
+	}
+	if !pods.HasReadinessGate(pod) {
+		r.noGate(crr, pod, status)
 		return nil
 	}
 	if meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
@@ -48,6 +55,27 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecr
 		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
 	})
 	return nil
+}
+
+// noGate says, once per request, that its unready grace cannot be kept:
+// the pod has no readiness gate, so it stays in its Services until its
+// containers stop. The PreRecreateGrace condition (False) and a warning
+// on the request and the pod tell why its clients may have seen failures.
+func (r *Reconciler) noGate(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, status *v1beta1.ContainerRecreateRequestStatus) {
+	if *crr.Spec.Strategy.UnreadyGracePeriodSeconds == 0 || meta.FindStatusCondition(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) != nil {
+		return
+	}
+	msg := fmt.Sprintf("pod %s has no readiness gate %s, so it stays in its Services until its containers stop: the unready grace of %ds is not kept and clients may see requests fail (docs/policy.md: zero-downtime restarts)",
+		pod.Name, PodReadyCondition, *crr.Spec.Strategy.UnreadyGracePeriodSeconds)
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type:               v1beta1.ConditionPreRecreateGrace,
+		Status:             metav1.ConditionFalse,
+		Reason:             reasonNoReadinessGate,
+		Message:            msg,
+		ObservedGeneration: crr.Generation,
+		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
+	})
+	r.eventOnBoth(crr, pod, corev1.EventTypeWarning, reasonNoReadinessGate, "Recreate", msg)
 }
 
 // announceStart records, once per request, that the daemon has started it.

@@ -209,8 +209,13 @@ func TestRequest(t *testing.T) {
 	if got := Request(policy, scheduleCandidate(pod("a", true))); got.Annotations[appsv1beta1.RunAnnotation] != "2026-11-23T03:00:00Z" || got.Labels[appsv1beta1.TriggerLabel] != "schedule" {
 		t.Errorf("scheduled request: labels %v annotations %v", got.Labels, got.Annotations)
 	}
-	if crr.Spec.Strategy != nil {
-		t.Errorf("a request no rule forces has strategy %+v", crr.Spec.Strategy)
+	if s := crr.Spec.Strategy; s == nil || s.ForceRecreate || s.UnreadyGracePeriodSeconds == nil || *s.UnreadyGracePeriodSeconds != policyspec.DefaultUnreadyGraceSeconds {
+		t.Errorf("a request of a policy with no strategy has strategy %+v; want the default unready grace alone", s)
+	}
+	// A policy's own grace, none (0) included, is its requests'.
+	policy.Spec.Recreate.Strategy = &appsv1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: new(int64(0))}
+	if got := Request(policy, ruleCandidate(pod("a", true))); *got.Spec.Strategy.UnreadyGracePeriodSeconds != 0 {
+		t.Errorf("a policy asking for no unready grace made a request with %ds", *got.Spec.Strategy.UnreadyGracePeriodSeconds)
 	}
 	// A container hung in its start is stopped at once, whatever else the
 	// policy's strategy says.

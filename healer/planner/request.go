@@ -59,8 +59,9 @@ func RequestName(policy *v1alpha1.RecreatePolicy, c *Candidate) string {
 // Request builds the ContainerRecreateRequest that carries out an admitted
 // candidate: named by RequestName, labelled with the policy and trigger,
 // annotated with the reason, owned by the policy, with the policy's
-// strategy (forcing the recreation when the candidate must be) and
-// deadlines.
+// strategy (its unready grace policyspec.DefaultUnreadyGraceSeconds unless
+// the policy sets one; forcing the recreation when the candidate must be)
+// and deadlines.
 func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.ContainerRecreateRequest {
 	tpl := policy.Spec.Recreate
 	crr := &appsv1beta1.ContainerRecreateRequest{
@@ -92,13 +93,14 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 	if c.Trigger.Kind == TriggerSchedule {
 		crr.Annotations[appsv1beta1.RunAnnotation] = c.Trigger.Run.UTC().Format("2006-01-02T15:04:05Z07:00")
 	}
+	crr.Spec.Strategy = &appsv1beta1.ContainerRecreateRequestStrategy{}
 	if tpl.Strategy != nil {
 		crr.Spec.Strategy = tpl.Strategy.DeepCopy()
 	}
+	if crr.Spec.Strategy.UnreadyGracePeriodSeconds == nil {
+		crr.Spec.Strategy.UnreadyGracePeriodSeconds = new(policyspec.DefaultUnreadyGraceSeconds)
+	}
 	if c.Force {
-		if crr.Spec.Strategy == nil {
-			crr.Spec.Strategy = &appsv1beta1.ContainerRecreateRequestStrategy{}
-		}
 		crr.Spec.Strategy.ForceRecreate = true
 	}
 	for _, name := range c.Containers {

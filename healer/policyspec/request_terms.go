@@ -8,6 +8,14 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
+// DefaultUnreadyGraceSeconds is the unready grace of a policy's requests,
+// and of kubectl rejuv restart's, when none is given: how long a pod with
+// the readiness gate is out of its Services before its containers are
+// stopped. Endpoint propagation through kube-proxy takes about a second
+// (docs/policy.md gives the figures); the rest is margin for a busy
+// control plane.
+const DefaultUnreadyGraceSeconds int64 = 5
+
 // ValidateRequestTerms checks a request's strategy, deadline and TTL, under
 // p: a request's spec, or a policy's spec.recreate, whose terms its
 // requests take, so that a policy the API accepts makes requests it

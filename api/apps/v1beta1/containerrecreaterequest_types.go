@@ -230,7 +230,9 @@ func ResultOf(states []ContainerRecreateRequestContainerRecreateState) Container
 }
 
 // ConditionPreRecreateGrace is True once the pod has been made not ready
-// for the unready grace period; its lastTransitionTime says when.
+// for the unready grace period; its lastTransitionTime says when. It is
+// False (reason NoReadinessGate) when the pod has no readiness gate, so
+// the grace cannot be kept.
 const ConditionPreRecreateGrace = "PreRecreateGrace"
 
 // ContainerRecreateRequestContainerRecreateState is one container's result.

@@ -63,3 +63,9 @@ const (
 // which a request takes its pod out of service before anything is stopped,
 // as OpenKruise names it.
 const PodReadyCondition = "KruisePodReady"
+
+// ReadinessGateNamespaceLabel opts a namespace in ("enabled": all its new
+// pods get the PodReadyCondition readiness gate) or out ("disabled": none
+// does, even those a RecreatePolicy selects). In other namespaces a new
+// pod gets the gate when a RecreatePolicy of its namespace selects it.
+const ReadinessGateNamespaceLabel = "rejuv.dev/readiness-gate"

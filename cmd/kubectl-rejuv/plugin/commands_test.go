@@ -69,6 +69,8 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"restart", "web-0", "--dry-run=maybe"}, cli.ExitUsage, `--dry-run "maybe": must be "none", "server" or "client"`},
 		{[]string{"restart", "web-0", "--deadline", "2s"}, cli.ExitUsage, "--deadline 2s: must be at least 3s"},
 		{[]string{"restart", "web-0", "--wait", "--dry-run"}, cli.ExitUsage, "--wait follows a restart, which a dry run does not start"},
+		{[]string{"restart", "web-0", "--unready-grace", "1500ms"}, cli.ExitUsage, "--unready-grace 1.5s: must be whole seconds, not negative"},
+		{[]string{"restart", "web-0", "--unready-grace", "-1s"}, cli.ExitUsage, "--unready-grace -1s: must be whole seconds, not negative"},
 		{[]string{"create", "crr", "x", "--pod", "p", "--failurePolicy", "Maybe"}, cli.ExitUsage, `--failurePolicy "Maybe": must be Fail or Ignore`},
 		{[]string{"create", "crr", "--pod", "p"}, cli.ExitUsage, "name the request: kubectl rejuv create crr NAME --pod=POD"},
 		{[]string{"create", "crr", "x"}, cli.ExitError, `required flag(s) "pod" not set`},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // restart is kubectl rejuv restart: one pod through a request, or a
@@ -25,6 +26,8 @@ type restart struct {
 	reason         string
 	deadline       time.Duration
 	force          bool
+	unreadyGrace   time.Duration
+	graceSet       bool
 	dryRun         string
 	manager        string
 	now            func() time.Time
@@ -69,6 +72,7 @@ non-zero when anything failed. Ctrl-C stops following, not the restart.`,
 			if len(args) == 1 {
 				arg = args[0]
 			}
+			r.graceSet = cmd.Flags().Changed("unready-grace")
 			return r.run(cmd.Context(), arg, cmd.Flags().Changed("timeout"))
 		},
 		ValidArgsFunction: completeTargets(o),
@@ -82,6 +86,7 @@ non-zero when anything failed. Ctrl-C stops following, not the restart.`,
 	f.StringVar(&r.reason, "reason", "", "Why, kept with the request or policy and shown by kubectl rejuv status.")
 	f.DurationVar(&r.deadline, "deadline", 5*time.Minute, "How long each pod's recreation may take before it counts as failed (the request's activeDeadlineSeconds).")
 	f.BoolVar(&r.force, "force", false, "Stop a container even while it is still starting (a pod's restart only).")
+	f.DurationVar(&r.unreadyGrace, "unready-grace", time.Duration(policyspec.DefaultUnreadyGraceSeconds)*time.Second, "How long each pod is taken out of its Services (made not ready through its readiness gate) before its containers are stopped, so that no new request reaches them; whole seconds, 0 to stop them at once.")
 	addDryRunFlag(cmd, &r.dryRun)
 	f.StringVar(&r.manager, "field-manager", "kubectl-rejuv", "Name of the manager used to track field ownership.")
 	r.print.AddFlags(cmd)
@@ -102,6 +107,9 @@ func (r *restart) run(ctx context.Context, arg string, timeoutSet bool) error {
 	}
 	if r.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", r.timeout)
+	}
+	if r.unreadyGrace < 0 || r.unreadyGrace%time.Second != 0 {
+		return usageError("--unready-grace %s: must be whole seconds, not negative", r.unreadyGrace)
 	}
 	r.wait = r.wait || timeoutSet
 	if r.wait && dry != dryRunNone {

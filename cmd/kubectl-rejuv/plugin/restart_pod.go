@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -24,12 +25,14 @@ func (r *restart) restartPod(ctx context.Context, cl *clients, t *target, dry dr
 		return err
 	}
 	warnLeftAlone(r.o.Streams.ErrOut, t.pod, trimAll(r.containers))
+	warnUngated(r.o.Streams.ErrOut, t, []corev1.Pod{*t.pod}, r.graceSeconds())
 	if err := noneInFlight(ctx, cl, t.pod.Namespace, t.pod.Name); err != nil {
 		return err
 	}
 	terms := defaultTerms()
 	terms.ActiveDeadlineSeconds = int64(r.deadline / time.Second)
 	terms.Force = r.force
+	terms.UnreadyGraceSeconds = r.graceSeconds()
 	reason := r.reason
 	if reason == "" {
 		reason = "restarted with kubectl rejuv restart"

@@ -39,8 +39,8 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 	var change func(*v1alpha1.RecreatePolicy) error
 	op := "created"
 	if t.policy != nil {
-		if len(r.containers) > 0 || r.maxUnavailable != "" {
-			return usageError("%s restarts the containers its spec names, with its own rollout; change those in the policy", t)
+		if len(r.containers) > 0 || r.maxUnavailable != "" || r.graceSet {
+			return usageError("%s restarts the containers its spec names, with its own rollout and unready grace; change those in the policy", t)
 		}
 		p, op = t.policy, "restarted"
 		change = func(cur *v1alpha1.RecreatePolicy) error {
@@ -87,6 +87,7 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 			p, op = existing, "configured"
 		}
 	}
+	warnUngated(r.o.Streams.ErrOut, t, pods, unreadyGraceOf(p))
 	if err := r.write(ctx, cl, p, op, dry, change); err != nil {
 		return err
 	}
@@ -160,8 +161,11 @@ func (r *restart) restartPolicy(t *target, at metav1.Time) (*v1alpha1.RecreatePo
 			Selector:   *t.selector.DeepCopy(),
 			Containers: trimAll(r.containers),
 			RestartAt:  &at,
-			Recreate:   v1alpha1.RecreateTemplate{ActiveDeadlineSeconds: new(int64(r.deadline / time.Second))},
-			Rollout:    v1alpha1.Rollout{MaxUnavailable: mu, OnFailure: v1alpha1.RolloutHalt},
+			Recreate: v1alpha1.RecreateTemplate{
+				ActiveDeadlineSeconds: new(int64(r.deadline / time.Second)),
+				Strategy:              &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: new(r.graceSeconds())},
+			},
+			Rollout: v1alpha1.Rollout{MaxUnavailable: mu, OnFailure: v1alpha1.RolloutHalt},
 		},
 	}
 	if t.owner != nil {
