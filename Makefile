@@ -106,8 +106,12 @@ bench-scale: ## The manager as installed among thousands of simulated pods (kwok
 	  $(GO) test -count=1 -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m ./test/bench/scale
 
 .PHONY: bench-cluster
-bench-cluster: ## The recreation latency and the create call's breakdown on the local cluster (starts it if needed); prints two tables.
-	$(GO) test -run '^$$' -bench 'BenchmarkRecreate|BenchmarkCreateCall' -benchtime 1x -timeout 45m ./test/bench
+bench-cluster: ## The recreation latency, the create call's breakdown and one container recreated again and again (the kubelet's back-off) on the local cluster (starts it if needed); prints three tables.
+	$(GO) test -run '^$$' -bench 'BenchmarkRecreate|BenchmarkCreateCall|BenchmarkRecreateBackOff' -benchtime 1x -timeout 45m ./test/bench
+
+.PHONY: bench-traffic
+bench-traffic: ## Each way of restarting a Deployment behind a Service (kubectl rollout restart, kubectl rejuv restart, a policy's run, with and without unready grace) under a steady client on the local cluster; prints failed requests, latency, duration and extra pods side by side.
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkRollingRestartTraffic -benchtime 1x -timeout 30m ./test/bench
 
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -95,7 +96,7 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 		return 0, "", err
 	}
 	if in == nil {
-		state.Message = waitingMessage(cs)
+		e.awaitKubelet(crr, pod, cs, state)
 		return 0, "", nil
 	}
 	if in.since(crr, state) {
@@ -107,7 +108,7 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	}
 	switch {
 	case state.IsKilled:
-		state.Message = waitingMessage(cs)
+		e.awaitKubelet(crr, pod, cs, state)
 		return 0, "", nil
 	case in.state == runtimeapi.ContainerState_CONTAINER_EXITED:
 		state.Message = exitedMessage
@@ -204,7 +205,7 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) time.Duration {
 	if cs.State.Running == nil {
-		state.Message = waitingMessage(cs)
+		e.awaitKubelet(crr, pod, cs, state)
 		return 0
 	}
 	if spec := containerSpec(pod, cs.Name); spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
@@ -239,12 +240,25 @@ func (e *Executor) event(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod,
 	e.Recorder.Eventf(pod, crr, eventType, reason, "Recreate", "%s (ContainerRecreateRequest %s)", msg, crr.Name)
 }
 
-// waitingMessage says what the kubelet is doing with a stopped container.
-func waitingMessage(cs *corev1.ContainerStatus) string {
-	if cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
-		return "stopped; the kubelet holds the restart in its back-off: " + cs.State.Waiting.Message
+// reasonBackOff is the event saying a recreation waits for the kubelet's
+// restart back-off.
+const reasonBackOff = "RecreateBackOff"
+
+// awaitKubelet says in state what the kubelet is doing with the stopped
+// container and, when it first holds the restart in its back-off (the
+// container was restarted less than 10 minutes before), says why the
+// recreation is slow in a RecreateBackOff event on the request and pod.
+func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) {
+	if cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" {
+		state.Message = "stopped; waiting for the kubelet to start a new container"
+		return
 	}
-	return "stopped; waiting for the kubelet to start a new container"
+	if !strings.HasPrefix(state.Message, v1beta1.BackOffMessage) {
+		e.event(crr, pod, corev1.EventTypeWarning, reasonBackOff,
+			"container %s: the kubelet holds its restart in the crash-loop back-off (%s), as for any container it restarted less than 10 minutes before; it runs again once that passes",
+			cs.Name, cs.State.Waiting.Message)
+	}
+	state.Message = v1beta1.BackOffMessage + cs.State.Waiting.Message
 }
 
 // unreadyGrace says how long to wait before stopping anything, and why:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -146,8 +147,26 @@ func (v *PolicyValidator) warnings(ctx context.Context, namespace string, p *v1a
 	case !selectsByPresence(spec.Selector):
 		out = append(out, fmt.Sprintf("spec.selector: with only NotIn and DoesNotExist requirements it selects every pod of namespace %s that lacks those labels, pods of workloads created later included; add matchLabels or an In or Exists requirement", namespace))
 	}
+	if w := scheduleWarning(p, spec, time.Now()); w != "" {
+		out = append(out, w)
+	}
 	out = append(out, v.signalWarnings(p)...)
 	return append(out, v.containerWarnings(ctx, namespace, p, spec)...)
+}
+
+// scheduleWarning warns of a schedule whose runs come closer than the
+// kubelet's back-off window: every run after the first recreates
+// containers the kubelet then holds in its back-off, longer each time.
+func scheduleWarning(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, now time.Time) string {
+	if spec.Schedule == nil {
+		return ""
+	}
+	gap := spec.Schedule.ShortestGap(now)
+	if gap == 0 || gap >= policyspec.BackOffWindow {
+		return ""
+	}
+	return fmt.Sprintf("spec.schedule.cron %q: runs come as little as %s apart; a container restarted again within %s waits for the kubelet's restart back-off (10s, doubling up to 5m) before it runs again, out of service all the while (docs/policy.md: the kubelet's restart back-off)",
+		p.Spec.Schedule.Cron, gap, policyspec.BackOffWindow)
 }
 
 // signalWarnings name the signals no rule names, and all of them when the

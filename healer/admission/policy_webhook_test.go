@@ -102,6 +102,25 @@ func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
 	}
 }
 
+func TestPolicyWarnsAboutAScheduleFasterThanTheBackOff(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c, warned := warningClient(t)
+	if err := createPolicy(context.Background(), c, ns, "hourly", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"@hourly\"}"); err != nil {
+		t.Fatal(err)
+	}
+	if warnings := warned(); len(warnings) != 0 {
+		t.Errorf("an hourly schedule: warnings %q, want none", warnings)
+	}
+	if err := createPolicy(context.Background(), c, ns, "often", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"*/5 * * * *\"}"); err != nil {
+		t.Fatal(err)
+	}
+	want := `spec.schedule.cron "*/5 * * * *": runs come as little as 5m0s apart; a container restarted again within 10m0s waits for the kubelet's restart back-off`
+	if warnings := warned(); len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("a schedule every 5 minutes: warnings %q, want one starting %q", warnings, want)
+	}
+}
+
 // TestPolicyWarnsAboutSignals: signals are accepted with a warning when
 // the manager has no Prometheus (the suite's has none), and one for each
 // signal no rule names.

@@ -235,6 +235,12 @@ func ResultOf(states []ContainerRecreateRequestContainerRecreateState) Container
 // the grace cannot be kept.
 const ConditionPreRecreateGrace = "PreRecreateGrace"
 
+// BackOffMessage begins a container's state message while the kubelet
+// holds the stopped container's restart in its crash-loop back-off (the
+// container was restarted less than 10 minutes before); the kubelet's own
+// message follows.
+const BackOffMessage = "stopped; the kubelet holds the restart in its back-off: "
+
 // ContainerRecreateRequestContainerRecreateState is one container's result.
 type ContainerRecreateRequestContainerRecreateState struct {
 	// Name of the container.

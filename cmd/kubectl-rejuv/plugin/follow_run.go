@@ -22,9 +22,11 @@ type runFollower struct {
 	requests map[string]v1beta1.ContainerRecreateRequestPhase
 	// holds are the gates seen holding each pod back: each is said once
 	// per pod, as a pod may go back and forth between two of them.
-	holds   map[string]map[v1alpha1.DecisionOutcome]bool
-	waiting bool
-	started bool
+	holds map[string]map[v1alpha1.DecisionOutcome]bool
+	// backedOff are the requests said to wait for the kubelet's back-off.
+	backedOff map[string]bool
+	waiting   bool
+	started   bool
 }
 
 // followRun follows the run restartAt at asked of policy p until it
@@ -33,6 +35,7 @@ func (r *restart) followRun(ctx context.Context, cl *clients, t *target, p *v1al
 	f := &runFollower{
 		p:  newProgress(r.o.Streams.Out, r.o.Terminal, t.String(), r.now),
 		at: at, requests: map[string]v1beta1.ContainerRecreateRequestPhase{}, holds: map[string]map[v1alpha1.DecisionOutcome]bool{},
+		backedOff: map[string]bool{},
 	}
 	defer f.p.finish()
 	fctx, cancel := r.followCtx(ctx)
@@ -125,6 +128,7 @@ func (f *runFollower) step(p *v1alpha1.RecreatePolicy, requests []v1beta1.Contai
 		f.requests[r.Name] = phase
 		if phase != v1beta1.PhaseCompleted {
 			inFlight++
+			f.tellBackOff(&r)
 			continue
 		}
 		if r.Status.Result != v1beta1.ResultSucceeded {
@@ -217,4 +221,19 @@ func inFlightText(p *v1alpha1.RecreatePolicy, requests []v1beta1.ContainerRecrea
 		return done + ", none in flight"
 	}
 	return done + "; in flight: " + strings.Join(flying, ", ")
+}
+
+// tellBackOff says, once per request, that a container of it waits for
+// the kubelet's restart back-off: why its pod takes longer.
+func (f *runFollower) tellBackOff(r *v1beta1.ContainerRecreateRequest) {
+	if f.backedOff[r.Name] {
+		return
+	}
+	for _, s := range r.Status.ContainerRecreateStates {
+		if msg, ok := strings.CutPrefix(s.Message, v1beta1.BackOffMessage); ok {
+			f.backedOff[r.Name] = true
+			f.p.event("pod %s: container %s waits for the kubelet's restart back-off, as any container restarted less than 10 minutes before: %s", r.Spec.PodName, s.Name, msg)
+			return
+		}
+	}
 }

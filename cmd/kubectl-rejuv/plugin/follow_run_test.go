@@ -22,7 +22,7 @@ func TestRunFollowerLines(t *testing.T) {
 	clock := at
 	var out bytes.Buffer
 	f := &runFollower{p: newProgress(&out, false, "deployment/web", func() time.Time { return clock }), at: at,
-		requests: map[string]v1beta1.ContainerRecreateRequestPhase{}, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}}
+		requests: map[string]v1beta1.ContainerRecreateRequestPhase{}, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}, backedOff: map[string]bool{}}
 	p := &v1alpha1.RecreatePolicy{}
 	req := func(name, pod string, phase v1beta1.ContainerRecreateRequestPhase, result v1beta1.ContainerRecreateRequestResult, took time.Duration) v1beta1.ContainerRecreateRequest {
 		r := v1beta1.ContainerRecreateRequest{
@@ -36,6 +36,10 @@ func TestRunFollowerLines(t *testing.T) {
 		}
 		return r
 	}
+	// A container the kubelet holds in its restart back-off: said once.
+	backingOff := req("r-1", "web-1", v1beta1.PhaseRecreating, "", 0)
+	backingOff.Status.ContainerRecreateStates = []v1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: v1beta1.PhaseRecreating, IsKilled: true,
+		Message: v1beta1.BackOffMessage + "back-off 10s restarting failed container=app pod=web-1_shop(u1)"}}
 	reason := "rolling restart requested for " + at.UTC().Format(time.RFC3339)
 	hold := func(pod string, outcome v1alpha1.DecisionOutcome, msg string) v1alpha1.Decision {
 		return v1alpha1.Decision{Time: metav1.NewTime(at.Add(time.Second)), Pod: pod, Trigger: "restart", Outcome: outcome, Reason: reason, Message: msg}
@@ -62,6 +66,10 @@ func TestRunFollowerLines(t *testing.T) {
 			holds:    []v1alpha1.Decision{hold("web-1", v1alpha1.OutcomeDisruptionBudget, "PodDisruptionBudget web allows no disruption now"), hold("web-1", v1alpha1.OutcomeUnavailable, "1 of 3 selected pods unavailable")}},
 		{after: 29 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3, Recreated: 1},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", "", "", 0)}},
+		{after: 40 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3, Recreated: 1},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), backingOff}},
+		{after: 50 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunRunning, Pods: 3, Recreated: 1},
+			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), backingOff}},
 		{after: 95 * time.Second, run: &v1alpha1.Run{ScheduledTime: metav1.NewTime(at), Requested: true, State: v1alpha1.RunHalted, Pods: 3, Recreated: 1,
 			Message: "ContainerRecreateRequest r-1 for pod web-1 ended Failed: container app: not ready 60s after its restart"},
 			requests: []v1beta1.ContainerRecreateRequest{req("r-0", "web-0", v1beta1.PhaseCompleted, v1beta1.ResultSucceeded, 4*time.Second), req("r-1", "web-1", v1beta1.PhaseCompleted, v1beta1.ResultFailed, 70*time.Second)}},
@@ -106,7 +114,7 @@ func TestFollowerSaysEachRunDecisionOnce(t *testing.T) {
 	earlier := planner.Trigger{Kind: planner.TriggerSchedule, Run: at.Add(-time.Hour), Requested: true}.RunReason()
 	var out bytes.Buffer
 	now := func() time.Time { return at }
-	f := &runFollower{p: newProgress(&out, false, "deployment/web", now), at: at, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}}
+	f := &runFollower{p: newProgress(&out, false, "deployment/web", now), at: at, holds: map[string]map[v1alpha1.DecisionOutcome]bool{}, backedOff: map[string]bool{}}
 	p := &v1alpha1.RecreatePolicy{Status: v1alpha1.RecreatePolicyStatus{RecentDecisions: []v1alpha1.Decision{
 		{Time: metav1.NewTime(at), Pod: "web-1", Containers: []string{"app"}, Trigger: planner.Restart, Outcome: v1alpha1.OutcomeUpToDate, Reason: reason, Message: "started again since the run began, by something other than the run: nothing to recreate"},
 		{Time: metav1.NewTime(at), Pod: "web-2", Containers: []string{"job"}, Trigger: planner.Restart, Outcome: v1alpha1.OutcomeSkipped, Reason: reason, Message: "the kubelet would not start it again"},

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
@@ -184,7 +185,10 @@ func scaleNamespace(ctx context.Context, i int, counts []int32) error {
 // fleet's Deployments with counts replicas, or scales those that exist.
 func ensureNamespace(ctx context.Context, ns string, p *v1alpha1.RecreatePolicy, counts []int32) error {
 	kube := fleet
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Opted out of the readiness gate: the stand-in executor simulates no
+	// gate (it sets Ready from the containers alone) and waits no grace.
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{v1beta1.ReadinessGateNamespaceLabel: "disabled"}}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	// Only when missing: a create goes through Rejuv's webhook, which

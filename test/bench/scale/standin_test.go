@@ -46,7 +46,7 @@ const simulatedNodePrefix = "kwok-"
 //     Completed, each container Succeeded.
 //
 // It runs no preStop hook and honours no unready grace (the benchmark's
-// namespaces have no readiness gate). It never writes the pod's phase:
+// namespaces are opted out of the readiness gate). It never writes the pod's phase:
 // kwok's stage would take a Pending pod for a new one.
 type standIn struct {
 	crrs   client.WithWatch

@@ -1,0 +1,41 @@
+package executor
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// TestBackOffIsToldOnce: a stopped container the kubelet holds in its
+// restart back-off is said so in the state's message on every pass, and in
+// one RecreateBackOff event; a container waiting for no back-off is not.
+func TestBackOffIsToldOnce(t *testing.T) {
+	events := &reasons{}
+	e := &Executor{Recorder: events}
+	crr := &v1beta1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	state := &v1beta1.ContainerRecreateRequestContainerRecreateState{Name: "app", Phase: v1beta1.PhaseRecreating}
+
+	waiting := &corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+	e.awaitKubelet(crr, pod, waiting, state)
+	if state.Message != "stopped; waiting for the kubelet to start a new container" || len(events.seen) != 0 {
+		t.Fatalf("no back-off: message %q, events %v", state.Message, events.seen)
+	}
+	backOff := &corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=app pod=web_shop(u1)",
+	}}}
+	for range 3 {
+		e.awaitKubelet(crr, pod, backOff, state)
+	}
+	if !strings.HasPrefix(state.Message, "stopped; the kubelet holds the restart in its back-off: back-off 10s restarting failed container=app") {
+		t.Errorf("back-off: message %q", state.Message)
+	}
+	// One event, on the request and on the pod.
+	if got := strings.Join(events.seen, ","); got != "RecreateBackOff,RecreateBackOff" {
+		t.Errorf("events %q, want RecreateBackOff on the request and the pod, once", got)
+	}
+}
