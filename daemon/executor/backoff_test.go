@@ -3,6 +3,7 @@ package executor
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,5 +38,24 @@ func TestBackOffIsToldOnce(t *testing.T) {
 	// One event, on the request and on the pod.
 	if got := strings.Join(events.seen, ","); got != "RecreateBackOff,RecreateBackOff" {
 		t.Errorf("events %q, want RecreateBackOff on the request and the pod, once", got)
+	}
+
+	// Before the kubelet says so (it may not, until the back-off is
+	// over): the stopped instance was a restart that ran 30 s.
+	events.seen = nil
+	state = &v1beta1.ContainerRecreateRequestContainerRecreateState{Name: "app", Phase: v1beta1.PhaseRecreating}
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	ended := &corev1.ContainerStatus{Name: "app", RestartCount: 2, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		StartedAt: metav1.NewTime(at), FinishedAt: metav1.NewTime(at.Add(30 * time.Second)),
+	}}}
+	e.awaitKubelet(crr, pod, ended, state)
+	e.awaitKubelet(crr, pod, backOff, state)
+	want := v1beta1.BackOffMessage + "the container stopped was the kubelet's restart 2 and ran 30s, less than 10m0s"
+	e.awaitKubelet(crr, pod, ended, state)
+	if !strings.HasPrefix(state.Message, want) {
+		t.Errorf("foretold back-off: message %q, want it to start %q", state.Message, want)
+	}
+	if got := strings.Join(events.seen, ","); got != "RecreateBackOff,RecreateBackOff" {
+		t.Errorf("events %q, want RecreateBackOff once as the back-off is foretold, then said", got)
 	}
 }

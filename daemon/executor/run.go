@@ -245,20 +245,28 @@ func (e *Executor) event(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod,
 const reasonBackOff = "RecreateBackOff"
 
 // awaitKubelet says in state what the kubelet is doing with the stopped
-// container and, when it first holds the restart in its back-off (the
-// container was restarted less than 10 minutes before), says why the
-// recreation is slow in a RecreateBackOff event on the request and pod.
+// container. When the kubelet holds the restart in its crash-loop back-off
+// (the instance stopped was itself a restart that ran less than 10
+// minutes: the kubelet reports the back-off late, if at all, so the
+// container's status foretells it), it says so, and the first time in a
+// RecreateBackOff event on the request and pod: why the recreation is slow.
 func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) {
-	if cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" {
+	why := ""
+	if cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
+		why = cs.State.Waiting.Message
+	} else if ran, ahead := pods.BackOffAhead(cs); ahead {
+		why = fmt.Sprintf("the container stopped was the kubelet's restart %d and ran %s, less than %s: the kubelet waits 10s or more (doubling with each restart in that window, up to 5m) before starting it again",
+			cs.RestartCount, ran.Round(time.Second), pods.BackOffWindow)
+	}
+	if why == "" {
 		state.Message = "stopped; waiting for the kubelet to start a new container"
 		return
 	}
 	if !strings.HasPrefix(state.Message, v1beta1.BackOffMessage) {
 		e.event(crr, pod, corev1.EventTypeWarning, reasonBackOff,
-			"container %s: the kubelet holds its restart in the crash-loop back-off (%s), as for any container it restarted less than 10 minutes before; it runs again once that passes",
-			cs.Name, cs.State.Waiting.Message)
+			"container %s: the kubelet holds its restart in the crash-loop back-off, as for any container it restarted less than %s before: %s", cs.Name, pods.BackOffWindow, why)
 	}
-	state.Message = v1beta1.BackOffMessage + cs.State.Waiting.Message
+	state.Message = v1beta1.BackOffMessage + why
 }
 
 // unreadyGrace says how long to wait before stopping anything, and why:

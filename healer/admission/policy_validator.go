@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
@@ -162,11 +163,11 @@ func scheduleWarning(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, now time
 		return ""
 	}
 	gap := spec.Schedule.ShortestGap(now)
-	if gap == 0 || gap >= policyspec.BackOffWindow {
+	if gap == 0 || gap >= pods.BackOffWindow {
 		return ""
 	}
 	return fmt.Sprintf("spec.schedule.cron %q: runs come as little as %s apart; a container restarted again within %s waits for the kubelet's restart back-off (10s, doubling up to 5m) before it runs again, out of service all the while (docs/policy.md: the kubelet's restart back-off)",
-		p.Spec.Schedule.Cron, gap, policyspec.BackOffWindow)
+		p.Spec.Schedule.Cron, gap, pods.BackOffWindow)
 }
 
 // signalWarnings name the signals no rule names, and all of them when the

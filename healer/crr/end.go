@@ -3,6 +3,7 @@ package crr
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,7 +45,12 @@ func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1
 		}
 		if s.Phase != v1beta1.PhaseSucceeded && s.Phase != v1beta1.PhaseFailed {
 			s.Phase = v1beta1.PhaseFailed
-			s.Message = fmt.Sprintf("not recreated: %s", reason)
+			if backOff, ok := strings.CutPrefix(s.Message, v1beta1.BackOffMessage); ok {
+				// Slow because of the kubelet, not of Rejuv: say so.
+				s.Message = fmt.Sprintf("not recreated: %s while the kubelet held the restart in its crash-loop back-off (%s)", reason, backOff)
+			} else {
+				s.Message = fmt.Sprintf("not recreated: %s", reason)
+			}
 		}
 		out = append(out, s)
 	}

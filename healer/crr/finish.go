@@ -75,7 +75,7 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 		if s.Message != "" {
 			note += ": " + s.Message
 		}
-		r.eventOnBoth(crr, pod, eventType, reasonContainer, "Recreate", note)
+		r.eventOnBoth(crr, pod, eventType, reasonContainer, note)
 	}
 	result := crr.Status.Result
 	if result == "" {
@@ -89,7 +89,7 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	if crr.Status.Message != "" {
 		note += ": " + crr.Status.Message
 	}
-	r.eventOnBoth(crr, pod, eventType, reasonCompleted, "Recreate", note)
+	r.eventOnBoth(crr, pod, eventType, reasonCompleted, note)
 	source := SourceOf(crr)
 	crrCompleted.WithLabelValues(crr.Namespace, source, string(result)).Inc()
 	if crr.Status.CompletionTime != nil {

@@ -75,7 +75,7 @@ func (r *Reconciler) noGate(crr *v1beta1.ContainerRecreateRequest, pod *corev1.P
 		ObservedGeneration: crr.Generation,
 		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
 	})
-	r.eventOnBoth(crr, pod, corev1.EventTypeWarning, reasonNoReadinessGate, "Recreate", msg)
+	r.eventOnBoth(crr, pod, corev1.EventTypeWarning, reasonNoReadinessGate, msg)
 }
 
 // announceStart records, once per request, that the daemon has started it.
@@ -91,7 +91,7 @@ func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *c
 		return
 	}
 	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, SourceOf(crr))
-	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, "Recreate", note)
+	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, note)
 }
 
 // checkPickup says in status when no daemon has touched the request in
@@ -151,8 +151,10 @@ func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
 // pod (related: the request), so that both describe commands show it. A
 // pod that is gone (nil) gets none and is not named as related: a nil
 // *Pod in the recorder's interface is not a nil interface, and client-go's
-// recorder dereferences it to build the reference.
-func (r *Reconciler) eventOnBoth(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, action, note string) {
+// recorder dereferences it to build the reference. Its action is
+// Recreate.
+func (r *Reconciler) eventOnBoth(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, note string) {
+	const action = "Recreate"
 	if pod == nil {
 		r.Recorder.Eventf(crr, nil, eventType, reason, action, "%s", note)
 		return

@@ -168,12 +168,6 @@ func parseWindow(w *v1alpha1.Window, fld *field.Path) (*Window, field.ErrorList)
 	return &Window{Cron: c, Location: loc}, nil
 }
 
-// BackOffWindow is how soon after its previous restart a container that
-// exits meets the kubelet's crash-loop back-off (10 s, doubling up to
-// 5 min), whoever stopped it: recreations of one container closer than
-// this wait for it.
-const BackOffWindow = 10 * time.Minute
-
 // ShortestGap is the shortest time between two of the schedule's next
 // runs after t, over its next 100 runs; zero when it has fewer than two.
 func (s *Schedule) ShortestGap(t time.Time) time.Duration {

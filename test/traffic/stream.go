@@ -109,12 +109,10 @@ func (s *Stream) send(period time.Duration, limit int) {
 			s.record(Result{Phase: phase, Sent: time.Now(), Err: fmt.Sprintf("not sent: %d requests wait for an answer", maxInFlight)})
 			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.wg.Go(func() {
 			defer func() { <-inFlight }()
 			s.record(s.get(phase))
-		}()
+		})
 	}
 }
 

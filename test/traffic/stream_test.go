@@ -12,7 +12,7 @@ import (
 
 func TestStreamCountsEveryRequestInItsPhase(t *testing.T) {
 	var served atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if served.Add(1)%10 == 0 {
 			http.Error(w, "every tenth fails", http.StatusServiceUnavailable)
 			return
