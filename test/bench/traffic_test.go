@@ -133,7 +133,15 @@ func measureWay(b *testing.B, w way) []trafficRow {
 			b.Fatalf("%s: pod %s has the readiness gate: %t, want %t", w.name, name, pods.HasReadinessGate(pod), w.gated)
 		}
 	}
-	waitAnsweredByAll(b, url, names)
+	var bodies []string
+	for _, n := range names {
+		bodies = append(bodies, "testapp "+n)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := traffic.WaitAnswered(wctx, url, bodies); err != nil {
+		b.Fatal(err)
+	}
 
 	streams := map[string]*traffic.Stream{}
 	for conns, keepAlive := range map[string]bool{"kept alive": true, "one per request": false} {
@@ -223,29 +231,6 @@ func readyPods(b *testing.B, ns string) []string {
 		}
 	}
 	return out
-}
-
-// waitAnsweredByAll waits until the Service at url has answered from
-// every pod named.
-func waitAnsweredByAll(b *testing.B, url string, names []string) {
-	b.Helper()
-	seen := map[string]bool{}
-	poll(b, "the Service to reach every pod", time.Minute, func() bool {
-		s, err := traffic.Start(url, "probe", traffic.Options{Rate: 100, Limit: 50, Timeout: time.Second})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = s.Wait(context.Background())
-		for _, r := range s.Stop().Results {
-			seen[strings.TrimPrefix(r.Body, "testapp ")] = true
-		}
-		for _, n := range names {
-			if !seen[n] {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // readinessWatch records, as seen by this process, when each pod of a

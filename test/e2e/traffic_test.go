@@ -59,7 +59,7 @@ func TestRollingRestartThroughAServiceFailsNoRequest(t *testing.T) {
 			t.Fatalf("pod %s has no readiness gate although policy nightly selected it when it was created", p.Name)
 		}
 	}
-	waitServedByAll(t, url, before)
+	answered(t, url, before)
 
 	streams := map[string]*traffic.Stream{}
 	for name, keepAlive := range map[string]bool{"kept-alive connections": true, "a connection per request": false} {
@@ -170,25 +170,17 @@ func serviceFor(t *testing.T, c client.Client, ns, name string, selector map[str
 	return fmt.Sprintf("http://%s/", svc.Spec.ClusterIP)
 }
 
-// waitServedByAll waits until requests to url have been answered by every
-// pod: the Service's endpoints and kube-proxy's rules are in place.
-func waitServedByAll(t *testing.T, url string, want map[string]*corev1.Pod) {
+// answered waits up to a minute until the Service at url has answered
+// from every pod of want.
+func answered(t *testing.T, url string, want map[string]*corev1.Pod) {
 	t.Helper()
-	seen := map[string]bool{}
-	waitWithin(t, "the Service to reach every pod", time.Minute, func() bool {
-		s, err := traffic.Start(url, "probe", traffic.Options{Rate: 100, Limit: 50, Timeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = s.Wait(context.Background())
-		for _, res := range s.Stop().Results {
-			seen[strings.TrimPrefix(res.Body, "testapp ")] = true
-		}
-		for name := range want {
-			if !seen[name] {
-				return false
-			}
-		}
-		return true
-	})
+	var bodies []string
+	for name := range want {
+		bodies = append(bodies, "testapp "+name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := traffic.WaitAnswered(ctx, url, bodies); err != nil {
+		t.Fatal(err)
+	}
 }

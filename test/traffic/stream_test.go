@@ -76,3 +76,19 @@ func TestStartRefusesNoRate(t *testing.T) {
 		t.Errorf("Start with no rate: %v", err)
 	}
 }
+
+func TestWaitAnsweredNamesWhoNeverAnswered(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte([]string{"testapp a\n", "testapp b\n"}[n.Add(1)%2]))
+	}))
+	defer srv.Close()
+	if err := WaitAnswered(context.Background(), srv.URL, []string{"testapp a", "testapp b"}); err != nil {
+		t.Fatalf("both answer: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := WaitAnswered(ctx, srv.URL, []string{"testapp a", "testapp c"}); err == nil || !strings.Contains(err.Error(), "no answer from [testapp c]") {
+		t.Errorf("c never answers: %v", err)
+	}
+}
