@@ -187,7 +187,10 @@ type Signal struct {
 type RecreateTemplate struct {
 	// Strategy of the requests: failure policy, ordering, unready grace,
 	// minimum started time and termination grace, as in
-	// ContainerRecreateRequest.spec.strategy.
+	// ContainerRecreateRequest.spec.strategy. The requests'
+	// unreadyGracePeriodSeconds is 5 unless set here (0 included): each pod
+	// with the KruisePodReady readiness gate is out of its Services that
+	// long before its containers stop.
 	// +optional
 	Strategy *appsv1beta1.ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 

@@ -52,6 +52,11 @@ the cluster: it goes on, within its limits, when this command stops or the
 laptop closes. rp/NAME restarts the selected pods of an existing policy the
 same way.
 
+Before its containers stop, each pod is taken out of its Services for
+--unready-grace (5s by default) through the KruisePodReady readiness gate, so
+that no new request reaches it; the command warns of pods without the gate
+(a pod gets it when created while a RecreatePolicy selects it).
+
 With --wait the command follows the restart to its end, with a line per
 event (and a progress bar on a terminal), prints a summary, and exits
 non-zero when anything failed. Ctrl-C stops following, not the restart.`,
