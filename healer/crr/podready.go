@@ -3,6 +3,7 @@ package crr
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -24,7 +26,7 @@ import (
 // when a request took the pod out of service and no request that may hold
 // it is left (one deleted in flight, by hand or with its policy, or while
 // the manager was down). A pod is never left out of service by a request
-// that is gone.
+// that is gone. It runs on every replica of the manager.
 type PodReadinessReconciler struct {
 	Client client.Client
 	// Reader reads requests from the API server, so that a request just
@@ -57,6 +59,10 @@ func (r *PodReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod-readiness-gate").
+		// Every replica, not only the leader: a new pod with the gate
+		// must become Ready while no replica leads. Its writes are
+		// safe side by side (releasePod's optimistic lock).
+		WithOptions(controller.Options{NeedLeaderElection: new(false)}).
 		For(&corev1.Pod{}, builder.WithPredicates(gated)).
 		Watches(&v1beta1.ContainerRecreateRequest{}, podOf, builder.WithPredicates(deleted)).
 		Complete(r)
@@ -81,7 +87,7 @@ func (r *PodReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	case !pods.HasReadinessGate(pod):
 		return ctrl.Result{}, nil
 	case pods.Condition(pod, PodReadyCondition) == nil:
-		return ctrl.Result{}, setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
+		return released(releasePod(ctx, r.Client, pod))
 	case !heldOut(pod):
 		return ctrl.Result{}, nil
 	}
@@ -90,7 +96,17 @@ func (r *PodReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("putting the pod back in service: no request holds it any more", "pod", req)
-	return ctrl.Result{}, setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
+	return released(releasePod(ctx, r.Client, pod))
+}
+
+// released turns a release that lost to another write of the pod (another
+// replica's, the kubelet's) into a prompt look at the pod as it now is,
+// not an error.
+func released(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // mayHold reports whether a request of the pod that has not completed may

@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -25,7 +29,12 @@ const (
 	testPickupTimeout = 2 * time.Second
 )
 
+// leaderlessLabel marks the pods only the leaderless manager of
+// TestAGatedPodIsReadyWithoutALeader sees; the suite's manager does not.
+const leaderlessLabel = "rejuv.test/leaderless"
+
 var (
+	cfg   *rest.Config
 	env   *envtest.Environment
 	admin client.Client
 )
@@ -51,15 +60,19 @@ func runWithManager(m *testing.M) int {
 	if env, err = harness.EnvtestWithCRDs(ctx); err != nil {
 		return fail(err)
 	}
-	cfg, err := env.Start()
-	if err != nil {
+	if cfg, err = env.Start(); err != nil {
 		return fail(fmt.Errorf("start envtest: %w", err))
 	}
 	defer func() { _ = env.Stop() }()
 	if admin, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	notLeaderless, err := labels.Parse("!" + leaderlessLabel)
+	if err != nil {
+		return fail(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: notLeaderless}}}})
 	if err != nil {
 		return fail(err)
 	}
