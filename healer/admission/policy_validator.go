@@ -22,6 +22,7 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
 	"github.com/rejuv-dev/rejuv/rules"
@@ -73,12 +74,27 @@ func (v *PolicyValidator) Handle(ctx context.Context, req admission.Request) adm
 	if spec != nil {
 		errs = append(errs, compileErrors(ctx, &p.Spec, spec.Rules)...)
 	}
+	errs = append(errs, signalErrors(&p.Spec, req.Namespace)...)
 	if len(errs) > 0 {
 		return invalidObject(policyKind, p.Name, errs)
 	}
 	resp := admission.Allowed("")
 	resp.Warnings = v.warnings(ctx, req.Namespace, p, spec)
 	return resp
+}
+
+// signalErrors refuses a signal's query that cannot be limited to the
+// policy's namespace (signals.Scope says why): a policy reads only its own
+// namespace's series, though its queries run with the manager's
+// Prometheus credentials.
+func signalErrors(in *v1alpha1.RecreatePolicySpec, namespace string) field.ErrorList {
+	var errs field.ErrorList
+	for i, s := range in.Signals {
+		if _, err := signals.Scope(s.Query, namespace); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "signals").Index(i).Child("query"), s.Query, err.Error()))
+		}
+	}
+	return errs
 }
 
 // compileErrors compiles the rules and points each error at the rule's

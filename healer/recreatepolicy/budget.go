@@ -12,16 +12,22 @@ import (
 // what ten thousand pods cost with the built-in rules.
 const DefaultEvaluationBudget = 10 * time.Second
 
-// overBudgetPass is a pass that ran out of the evaluation budget.
+// overBudgetPass is a pass that ran out of the evaluation budget: took
+// counts the signals' queries (queries of it).
 type overBudgetPass struct {
 	evaluated int
 	took      time.Duration
+	queries   time.Duration
 }
 
 func (o *overBudgetPass) message(selected int, budget time.Duration) string {
-	return fmt.Sprintf("evaluating the rules took %s for %d of the %d selected pods, over the budget of %s per pass (the manager's --policy-evaluation-budget): "+
-		"the rules are not evaluated again until the policy's spec changes (make the rules cheaper or select fewer pods)",
-		o.took.Round(time.Millisecond), o.evaluated, selected, budget)
+	spent := ""
+	if o.queries > 0 {
+		spent = fmt.Sprintf(" (Prometheus %s of it, on the signals' queries)", o.queries.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("evaluating the rules took %s%s for %d of the %d selected pods, over the budget of %s per pass (the manager's --policy-evaluation-budget): "+
+		"the rules are not evaluated again until the policy's spec changes (make the rules or queries cheaper or select fewer pods)",
+		o.took.Round(time.Millisecond), spent, o.evaluated, selected, budget)
 }
 
 func (r *Reconciler) evaluationBudget() time.Duration {

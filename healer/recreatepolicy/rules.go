@@ -50,11 +50,14 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 	for _, rule := range program.Rules() {
 		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
 	}
+	// The signals' queries were Prometheus' work for this policy: they
+	// count in its budget (time lost to an unreachable Prometheus does not).
 	start := time.Now()
 	budget := r.evaluationBudget()
+	queries := j.values.QueryTime()
 	for i, pod := range pods {
-		if took := time.Since(start); took > budget {
-			v.budget = &overBudgetPass{evaluated: i, took: took}
+		if took := time.Since(start) + queries; took > budget {
+			v.budget = &overBudgetPass{evaluated: i, took: took, queries: queries}
 			break
 		}
 		pj, ok := j.pod(ctx, pod)

@@ -31,6 +31,9 @@ func (r *Reconciler) signalValues(ctx context.Context, p *v1alpha1.RecreatePolic
 		}
 		return signals.Unavailable(names, noPrometheus)
 	}
+	// Prometheus may spend at most the pass's evaluation budget on them.
+	ctx, cancel := context.WithTimeout(ctx, r.evaluationBudget())
+	defer cancel()
 	return r.Signals.Query(ctx, p.Namespace, p.Spec.Signals, now)
 }
 

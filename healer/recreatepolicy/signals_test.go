@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -13,10 +14,12 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/signals"
 )
 
-// fakeSignals answers with fixed values per pod, or all missing with why.
+// fakeSignals answers with fixed values per pod, or all missing with why,
+// as if Prometheus had spent took on the queries.
 type fakeSignals struct {
 	pods map[string]float64
 	why  string
+	took time.Duration
 }
 
 func (f fakeSignals) Query(_ context.Context, _ string, s []v1alpha1.Signal, _ time.Time) *signals.Values {
@@ -27,6 +30,7 @@ func (f fakeSignals) Query(_ context.Context, _ string, s []v1alpha1.Signal, _ t
 	for pod, value := range f.pods {
 		v.Set(pod, "", s[0].Name, value)
 	}
+	v.Spent(f.took)
 	return v
 }
 
@@ -102,5 +106,29 @@ func TestSignalsWithoutPrometheus(t *testing.T) {
 	}
 	if got := getPolicy(t, p).Status.NoData; len(got) != 1 || got[0].Reason != noPrometheus {
 		t.Errorf("status.noData %+v, want the reason %q", got, noPrometheus)
+	}
+}
+
+// TestSlowQueriesCountInTheEvaluationBudget: the time Prometheus spends on
+// a policy's queries is the policy's: queries that take the whole budget
+// halt the policy, before any pod is evaluated, saying so.
+func TestSlowQueriesCountInTheEvaluationBudget(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	c.EvaluationBudget = 250 * time.Millisecond
+	pods := createPods(t, ns, "web", 3, c.clock.Now().Add(-time.Hour))
+	c.Signals = fakeSignals{pods: map[string]float64{pods[0].Name: 20}, took: time.Second}
+	spec := rulePolicy("web", queueRule)
+	spec.Signals = []v1alpha1.Signal{{Name: "queue", Query: `sum by (namespace, pod) (queue_length)`}}
+	p := createPolicy(t, ns, "slowqueries", spec)
+	c.reconcile(t, p)
+	halted := meta.FindStatusCondition(getPolicy(t, p).Status.Conditions, v1alpha1.ConditionHalted)
+	want := "(Prometheus 1s of it, on the signals' queries) for 0 of the 3 selected pods, over the budget of 250ms per pass"
+	if halted == nil || halted.Status != metav1.ConditionTrue || halted.Reason != v1alpha1.ReasonEvaluationBudget || !strings.Contains(halted.Message, want) {
+		t.Fatalf("Halted = %+v, want True for EvaluationBudget, saying %q", halted, want)
+	}
+	if n := len(requestsOf(t, p)); n != 0 {
+		t.Errorf("%d requests from a policy halted by its queries", n)
 	}
 }

@@ -2,6 +2,7 @@ package signals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -22,9 +23,12 @@ type Querier struct {
 }
 
 // Query evaluates each signal as an instant query at now and keeps the
-// values of the series labelled with the namespace and a pod. A query that
-// fails, or answers with something other than an instant vector, has all
-// its values missing, with the error as the reason.
+// values of the series labelled with the namespace and a pod. Each query
+// is limited to the namespace first (Scope); one that cannot be is not
+// sent. Prometheus is given the time left before ctx's deadline (or the
+// Timeout) as the query's own timeout. A query that fails, or answers
+// with something other than an instant vector, has all its values
+// missing, with the error as the reason.
 func (q *Querier) Query(ctx context.Context, namespace string, signals []v1alpha1.Signal, now time.Time) *Values {
 	v := NewValues()
 	if q.Timeout > 0 {
@@ -33,7 +37,25 @@ func (q *Querier) Query(ctx context.Context, namespace string, signals []v1alpha
 		defer cancel()
 	}
 	for _, s := range signals {
-		result, _, _, err := q.API.Query(ctx, s.Query, now)
+		scoped, err := Scope(s.Query, namespace)
+		if err != nil {
+			v.failed[s.Name] = fmt.Sprintf("the query of signal %s is not sent: %v", s.Name, err)
+			continue
+		}
+		var opts []promv1.Option
+		if deadline, ok := ctx.Deadline(); ok {
+			left := serverTimeout(time.Until(deadline))
+			if left <= 0 {
+				v.failed[s.Name] = fmt.Sprintf("the query of signal %s is not sent: no time is left of the pass's evaluation budget", s.Name)
+				continue
+			}
+			opts = append(opts, promv1.WithTimeout(left))
+		}
+		began := time.Now()
+		result, _, _, err := q.API.Query(ctx, scoped, now, opts...)
+		if prometheusSpent(err) {
+			v.Spent(time.Since(began))
+		}
 		if err != nil {
 			v.failed[s.Name] = fmt.Sprintf("the query of signal %s failed: %v", s.Name, err)
 			observe(err)
@@ -47,7 +69,7 @@ func (q *Querier) Query(ctx context.Context, namespace string, signals []v1alpha
 		}
 		for _, sample := range vector {
 			value := float64(sample.Value)
-			if string(sample.Metric["namespace"]) != namespace || math.IsNaN(value) || math.IsInf(value, 0) {
+			if string(sample.Metric[NamespaceLabel]) != namespace || math.IsNaN(value) || math.IsInf(value, 0) {
 				continue
 			}
 			pod := string(sample.Metric["pod"])
@@ -58,4 +80,31 @@ func (q *Querier) Query(ctx context.Context, namespace string, signals []v1alpha
 		}
 	}
 	return v
+}
+
+// serverTimeout is d as Prometheus accepts a query's timeout: whole
+// seconds, or whole milliseconds below a second (it refuses "9.5s").
+func serverTimeout(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Truncate(time.Second)
+	}
+	return d.Truncate(time.Millisecond)
+}
+
+// prometheusSpent says whether a query's time was Prometheus' work on it:
+// an answer, a refusal of the query, or its own timeout; not a transport
+// failure or a Prometheus unable to serve.
+func prometheusSpent(err error) bool {
+	if err == nil {
+		return true
+	}
+	var perr *promv1.Error
+	if !errors.As(err, &perr) {
+		return false
+	}
+	switch perr.Type {
+	case promv1.ErrTimeout, promv1.ErrExec, promv1.ErrBadData, promv1.ErrCanceled:
+		return true
+	}
+	return false
 }

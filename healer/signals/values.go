@@ -1,6 +1,9 @@
 package signals
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Values are the values of a policy's signals for the pods of its
 // namespace, and why the failed ones failed.
@@ -12,6 +15,25 @@ type Values struct {
 	containers map[string]map[string]map[string]float64
 	// failed maps a signal whose query failed to why.
 	failed map[string]string
+	// queryTime is what Prometheus took to answer, or to give up on, the
+	// queries: the policy's own cost, counted in its evaluation budget.
+	queryTime time.Duration
+}
+
+// Spent records d as time the signals' source spent answering for the
+// policy.
+func (v *Values) Spent(d time.Duration) {
+	v.queryTime += d
+}
+
+// QueryTime is how long Prometheus spent on the queries, those it
+// answered or timed out on; time lost to an unreachable Prometheus is not
+// the policy's and is not counted.
+func (v *Values) QueryTime() time.Duration {
+	if v == nil {
+		return 0
+	}
+	return v.queryTime
 }
 
 // Pod is the pod's values, nil for none.

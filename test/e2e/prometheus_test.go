@@ -37,19 +37,35 @@ recreate contains c.name if {
 `
 
 // testSignals: a policy's PromQL queries reach its rules per pod and per
-// container, from the real Prometheus; a query that does not parse is no
-// data with Prometheus's error, and its rule, which would match its
-// absence, recreates nothing.
+// container, from the real Prometheus, limited to the policy's namespace
+// whether or not they say so; a query Prometheus fails is no data with
+// Prometheus's error, and its rule, which would match its absence,
+// recreates nothing. A tenant (the namespace's editor) cannot store a
+// query that reads another namespace.
 func testSignals(t *testing.T) {
 	pod := memoryPod(t, "signals", "--grow-rate=50Mi", "--grow-limit=50Mi")
+	asEditor(t, pod.Namespace)
+	tenant := impersonate(t, editorUser, nil, "")
+	spy := builtinPolicy(pod.Namespace, "spy", "signals", "max-age", nil)
+	spy.Spec.Signals = []v1alpha1.Signal{{Name: "theirs",
+		Query: `label_replace(sum(container_memory_working_set_bytes{namespace="rejuv-system"}), "namespace", "` + pod.Namespace + `", "", "")`}}
+	err := tenant.Create(context.Background(), spy)
+	if err == nil || !strings.Contains(err.Error(), "spec.signals[0].query") || !strings.Contains(err.Error(), `reads no series of namespace `+pod.Namespace) {
+		t.Errorf("a tenant's query of another namespace: %v, want it refused naming spec.signals[0].query", err)
+	}
 	p := builtinPolicy(pod.Namespace, "signals", "signals", "max-age", nil)
 	p.Spec.Rules = []v1alpha1.Rule{{Name: "big", Rego: signalsRule}, {Name: "broken", Rego: brokenRule}}
 	p.Spec.Signals = []v1alpha1.Signal{
-		{Name: "podBytes", Query: fmt.Sprintf(`sum by (namespace, pod) (container_memory_working_set_bytes{namespace=%q,container!="",container!="POD"})`, pod.Namespace)},
+		// No namespace matcher: Rejuv adds the policy's.
+		{Name: "podBytes", Query: `sum by (namespace, pod) (container_memory_working_set_bytes{container!="",container!="POD"})`},
 		{Name: "appBytes", Query: fmt.Sprintf(`container_memory_working_set_bytes{namespace=%q,container="app"}`, pod.Namespace)},
-		{Name: "broken", Query: "sum("},
+		// PromQL, but Prometheus fails it: the regular expression is
+		// compiled when the query runs.
+		{Name: "broken", Query: `label_replace(container_memory_working_set_bytes{container="app"}, "x", "$1", "y", "(")`},
 	}
-	createPolicy(t, p)
+	if err := tenant.Create(context.Background(), p); err != nil {
+		t.Fatalf("the tenant's policy: %v", err)
+	}
 	firstRequest(t, p, time.Minute)
 	crr := healedInPlace(t, pod.Namespace, p.Name, pod, "big: app: pod holds ")
 	t.Logf("reason: %s", crr.Annotations["rejuv.dev/reason"])
@@ -62,8 +78,8 @@ func testSignals(t *testing.T) {
 			broken = &nd
 		}
 	}
-	if broken == nil || broken.Signal != "signals.broken" || !strings.Contains(broken.Reason, "the query of signal broken failed: bad_data") {
-		t.Errorf("the broken signal's no data: %+v, want signals.broken with Prometheus's parse error", broken)
+	if broken == nil || broken.Signal != "signals.broken" || !strings.Contains(broken.Reason, "the query of signal broken failed: ") || !strings.Contains(broken.Reason, "invalid regular expression") {
+		t.Errorf("the broken signal's no data: %+v, want signals.broken with Prometheus's error", broken)
 	}
 }
 

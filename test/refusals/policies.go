@@ -47,6 +47,12 @@ var Policies = []Refusal{
 		Field: "spec.signals[0].query", Message: "may not be more than 4096 bytes"},
 	{Input: "more than 16 signals", Stage: StageSchema, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [` + signals(17) + `]}`,
 		Field: "spec.signals", Message: "must have at most 16 items"},
+	{Input: "a signal query that is not PromQL", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue, query: "sum(queue"}]}`,
+		Field: "spec.signals[0].query", Message: "not PromQL: 1:10: parse error: unclosed left parenthesis"},
+	{Input: "a signal query that reads another namespace's series", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue, query: 'label_replace(sum(queue{namespace="kube-system"}), "namespace", "shop", "", "")'}]}`,
+		Field: "spec.signals[0].query", Message: `selector queue{namespace="kube-system"} reads no series of namespace`},
+	{Input: "a signal query that does not return an instant vector", Stage: StageWebhook, Spec: `{selector: {}, rules: [{name: a, builtin: max-age}], signals: [{name: queue, query: "queue[5m]"}]}`,
+		Field: "spec.signals[0].query", Message: "it returns a range vector, not an instant vector with a series per pod"},
 
 	{Input: "a cron expression that is not one", Stage: StageWebhook, Spec: `{selector: {}, schedule: {cron: "61 * * * *"}}`,
 		Field: "spec.schedule.cron", Message: "not a cron expression"},
