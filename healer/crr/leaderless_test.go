@@ -51,7 +51,7 @@ func TestAGatedPodIsReadyWithoutALeader(t *testing.T) {
 		// A second manager in this process registers the same controller
 		// names as the suite's.
 		Controller: config.Controller{SkipNameValidation: new(true)},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: leaderless}}},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: leaderless}}},
 	})
 	if err != nil {
 		t.Fatal(err)
