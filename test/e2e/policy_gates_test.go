@@ -313,7 +313,8 @@ func findCondition(conds []metav1.Condition, kind string) *metav1.Condition {
 
 // TestPolicyOnlyLeaderActs: of the manager's two installed replicas, the
 // one holding the lease acts; the other serves webhooks and waits for the
-// lease, running no controller.
+// lease, running no controller but the readiness gate's (which gives new
+// gated pods their condition whether or not a replica leads).
 func TestPolicyOnlyLeaderActs(t *testing.T) {
 	t.Parallel()
 	s := rejuvStack(t)
@@ -347,8 +348,22 @@ func TestPolicyOnlyLeaderActs(t *testing.T) {
 		if !strings.Contains(lower, "attempting to acquire leader lease") {
 			t.Errorf("the replica %s does not wait for the lease:\n%s", p.Name, deploy.TailLines(lower, 20))
 		}
-		if strings.Contains(lower, "starting workers") || strings.Contains(lower, "successfully acquired lease") {
-			t.Errorf("the replica %s runs controllers beside the leader %s:\n%s", p.Name, leader.Name, deploy.TailLines(lower, 20))
+		gate := false
+		for line := range strings.SplitSeq(lower, "\n") {
+			if !strings.Contains(line, "starting workers") {
+				continue
+			}
+			if strings.Contains(line, `"controller":"pod-readiness-gate"`) {
+				gate = true
+				continue
+			}
+			t.Errorf("the replica %s runs a controller beside the leader %s: %s", p.Name, leader.Name, line)
+		}
+		if strings.Contains(lower, "successfully acquired lease") {
+			t.Errorf("the replica %s took the lease beside the leader %s:\n%s", p.Name, leader.Name, deploy.TailLines(lower, 20))
+		}
+		if !gate {
+			t.Errorf("the replica %s does not run the readiness gate's controller:\n%s", p.Name, deploy.TailLines(lower, 20))
 		}
 	}
 	if n := len(policyRequests(t, c, ns, "leader")); n != 1 {
