@@ -1,7 +1,6 @@
 package crr
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -24,8 +23,7 @@ import (
 // that manager sees the pod (the suite's manager ignores its label).
 func TestAGatedPodIsReadyWithoutALeader(t *testing.T) {
 	needsAPIServer(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	ns := newNamespace(t)
 	const leaseName = "rejuv-healer-leaderless"
 	if err := admin.Create(ctx, &coordinationv1.Lease{
