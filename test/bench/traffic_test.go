@@ -145,7 +145,8 @@ func measureWay(b *testing.B, w way) []trafficRow {
 
 	streams := map[string]*traffic.Stream{}
 	for conns, keepAlive := range map[string]bool{"kept alive": true, "one per request": false} {
-		s, err := traffic.Start(url, "before", traffic.Options{Rate: trafficRate, KeepAlive: keepAlive})
+		// Bounded: it stops by itself after five minutes' worth.
+		s, err := traffic.Start(url, "before", traffic.Options{Rate: trafficRate, KeepAlive: keepAlive, Limit: trafficRate * 300})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -63,7 +63,8 @@ func TestRollingRestartThroughAServiceFailsNoRequest(t *testing.T) {
 
 	streams := map[string]*traffic.Stream{}
 	for name, keepAlive := range map[string]bool{"kept-alive connections": true, "a connection per request": false} {
-		s, err := traffic.Start(url, "before", traffic.Options{Rate: 200, KeepAlive: keepAlive})
+		// Bounded: it stops by itself after three minutes' worth.
+		s, err := traffic.Start(url, "before", traffic.Options{Rate: 200, KeepAlive: keepAlive, Limit: 200 * 180})
 		if err != nil {
 			t.Fatal(err)
 		}
