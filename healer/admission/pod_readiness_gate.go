@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 const readinessGate corev1.PodConditionType = v1beta1.PodReadyCondition
@@ -51,11 +51,11 @@ func (p *PodReadinessGateInjector) Handle(ctx context.Context, req admission.Req
 		return admission.Allowed("the pod already has the readiness gate")
 	}
 	if p.Policies != nil {
-		policy, err := p.selectedBy(ctx, req.Namespace, pod)
+		selected, err := p.selected(ctx, req.Namespace, pod)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		if policy == "" {
+		if !selected {
 			return admission.Allowed("no RecreatePolicy selects the pod")
 		}
 	}
@@ -67,21 +67,11 @@ func (p *PodReadinessGateInjector) Handle(ctx context.Context, req admission.Req
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 }
 
-// selectedBy names a RecreatePolicy of namespace that selects pod; empty
-// when none does.
-func (p *PodReadinessGateInjector) selectedBy(ctx context.Context, namespace string, pod *corev1.Pod) (string, error) {
+// selected says whether a RecreatePolicy of namespace selects pod.
+func (p *PodReadinessGateInjector) selected(ctx context.Context, namespace string, pod *corev1.Pod) (bool, error) {
 	list := &v1alpha1.RecreatePolicyList{}
 	if err := p.Policies.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		return "", fmt.Errorf("list the RecreatePolicies of namespace %s: %w", namespace, err)
+		return false, fmt.Errorf("list the RecreatePolicies of namespace %s: %w", namespace, err)
 	}
-	for i := range list.Items {
-		sel, err := metav1.LabelSelectorAsSelector(&list.Items[i].Spec.Selector)
-		if err != nil {
-			continue // admission refuses such a selector; the policy selects nothing
-		}
-		if sel.Matches(labels.Set(pod.Labels)) {
-			return list.Items[i].Name, nil
-		}
-	}
-	return "", nil
+	return slices.ContainsFunc(list.Items, func(policy v1alpha1.RecreatePolicy) bool { return policyspec.Selects(&policy, pod.Labels) }), nil
 }

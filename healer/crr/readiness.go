@@ -23,20 +23,9 @@ const (
 )
 
 // setPodReady sets the pod's KruisePodReady condition with a strategic merge
-// patch, which merges conditions by type and so leaves the kubelet's alone.
-func setPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string) error {
-	return patchPodReady(ctx, c, pod, status, reason, message)
-}
-
-// releasePod sets the condition True only if the pod has not changed
-// since it was read (the patch carries its resourceVersion): a replica
-// whose cache lags, or that raced the leader taking the pod out, gets a
-// conflict and reads again instead of putting a held pod back in service.
-func releasePod(ctx context.Context, c client.Client, pod *corev1.Pod) error {
-	return patchPodReady(ctx, c, pod, corev1.ConditionTrue, reasonReleased, "", client.MergeFromWithOptimisticLock{})
-}
-
-func patchPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, opts ...client.MergeFromOption) error {
+// patch (with opts), which merges conditions by type and so leaves the
+// kubelet's alone.
+func setPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, opts ...client.MergeFromOption) error {
 	if cur := pods.Condition(pod, PodReadyCondition); cur != nil && cur.Status == status && cur.Reason == reason {
 		return nil
 	}
@@ -52,4 +41,12 @@ func patchPodReady(ctx context.Context, c client.Client, pod *corev1.Pod, status
 		return fmt.Errorf("set %s=%s on pod %s/%s: %w", PodReadyCondition, status, pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// releasePod sets the condition True only if the pod has not changed
+// since it was read (the patch carries its resourceVersion): a replica
+// whose cache lags, or that raced the leader taking the pod out, gets a
+// conflict and reads again instead of putting a held pod back in service.
+func releasePod(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	return setPodReady(ctx, c, pod, corev1.ConditionTrue, reasonReleased, "", client.MergeFromWithOptimisticLock{})
 }

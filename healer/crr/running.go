@@ -65,7 +65,7 @@ func (r *Reconciler) noGate(crr *v1beta1.ContainerRecreateRequest, pod *corev1.P
 	if *crr.Spec.Strategy.UnreadyGracePeriodSeconds == 0 || meta.FindStatusCondition(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) != nil {
 		return
 	}
-	msg := fmt.Sprintf("pod %s has no readiness gate %s, so it stays in its Services until its containers stop: the unready grace of %ds is not kept and clients may see requests fail (docs/policy.md: zero-downtime restarts)",
+	msg := fmt.Sprintf("pod %s has no readiness gate %s, so it stays in its Services until its containers stop: the unready grace of %ds is not kept and clients may see requests fail (docs/policy.md: restarts no client notices)",
 		pod.Name, PodReadyCondition, *crr.Spec.Strategy.UnreadyGracePeriodSeconds)
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type:               v1beta1.ConditionPreRecreateGrace,

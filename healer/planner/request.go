@@ -97,9 +97,7 @@ func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.Contain
 	if tpl.Strategy != nil {
 		crr.Spec.Strategy = tpl.Strategy.DeepCopy()
 	}
-	if crr.Spec.Strategy.UnreadyGracePeriodSeconds == nil {
-		crr.Spec.Strategy.UnreadyGracePeriodSeconds = new(policyspec.DefaultUnreadyGraceSeconds)
-	}
+	crr.Spec.Strategy.UnreadyGracePeriodSeconds = new(policyspec.UnreadyGrace(tpl.Strategy))
 	if c.Force {
 		crr.Spec.Strategy.ForceRecreate = true
 	}

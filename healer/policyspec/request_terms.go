@@ -16,6 +16,15 @@ import (
 // control plane.
 const DefaultUnreadyGraceSeconds int64 = 5
 
+// UnreadyGrace is the unready grace of the requests a policy whose
+// template has strategy s makes: s's own (0 included), else the default.
+func UnreadyGrace(s *v1beta1.ContainerRecreateRequestStrategy) int64 {
+	if s != nil && s.UnreadyGracePeriodSeconds != nil {
+		return *s.UnreadyGracePeriodSeconds
+	}
+	return DefaultUnreadyGraceSeconds
+}
+
 // ValidateRequestTerms checks a request's strategy, deadline and TTL, under
 // p: a request's spec, or a policy's spec.recreate, whose terms its
 // requests take, so that a policy the API accepts makes requests it

@@ -41,6 +41,13 @@ const (
 	minEvaluationInterval     = time.Second
 )
 
+// Selects says whether policy p selects a pod labelled podLabels; a
+// selector that does not parse (admission refuses one) selects nothing.
+func Selects(p *v1alpha1.RecreatePolicy, podLabels map[string]string) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
+	return err == nil && sel.Matches(labels.Set(podLabels))
+}
+
 // Parse checks spec and returns its parsed form, or every problem found,
 // each naming its field. Rego is parsed here but compiled by the engine:
 // call policy.Check on Spec.Rules for compile errors.

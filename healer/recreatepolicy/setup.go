@@ -5,8 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -20,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // SetupWithManager registers the controller: policies (on spec changes),
@@ -102,8 +101,7 @@ func (r *Reconciler) policiesOf(ctx context.Context, o client.Object) []reconcil
 	var out []reconcile.Request
 	for i := range list.Items {
 		p := &list.Items[i]
-		sel, err := metav1.LabelSelectorAsSelector(&p.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(o.GetLabels())) {
+		if !policyspec.Selects(p, o.GetLabels()) {
 			continue
 		}
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})

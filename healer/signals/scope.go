@@ -73,10 +73,8 @@ func limit(s *parser.VectorSelector, namespace string) error {
 			return fmt.Errorf("selector %s reads no series of namespace %s, the policy's: leave the namespace matcher out (namespace=%q is added) or write namespace=%q", s, namespace, namespace, namespace)
 		}
 	}
-	for _, m := range s.LabelMatchers {
-		if m.Name == NamespaceLabel && m.Type == labels.MatchEqual {
-			return nil // it matches namespace, so it is namespace
-		}
+	if equalsNamespace(s, namespace) {
+		return nil
 	}
 	m, err := labels.NewMatcher(labels.MatchEqual, NamespaceLabel, namespace)
 	if err != nil {

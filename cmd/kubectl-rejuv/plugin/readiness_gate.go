@@ -10,21 +10,11 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
-	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
 // graceSeconds is --unready-grace in the API's seconds.
 func (r *restart) graceSeconds() int64 {
 	return int64(r.unreadyGrace / time.Second)
-}
-
-// unreadyGraceOf is the unready grace of the requests p makes.
-func unreadyGraceOf(p *v1alpha1.RecreatePolicy) int64 {
-	if s := p.Spec.Recreate.Strategy; s != nil && s.UnreadyGracePeriodSeconds != nil {
-		return *s.UnreadyGracePeriodSeconds
-	}
-	return policyspec.DefaultUnreadyGraceSeconds
 }
 
 // warnUngated warns, when an unready grace is asked for, of the pods

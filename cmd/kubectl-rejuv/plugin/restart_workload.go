@@ -87,7 +87,7 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 			p, op = existing, "configured"
 		}
 	}
-	warnUngated(r.o.Streams.ErrOut, t, pods, unreadyGraceOf(p))
+	warnUngated(r.o.Streams.ErrOut, t, pods, policyspec.UnreadyGrace(p.Spec.Recreate.Strategy))
 	if err := r.write(ctx, cl, p, op, dry, change); err != nil {
 		return err
 	}
