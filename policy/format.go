@@ -28,7 +28,9 @@ const (
 	FormatDuration = "rejuv.format_duration"
 )
 
-func init() {
+// registerFormats registers the formatting built-ins (before their bounds
+// wrap them, see bounds.go).
+func registerFormats() {
 	format := func(name, description string, exact func(*big.Rat) string, fast func(float64) (string, bool)) {
 		rego.RegisterBuiltin1(&rego.Function{
 			Name:        name,

@@ -74,7 +74,8 @@ func concatBound(ops []*ast.Term) error {
 }
 
 // sprintfBound also counts the widths and precisions of the format's
-// verbs, which pad the result (Go caps each at a million).
+// verbs, which pad the result (Go caps each at a million). A width taken
+// from the arguments (*) is refused rather than matched to its argument.
 func sprintfBound(ops []*ast.Term) error {
 	format, _ := ops[0].Value.(ast.String)
 	padding := 0
@@ -83,6 +84,9 @@ func sprintfBound(ops []*ast.Term) error {
 			continue
 		}
 		for i++; i < len(format) && !isVerb(format[i]); i++ {
+			if format[i] == '*' {
+				return fmt.Errorf("sprintf: a width or precision taken from the arguments (*) is over the sandbox's bound: write it in the format")
+			}
 			n := 0
 			for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
 				n = min(n*10+int(format[i]-'0'), MaxValueBytes+1)
@@ -101,4 +105,63 @@ func sprintfBound(ops []*ast.Term) error {
 
 func isVerb(c byte) bool {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '%'
+}
+
+// prettyBound bounds json.marshal_with_options's indented result: every
+// element and key is a line of the prefix and one indent per level.
+func prettyBound(ops []*ast.Term) error {
+	opts, _ := ops[1].Value.(ast.Object)
+	text := func(key string) int {
+		if opts == nil {
+			return 0
+		}
+		if s, ok := opts.Get(ast.StringTerm(key)).Value.(ast.String); ok {
+			return len(s)
+		}
+		return 0
+	}
+	var indent, prefix int
+	if opts != nil && opts.Get(ast.StringTerm("indent")) != nil {
+		indent = text("indent")
+	}
+	if opts != nil && opts.Get(ast.StringTerm("prefix")) != nil {
+		prefix = text("prefix")
+	}
+	left := MaxValueBytes
+	if indent+prefix > MaxValueBytes || !prettyWithin(ops[0].Value, 1, indent, prefix, &left) {
+		return fmt.Errorf("json.marshal_with_options: the indented result would be over the sandbox's bound of %d bytes", MaxValueBytes)
+	}
+	return nil
+}
+
+func prettyWithin(v ast.Value, depth, indent, prefix int, left *int) bool {
+	line := func() bool { *left -= prefix + depth*indent; return *left >= 0 }
+	switch x := v.(type) {
+	case *ast.Array:
+		x.Until(func(t *ast.Term) bool { return !line() || !prettyWithin(t.Value, depth+1, indent, prefix, left) })
+	case ast.Set:
+		x.Until(func(t *ast.Term) bool { return !line() || !prettyWithin(t.Value, depth+1, indent, prefix, left) })
+	case ast.Object:
+		x.Until(func(k, t *ast.Term) bool {
+			return !line() || !within(k.Value, left) || !prettyWithin(t.Value, depth+1, indent, prefix, left)
+		})
+	default:
+		return within(v, left)
+	}
+	return *left >= 0
+}
+
+// subsetBound bounds object.subset, which compares each part of the one
+// with each part of the other: the product of their sizes is bounded.
+func subsetBound(ops []*ast.Term) error {
+	if err := sizeBound("object.subset")(ops); err != nil {
+		return err
+	}
+	a, b := MaxValueBytes, MaxValueBytes
+	within(ops[0].Value, &a)
+	within(ops[1].Value, &b)
+	if (MaxValueBytes-a)/nodeBytes*((MaxValueBytes-b)/nodeBytes) > maxPatternWork {
+		return fmt.Errorf("object.subset: operands of %d and %d bytes are over the sandbox's bound for the product of their sizes", MaxValueBytes-a, MaxValueBytes-b)
+	}
+	return nil
 }

@@ -157,7 +157,7 @@ var Policies = []Refusal{
 		Field: "spec.rules[0].rego", Message: `the module does not define the rule "recreate"`},
 	{Input: "a recreate that is never a set", Stage: StageCompile, Spec: "{selector: {}, rules: [{name: one, rego: \"package x\\nrecreate := \\\"app\\\"\"}]}",
 		Field: "spec.rules[0].rego", Message: `line 2: rego_type_error: recreate is string, never a set: write recreate contains {"container": NAME, "reason": TEXT} if ...`},
-	{Input: "a call out of the sandbox (http.send, net.*, opa.runtime, rand.intn, uuid.rfc4122, json.match_schema, json.verify_schema)", Stage: StageCompile,
+	{Input: "a call out of the sandbox (a built-in its audit denies: http.send, opa.runtime, rand.intn, glob.match, graph.reachable, ...; docs/security.md)", Stage: StageCompile,
 		Spec:  "{selector: {}, rules: [{name: phone-home, rego: \"package x\\nrecreate contains \\\"app\\\" if http.send({\\\"method\\\": \\\"GET\\\", \\\"url\\\": \\\"http://x\\\"}).status_code == 200\"}]}",
 		Field: "spec.rules[0].rego", Message: "line 2: rego_type_error: undefined function http.send"},
 	{Input: "a METADATA schema (it could name a file or a URL)", Stage: StageCompile,
