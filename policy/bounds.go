@@ -41,27 +41,55 @@ func init() {
 			continue
 		}
 		for _, name := range a.names {
-			bound(name, a.bound(name))
+			var check func([]*ast.Term) error
+			var result func(*ast.Term) error
+			if a.bound != nil {
+				check = a.bound(name)
+			}
+			if a.result != nil {
+				result = a.result(name)
+			}
+			bound(name, check, result)
 		}
 	}
 }
 
-// bound makes the built-in name check its operands first; operands of
-// the wrong type are left to OPA's own errors.
-func bound(name string, check func([]*ast.Term) error) {
+// bound makes the built-in name check its operands first, and its result
+// before it is used; operands of the wrong type are left to OPA's own
+// errors.
+func bound(name string, check func([]*ast.Term) error, result func(*ast.Term) error) {
 	orig := topdown.GetBuiltin(name)
 	if orig == nil {
 		panic("policy: no built-in " + name + " to bound")
 	}
 	topdown.RegisterBuiltinFunc(name, func(bctx topdown.BuiltinContext, ops []*ast.Term, iter func(*ast.Term) error) error {
-		if err := check(ops); err != nil {
-			// A halt stops the evaluation as an error of the rule; a
-			// plain built-in error would leave the expression undefined
-			// and the rule silently unmatched.
-			return topdown.Halt{Err: &topdown.Error{Code: topdown.BuiltinErr, Message: err.Error(), Location: bctx.Location}}
+		if check != nil {
+			if err := check(ops); err != nil {
+				return halt(bctx.Location, err)
+			}
+		}
+		if result != nil {
+			iter = checked(bctx.Location, result, iter)
 		}
 		return orig(bctx, ops, iter)
 	})
+}
+
+// checked checks each result before iter uses it.
+func checked(at *ast.Location, result func(*ast.Term) error, iter func(*ast.Term) error) func(*ast.Term) error {
+	return func(t *ast.Term) error {
+		if err := result(t); err != nil {
+			return halt(at, err)
+		}
+		return iter(t)
+	}
+}
+
+// halt stops the evaluation as an error of the rule; a plain built-in
+// error would leave the expression undefined and the rule silently
+// unmatched.
+func halt(at *ast.Location, err error) error {
+	return topdown.Halt{Err: &topdown.Error{Code: topdown.BuiltinErr, Message: err.Error(), Location: at}}
 }
 
 func rangeBound(name string) func([]*ast.Term) error {

@@ -28,11 +28,13 @@ func (v verdict) String() string {
 }
 
 // audited is a group of built-ins with one verdict and the reason for it.
-// For a bounded group, bound makes the check of each built-in of it.
+// For a bounded group, bound makes the check of each built-in's operands,
+// or result the check of its result (cheap to build, costly to read).
 type audited struct {
 	names   []string
 	verdict verdict
 	bound   func(name string) func([]*ast.Term) error
+	result  func(name string) func(*ast.Term) error
 	why     string
 }
 
@@ -49,7 +51,7 @@ var audit = []audited{
 	{names: []string{
 		"array.concat", "array.flatten", "array.reverse", "array.slice", "count", "type_name",
 		"is_array", "is_boolean", "is_null", "is_number", "is_object", "is_set", "is_string",
-		"object.filter", "object.get", "object.keys", "object.remove", "json.filter", "json.remove", "json.patch",
+		"object.filter", "object.get", "object.keys", "object.remove", "json.filter", "json.remove",
 	}, verdict: allowed, why: "linear in its operands' length; parts are shared, not copied"},
 	{names: []string{
 		"contains", "endswith", "startswith", "indexof", "indexof_n", "lower", "upper", "split", "strings.split_n",
@@ -101,6 +103,8 @@ var audit = []audited{
 		"and", "or", "intersection", "union", "object.union", "object.union_n",
 	}, verdict: bounded, bound: sizeBound,
 		why: "reads or compares its operands whole in one call; values share their parts, so a value that cost little to build can be gigabytes read whole: the operands are bounded to " + bytesText(MaxValueBytes)},
+	{names: []string{"json.patch"}, verdict: bounded, result: resultSizeBound,
+		why: "a copy shares the part it copies, so twenty copies of the whole make a value of a million times its size at no cost: the result, read whole, is bounded to " + bytesText(MaxValueBytes)},
 	{names: []string{"object.subset"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return subsetBound },
 		why: "compares every element of one array with every element of the other: their sizes and the product of their lengths are bounded"},
 	{names: []string{

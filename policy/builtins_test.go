@@ -24,8 +24,8 @@ func TestEveryBuiltinIsAudited(t *testing.T) {
 		if a.why == "" {
 			t.Errorf("%v: no reason given", a.names)
 		}
-		if (a.verdict == bounded) != (a.bound != nil) {
-			t.Errorf("%v: verdict %s with bound %v", a.names, a.verdict, a.bound != nil)
+		if (a.verdict == bounded) != (a.bound != nil || a.result != nil) {
+			t.Errorf("%v: verdict %s with bound %v, result bound %v", a.names, a.verdict, a.bound != nil, a.result != nil)
 		}
 		for _, name := range a.names {
 			if seen[name] {

@@ -86,6 +86,9 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 	if err := refuseUnkeptPodFields(module); err != nil {
 		return nil, err
 	}
+	if err := refuseDeepValues(module); err != nil {
+		return nil, err
+	}
 	if !defines(module, varRecreate) {
 		return nil, fmt.Errorf("the module does not define the rule %q (a set of {\"container\": NAME, \"reason\": TEXT})", varRecreate)
 	}

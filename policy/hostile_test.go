@@ -31,6 +31,10 @@ func shared(prefix string, n int) string {
 	return b.String()
 }
 
+// thousandMB binds big to a 1 MB string: a thousand references to it cost
+// little to build and are 1 GB read whole.
+const thousandMB = "big := sprintf(\"%01000000d\", [1])\n\t"
+
 // completeGraph writes a complete graph of n nodes as a Rego object.
 func completeGraph(n int) string {
 	var parts []string
@@ -61,22 +65,30 @@ var hostileRules = []hostileRule{
 	{name: "json.marshal_with_options with a long indent", defs: shared("d", 0),
 		body: `deep := json.unmarshal(concat("", [concat("", ["[" | some i in numbers.range(1, 100)]), concat("", ["]" | some i in numbers.range(1, 100)])]))` + "\n\t" +
 			`x := json.marshal_with_options(deep, {"pretty": true, "indent": concat("", ["x" | some i in numbers.range(1, 100000)])})` + "\n\tcount(x) > 0", stopped: "json.marshal_with_options"},
-	{name: "a template string over a shared value", defs: shared("a", 27), body: "x := $\"{a27}\"\n\tcount(x) > 0", stopped: "internal.template_string"},
+	{name: "a template string over a shared value", defs: shared("a", 27), body: "x := $\"{a27}\"\n\tcount(x) > 0", refused: "type checker"},
+	{name: "a template string over a repeated string", body: thousandMB + "x := $\"{[big, big]}\"\n\tcount(x) > 0", stopped: "internal.template_string"},
 	{name: "units.parse with a huge exponent", body: `units.parse("1e900000") > 0`, stopped: "units.parse"},
 	{name: "units.parse_bytes with a huge exponent", body: `units.parse_bytes("1e900000") > 0`, stopped: "units.parse_bytes"},
-	{name: "format a long number", body: `s := concat("", ["7" | some i in numbers.range(1, 100000)])` + "\n\t" + `rejuv.format_number(json.unmarshal(concat("", [s, s, s]))) != ""`, stopped: "rejuv.format_number"},
-	{name: "arithmetic on long numbers", body: `s := concat("", ["7" | some i in numbers.range(1, 100000)])` + "\n\t" + `n := json.unmarshal(concat("", [s, s, s]))` + "\n\tn * n > 0", stopped: "mul"},
+	{name: "format a long number", body: `rejuv.format_number(json.unmarshal(sprintf("7%0299999d", [7]))) != ""`, stopped: "rejuv.format_number"},
+	{name: "arithmetic on long numbers", body: `n := json.unmarshal(sprintf("7%0299999d", [7]))` + "\n\tn * n > 0", stopped: "mul"},
 	{name: "regex.replace repeating the match", body: `s := concat("", ["0" | some i in numbers.range(1, 100000)])` + "\n\t" +
 		`x := regex.replace(s, "0+", concat("", ["$0" | some i in numbers.range(1, 5000)]))` + "\n\tcount(x) > 0", stopped: "regex.replace"},
 	{name: "regex.match with a long pattern", body: `p := concat("", [concat("", ["a?" | some i in numbers.range(1, 20000)]), concat("", ["a" | some i in numbers.range(1, 20000)])])` + "\n\t" +
 		`regex.match(p, concat("", ["a" | some i in numbers.range(1, 20000)]))`, stopped: "regex.match"},
 	{name: "object.subset of long arrays", body: `object.subset([0 | some i in numbers.range(1, 30000)], array.concat([0 | some i in numbers.range(1, 15000)], [1]))`, stopped: "object.subset"},
-	{name: "comparing shared values", defs: shared("a", 28) + shared("b", 28), body: "a28 < b28", stopped: "lt"},
-	{name: "the largest of shared values", defs: shared("a", 28) + shared("b", 28), body: "max([a28, b28]) != null", stopped: "max"},
-	{name: "the union of shared values", defs: shared("a", 28) + shared("b", 28), body: "count({a28} | {b28}) > 0", stopped: "or"},
-	{name: "object.union of shared values", defs: shared("a", 28) + shared("b", 28), body: `object.union({"k": a28}, {"k": b28}) != {}`, stopped: "object.union"},
-
-	{name: "an endless loop", body: "x := numbers.range(1, 1000)\n\tsome i in x\n\tsome j in x\n\tsome k in x\n\ti * j * k < 0", stopped: "deadline"},
+	{name: "comparing shared values", defs: shared("a", 28) + shared("b", 28), body: "a28 < b28", refused: "type checker"},
+	{name: "unifying shared values", defs: shared("a", 40) + shared("b", 40), body: "a40 = b40", refused: "type checker"},
+	{name: "the type checker on shared values", defs: shared("a", 12) + shared("b", 12), body: "x := a12 in [b12]\n\tx", refused: "type checker"},
+	{name: "a function that doubles its argument", defs: "f(x) := [x, x]\n", body: "x := " + strings.Repeat("f(", 40) + "1" + strings.Repeat(")", 40) + "\n\tx = " + strings.Repeat("f(", 40) + "2" + strings.Repeat(")", 40), refused: "type checker"},
+	{name: "comparing repeated strings", body: thousandMB + "xs := [big | some i in numbers.range(1, 1000)]\n\tys := [big | some i in numbers.range(1, 1000)]\n\txs < ys", stopped: "lt"},
+	{name: "the largest of repeated strings", body: thousandMB + "xs := [big | some i in numbers.range(1, 1000)]\n\tmax([xs, xs]) != null", stopped: "max"},
+	{name: "the union of repeated strings", body: thousandMB + "xs := [big | some i in numbers.range(1, 1000)]\n\tcount({xs} | {array.reverse(xs)}) > 0", stopped: "or"},
+	{name: "object.union of repeated strings", body: thousandMB + "xs := [big | some i in numbers.range(1, 1000)]\n\tobject.union({\"k\": xs}, {\"k\": xs}) != {}", stopped: "object.union"},
+	{name: "json.patch copying the whole", body: "x := json.patch({\"a\": \"x\"}, [{\"op\": \"copy\", \"from\": \"\", \"path\": sprintf(\"/k%d\", [i])} | some i in numbers.range(1, 40)])\n\tx = x", stopped: "json.patch"},
+	{name: "an endless loop", body: "x := numbers.range(1, 1000)\n\tsome i in x\n\tsome j in x\n\tsome k in x\n\ti * j * k < 0",
+		// The deadline or the memory bound, whichever the loop reaches
+		// first on the machine.
+		stopped: "evaluation stopped at the"},
 	{name: "a comprehension that fills memory", body: `x := [sprintf("%0100000d", [i]) | some i in numbers.range(1, 100000)]` + "\n\tcount(x) < 0", stopped: "memory bound"},
 }
 
@@ -91,7 +103,11 @@ func TestHostileRulesStopWithinTheirBounds(t *testing.T) {
 			module := "package hostile\nimport rego.v1\n" + h.defs + "recreate contains c.name if {\n\tsome c in input.containers\n\t" + h.body + "\n}\n"
 			rules := []Rule{{Name: "fine", Module: notReadyRule}, {Name: "hostile", Module: module}}
 			if h.refused != "" {
+				start := time.Now()
 				err := Check(context.Background(), rules)
+				if took := time.Since(start); took > 2*time.Second {
+					t.Errorf("refused after %s, want before the compiler spends seconds on it", took)
+				}
 				var ce CompileErrors
 				if !errors.As(err, &ce) || ce[0].Rule != "hostile" || !strings.Contains(ce[0].Message, h.refused) {
 					t.Fatalf("got %v, want rule hostile refused naming %s", err, h.refused)
@@ -118,5 +134,19 @@ func TestHostileRulesStopWithinTheirBounds(t *testing.T) {
 				t.Errorf("took %s and allocated %s: want the sandbox to stop it at its deadline (%s) and memory bound (%s)", took, bytesText(alloc), deadline, bytesText(DefaultMemoryLimit))
 			}
 		})
+	}
+}
+
+// TestALiteralTableCompiles: the bound on values the type checker sees
+// leaves room for a table of a few thousand entries written in a rule.
+func TestALiteralTableCompiles(t *testing.T) {
+	var entries []string
+	for i := range 2000 {
+		entries = append(entries, fmt.Sprintf(`"app-%d": %d`, i, i))
+	}
+	module := "package table\nimport rego.v1\nlimits := {" + strings.Join(entries, ", ") + "}\n" +
+		"recreate contains c.name if {\n\tsome c in input.containers\n\tlimits[c.name] > 0\n}\n"
+	if err := Check(context.Background(), []Rule{{Name: "table", Module: module}}); err != nil {
+		t.Errorf("a table of 2,000 entries: %v", err)
 	}
 }

@@ -57,6 +57,17 @@ func sizeBound(name string) func([]*ast.Term) error {
 	}
 }
 
+// resultSizeBound is the check of a built-in whose result, cheap to build,
+// is read whole by what uses it.
+func resultSizeBound(name string) func(*ast.Term) error {
+	return func(t *ast.Term) error {
+		if sizeOver(MaxValueBytes, t) {
+			return fmt.Errorf("%s: its result is over the sandbox's bound of %d bytes", name, MaxValueBytes)
+		}
+		return nil
+	}
+}
+
 // concatBound also counts the separator once per element.
 func concatBound(ops []*ast.Term) error {
 	sep, _ := ops[0].Value.(ast.String)
