@@ -89,7 +89,7 @@ func checked(at *ast.Location, result func(*ast.Term) error, iter func(*ast.Term
 // error would leave the expression undefined and the rule silently
 // unmatched.
 func halt(at *ast.Location, err error) error {
-	return topdown.Halt{Err: &topdown.Error{Code: topdown.BuiltinErr, Message: err.Error(), Location: at}}
+	return topdown.Halt{Err: (&topdown.Error{Code: topdown.BuiltinErr, Message: err.Error(), Location: at}).Wrap(ErrBound)}
 }
 
 func rangeBound(name string) func([]*ast.Term) error {

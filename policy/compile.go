@@ -294,7 +294,7 @@ func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), perContainer: perContainer(modules), policyTerm: policy, opts: opts}
+	return &Program{ref: ref, rules: rules, stops: make([]ruleStops, len(rules)), shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), perContainer: perContainer(modules), policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

@@ -30,6 +30,9 @@ type Options struct {
 	Log logr.Logger
 	// Pods caches converted pods; one of NewPodCache's when nil.
 	Pods *PodCache
+	// Journal records the evaluations that run past their bounds in a
+	// step the sandbox cannot stop; none when nil.
+	Journal *Journal
 }
 
 // Ref names a policy and the generation of its spec.

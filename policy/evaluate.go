@@ -17,13 +17,20 @@ import (
 // Program is a policy's compiled rules: queries that evaluate them all at
 // once, and each rule on its own for when those cannot be used.
 type Program struct {
-	ref      Ref
-	rules    []*compiledRule
+	ref   Ref
+	rules []*compiledRule
+	// stops counts, per rule, the evaluations of this policy's rule the
+	// sandbox stopped in a row (rules are shared by the policies with the
+	// same rules; their stops are not).
+	stops    []ruleStops
 	combined *combined
 	// split is set once the combined query ran past the deadline or the
 	// memory bound: from then on each rule runs on its own, so the culprit
 	// alone waits for it or is stopped.
 	split atomic.Bool
+	// overrun is set once the combined query ran past its bounds in a
+	// step the sandbox could not stop.
+	overrun atomic.Pointer[Stop]
 	// shape converts the fields of the pod the rules read, and only those.
 	shape *podShape
 	// timeless is set when no rule reads the time: a pod's matches then
@@ -118,15 +125,29 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 			return results, nil
 		}
 		// Evaluate the rules one by one to tell which one failed.
-		if errors.Is(err, ErrDeadline) || errors.Is(err, ErrMemory) {
+		if errors.Is(err, ErrDeadline) || errors.Is(err, ErrMemory) || errors.Is(err, ErrOverrun) {
 			p.split.Store(true)
+		}
+		if errors.Is(err, ErrOverrun) {
+			// Not again, one by one, for this pod: the step would run
+			// past its bounds again. The policy halts on all its rules.
+			stop := &Stop{Rules: p.Rules(), Err: &EvalError{Policy: p.ref.String(), Rule: strings.Join(p.Rules(), ", "), Pod: podName, Err: err}}
+			p.overrun.Store(stop)
+			for i, r := range p.rules {
+				results[i] = RuleResult{Rule: r.name, Err: stop.Err}
+			}
+			return results, nil
 		}
 	}
 	for i, r := range p.rules {
 		input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
 		res := RuleResult{Rule: r.name}
-		if err := p.evalRule(ctx, r, input, now, podName, in.names, &res); err != nil {
+		err := p.evalRule(ctx, r, input, now, podName, in.names, &res)
+		if err != nil {
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: podName, Err: err}
+		}
+		if ctx.Err() == nil {
+			p.stops[i].observe(res.Err)
 		}
 		results[i] = res
 	}
@@ -229,10 +250,17 @@ func (p *Program) evalWatched(ctx context.Context, query *query, input ast.Value
 	defer deadline.Stop()
 	stop := context.AfterFunc(ctx, cancel.Cancel)
 	defer stop()
-	watch := guard.begin(p.opts.MemoryLimit, cancel)
+	watch := guard.begin(p, hook.rule, hook.pod, cancel)
 	defer guard.end(watch)
 	b, err := query.eval(ctx, ast.NewTerm(input), now, hook, cancel, instants.valuesAt(ctx, now, p.policyTerm, cancel, &p.instantValues))
 	crowded := watch.crowded.Load()
+	if why := watch.overrun.Load(); why != nil {
+		final := *why
+		if now := watch.overrunBy(time.Now(), allocated()); now != "" {
+			final = now
+		}
+		return nil, crowded, fmt.Errorf("%w: %s", ErrOverrun, final)
+	}
 	if err != nil {
 		var te *topdown.Error
 		if errors.As(err, &te) && te.Code == topdown.CancelErr {

@@ -68,15 +68,36 @@ type watched struct {
 	// crowded is set when another evaluation ran at some moment of this
 	// one's: its charge may hold their allocations.
 	crowded atomic.Bool
+
+	// what is evaluated: the program, the rule ("" for all at once) and
+	// the pod, named in an overrun.
+	program   *Program
+	rule, pod string
+	began     time.Time
+	// overAt is when the guard stopped it at its memory bound.
+	overAt time.Time
+	// overrun says how it ran past its bounds in a step the sandbox could
+	// not stop; nil while it did not.
+	overrun atomic.Pointer[string]
 }
+
+// Overruns: an evaluation still running overrunGrace after its deadline,
+// or memoryOverrunGrace after the guard stopped it at its memory bound and
+// past twice the bound, is in a step that OPA does not interrupt (a
+// built-in). Evaluations beside a greedy one are charged its allocations
+// too, but stop within a step of being stopped.
+const (
+	overrunGrace       = time.Second
+	memoryOverrunGrace = 25 * time.Millisecond
+)
 
 // begin watches an evaluation that cancel stops, from now on. Its charge
 // starts from the watcher's last reading, up to one check old: an
 // evaluation may be charged a few milliseconds of the process's
 // allocations before it, which costs less than reading them for every
 // evaluation.
-func (g *memoryGuard) begin(limit uint64, cancel topdown.Cancel) *watched {
-	w := &watched{limit: limit, cancel: cancel}
+func (g *memoryGuard) begin(p *Program, rule, pod string, cancel topdown.Cancel) *watched {
+	w := &watched{limit: p.opts.MemoryLimit, cancel: cancel, program: p, rule: rule, pod: pod, began: time.Now()}
 	g.mu.Lock()
 	if !g.watching {
 		g.watching = true
@@ -119,13 +140,77 @@ func (g *memoryGuard) watch() {
 			g.mu.Unlock()
 			return
 		}
+		var late []*watched
 		for w := range g.inFlight {
 			if total-w.start > w.limit && !w.over.Swap(true) {
 				w.cancel.Cancel()
+				w.overAt = now
+			}
+			if w.overrun.Load() == nil {
+				if why := w.overrunBy(now, total); why != "" {
+					w.overrun.Store(&why)
+					late = append(late, w)
+				}
 			}
 		}
 		g.mu.Unlock()
+		for _, w := range late {
+			w.record()
+		}
 	}
+}
+
+// overrunBy says how the evaluation ran past its bounds, if it did.
+func (w *watched) overrunBy(now time.Time, total uint64) string {
+	deadline := w.program.opts.Deadline
+	switch {
+	case now.Sub(w.began) > deadline+overrunGrace:
+		return fmt.Sprintf("it ran %s past its deadline (%s)", (now.Sub(w.began) - deadline).Round(time.Millisecond), deadline)
+	case w.over.Load() && now.Sub(w.overAt) > memoryOverrunGrace && total-w.start > 2*w.limit:
+		return fmt.Sprintf("it allocated %s, past its bound of %s, after it was stopped", bytesText(total-w.start), bytesText(w.limit))
+	}
+	return ""
+}
+
+// overrun is the overrun of the evaluation, with why.
+func (w *watched) overrunOf(why string) Overrun {
+	ref := w.program.ref
+	rules := []string{w.rule}
+	if w.rule == "" {
+		rules = w.program.Rules()
+	}
+	return Overrun{Namespace: ref.Namespace, Name: ref.Name, UID: ref.UID, Generation: ref.Generation, Rules: rules, Pod: w.pod, Why: why}
+}
+
+// record writes the overrun to the program's journal, if it has one, in
+// case the step kills the process or lasts until it is restarted.
+func (w *watched) record() {
+	j := w.program.opts.Journal
+	if j == nil {
+		return
+	}
+	o := w.overrunOf(*w.overrun.Load())
+	if err := j.record(o); err != nil {
+		w.program.opts.Log.Error(err, "the overrun of a rule could not be recorded: a restart would evaluate it again", "policy", w.program.ref.String())
+	}
+}
+
+// Stuck returns an error while an evaluation has run more than after past
+// its deadline in one step: only a restart of the process stops it (the
+// policy is quarantined then, from the journal). For the liveness check.
+func Stuck(after time.Duration) error {
+	g := guard
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	for w := range g.inFlight {
+		if why := w.overrun.Load(); why != nil && now.Sub(w.began)-w.program.opts.Deadline > after {
+			o := w.overrunOf(*why)
+			return fmt.Errorf("policy %s/%s: %s for pod %s has run %s past its deadline in one step that cannot be stopped",
+				o.Namespace, o.Name, o.RulesText(), o.Pod, (now.Sub(w.began) - w.program.opts.Deadline).Round(time.Second))
+		}
+	}
+	return nil
 }
 
 // allocated is what the process has allocated on the heap since it
