@@ -71,6 +71,10 @@ type Options struct {
 	// RuleMemoryLimit bounds what each evaluation of a policy's rules for
 	// a pod may allocate.
 	RuleMemoryLimit resource.QuantityValue
+	// EvaluationJournal is the directory where evaluations that ran past
+	// their bounds in a step the sandbox cannot stop are recorded, so
+	// that a restarted manager quarantines their policies; none when "".
+	EvaluationJournal string
 	// PolicyWorkers is how many policies are reconciled at once.
 	PolicyWorkers int
 	// PolicyEvaluationBudget bounds one pass of a policy's rules over its
@@ -140,6 +144,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")
 	o.RuleMemoryLimit.Quantity = *resource.NewQuantity(policy.DefaultMemoryLimit, resource.BinarySI)
 	fs.Var(&o.RuleMemoryLimit, "rule-memory-limit", "how much a policy's rules may allocate for one pod before they are stopped (garbage included; a quantity such as 32Mi)")
+	fs.StringVar(&o.EvaluationJournal, "evaluation-journal", "", "a directory that outlives the manager's process (an emptyDir) where a rule that runs past its deadline or memory bound in one step the sandbox cannot stop is recorded, so that the restarted manager quarantines its policy (condition Halted, reason EvaluationInterrupted) instead of running it again; none when empty")
 	fs.IntVar(&o.PolicyWorkers, "policy-workers", 4, "how many RecreatePolicies are reconciled at once, so that a slow one does not hold the others back")
 	fs.DurationVar(&o.PolicyEvaluationBudget, "policy-evaluation-budget", recreatepolicy.DefaultEvaluationBudget, "how long one pass may evaluate a policy's rules over its pods; a policy over it halts (condition Halted, reason EvaluationBudget) until its spec changes")
 	fs.StringVar(&o.MemorySource, "memory-source", MemoryMetricsAPI, `where the working set of containers comes from, for the memory rules: "metrics.k8s.io" (metrics-server), "prometheus" (--prometheus-url; a new window is filled from its history at once) or "none"`)

@@ -3,7 +3,9 @@ package healer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -30,6 +32,10 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/workingset"
 	"github.com/rejuv-dev/rejuv/policy"
 )
+
+// stuckEvaluation is how long a step of a rule may run on past its
+// deadline before the manager reports itself unhealthy.
+const stuckEvaluation = 10 * time.Second
 
 // CRDName is the ContainerRecreateRequest CRD, whose conversion the
 // manager serves.
@@ -121,10 +127,16 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 			return err
 		}
 	}
-	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, MemoryLimit: uint64(o.RuleMemoryLimit.Value()), Log: log.WithName("rego")})
+	var journal *policy.Journal
+	if o.EvaluationJournal != "" {
+		if journal, err = policy.OpenJournal(o.EvaluationJournal); err != nil {
+			return err
+		}
+	}
+	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, MemoryLimit: uint64(o.RuleMemoryLimit.Value()), Log: log.WithName("rego"), Journal: journal})
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
-		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget}
+		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget, Journal: journal}
 	var prometheus promv1.API
 	if o.Prometheus.URL != "" {
 		if prometheus, err = o.Prometheus.api(); err != nil {
@@ -148,6 +160,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	// A step of a rule that runs on past its deadline cannot be stopped
+	// but with the process: the liveness probe restarts it, and the
+	// journal quarantines the policy.
+	if err := mgr.AddHealthzCheck("rules", func(*http.Request) error { return policy.Stuck(stuckEvaluation) }); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

@@ -56,8 +56,8 @@ func (j *Journal) path(uid types.UID) string {
 	return filepath.Join(j.dir, string(uid)+".json")
 }
 
-// record writes the overrun, replacing an earlier one of its policy.
-func (j *Journal) record(o Overrun) error {
+// Record writes the overrun, replacing an earlier one of its policy.
+func (j *Journal) Record(o Overrun) error {
 	data, err := json.Marshal(o)
 	if err != nil {
 		return err

@@ -190,7 +190,7 @@ func (w *watched) record() {
 		return
 	}
 	o := w.overrunOf(*w.overrun.Load())
-	if err := j.record(o); err != nil {
+	if err := j.Record(o); err != nil {
 		w.program.opts.Log.Error(err, "the overrun of a rule could not be recorded: a restart would evaluate it again", "policy", w.program.ref.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
 // stallBuiltin makes crypto.sha1 take d, ignoring cancellation, when it is
@@ -102,5 +104,32 @@ func TestStuckNamesTheEvaluation(t *testing.T) {
 	<-done
 	if err := Stuck(0); err != nil {
 		t.Errorf("stuck after it ended: %v", err)
+	}
+}
+
+// TestThreeStopsInARowHaltTheRule: the deadline stopping a rule once does
+// not halt it (a loaded machine could), three evaluations in a row do; a
+// built-in's bound halts it at once.
+func TestThreeStopsInARowHaltTheRule(t *testing.T) {
+	p := program(t, Options{Deadline: 50 * time.Millisecond}, Rule{Name: "fine", Module: notReadyRule}, Rule{Name: "endless", Module: policytest.Endless})
+	for i := range 3 {
+		if s := p.Stopped(); s != nil {
+			t.Fatalf("after %d evaluations: stopped %+v, want not yet", i, s)
+		}
+		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := p.Stopped()
+	if s == nil || strings.Join(s.Rules, ",") != "endless" || !errors.Is(s.Err, ErrDeadline) {
+		t.Errorf("stopped %+v, want rule endless at its deadline", s)
+	}
+
+	bound := program(t, Options{}, Rule{Name: "fine", Module: notReadyRule}, Rule{Name: "big", Module: "package big\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(0, 200000)) > 0\n}\n"})
+	if _, err := bound.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+		t.Fatal(err)
+	}
+	if s := bound.Stopped(); s == nil || strings.Join(s.Rules, ",") != "big" || !errors.Is(s.Err, ErrBound) {
+		t.Errorf("stopped %+v, want rule big at a built-in's bound at once", s)
 	}
 }

@@ -1,10 +1,13 @@
 package recreatepolicy
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // DefaultEvaluationBudget is how long one pass may evaluate a policy's
@@ -37,10 +40,31 @@ func (r *Reconciler) evaluationBudget() time.Duration {
 	return DefaultEvaluationBudget
 }
 
-// overBudget says whether this generation of the policy has run out of
-// the evaluation budget already: its rules are not evaluated again, so
-// that one policy's slow rules cannot take a worker at every pass.
-func (r *Reconciler) overBudget(p *v1alpha1.RecreatePolicy) bool {
-	c := haltedFor(p, v1alpha1.ReasonEvaluationBudget)
-	return c != nil && c.ObservedGeneration == p.Generation
+// quarantined says whether this generation of the policy is halted for
+// what its rules cost: the evaluation budget, a rule the sandbox stopped,
+// or a manager that restarted during one. Its rules are not evaluated
+// again, so that one policy's rules cannot take a worker at every pass,
+// or the manager at every restart.
+func (r *Reconciler) quarantined(p *v1alpha1.RecreatePolicy) bool {
+	for _, reason := range []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted} {
+		if c := haltedFor(p, reason); c != nil && c.ObservedGeneration == p.Generation {
+			return true
+		}
+	}
+	return false
+}
+
+// stoppedMessage says which rule the sandbox stopped and why.
+func stoppedMessage(s *policy.Stop) string {
+	rules := fmt.Sprintf("rule %q", s.Rules[0])
+	if len(s.Rules) > 1 {
+		rules = fmt.Sprintf("rules %s (evaluated at once)", strings.Join(s.Rules, ", "))
+	}
+	why := s.Err
+	var ee *policy.EvalError
+	if errors.As(s.Err, &ee) {
+		rules += " for pod " + ee.Pod
+		why = ee.Err
+	}
+	return fmt.Sprintf("the sandbox stopped %s: %v: the rules are not evaluated again until the policy's spec changes", rules, why)
 }

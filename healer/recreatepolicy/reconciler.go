@@ -50,6 +50,15 @@ type Reconciler struct {
 	// Signals evaluates policies' signals; nil when the manager has no
 	// Prometheus.
 	Signals SignalSource
+	// Journal holds the evaluations that ran past their bounds in a step
+	// the sandbox could not stop; their policies are quarantined when the
+	// manager starts, before any policy is reconciled. None when nil.
+	Journal *policy.Journal
+
+	// journaled is closed once the journal was read at the start;
+	// interrupted are the policies it quarantined, by UID.
+	journaled   chan struct{}
+	interrupted map[types.UID]interruption
 
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history
@@ -72,6 +81,13 @@ type Reconciler struct {
 // writes the status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
+	if r.journaled != nil {
+		select {
+		case <-r.journaled:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
+	}
 	p := &v1alpha1.RecreatePolicy{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -87,6 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	original := p.DeepCopy()
 	p.Status.ObservedGeneration = p.Generation
+	r.keepInterruption(p)
 
 	spec, program, ok := r.check(ctx, p)
 	if !ok || spec.Schedule == nil {
@@ -108,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	// Rules first, outside the namespace's lock: they are the costly part.
 	var v *verdicts
-	if program != nil && !r.overBudget(p) {
+	if program != nil && !r.quarantined(p) {
 		facts, err := r.requestFacts(ctx, p, byName, now)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -143,10 +160,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		observeNoData(p, v.noData)
 		r.reportEvaluation(p, *v)
 		evalFailures = v.failureText()
-		if v.budget != nil {
+		switch {
+		case v.stopped != nil:
+			r.halt(p, v1alpha1.ReasonRuleStopped, stoppedMessage(v.stopped))
+		case v.budget != nil:
 			r.halt(p, v1alpha1.ReasonEvaluationBudget, v.budget.message(len(pods), r.evaluationBudget()))
-		} else {
-			r.unhaltFor(p, v1alpha1.ReasonEvaluationBudget)
+		default:
+			for _, reason := range []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted} {
+				r.unhaltFor(p, reason)
+			}
 			situation.Matching = len(v.candidates)
 			if situation.Halted() {
 				r.halt(p, v1alpha1.ReasonBlastRadius, situation.HaltMessage())
@@ -178,7 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if program == nil {
 		observeNoData(p, nil)
 	}
-	rulesDecided := program == nil || (v != nil && v.budget == nil)
+	rulesDecided := program == nil || (v != nil && v.budget == nil && v.stopped == nil)
 	r.observePass(req.NamespacedName, p, decided, rulesDecided, now)
 	d.flush(p)
 	if !r.statuses.needed(original, p, spec.EvaluationInterval, now) {

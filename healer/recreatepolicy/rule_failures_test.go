@@ -84,7 +84,7 @@ func checkRequests(t *testing.T, p *v1alpha1.RecreatePolicy, report refusals.Rep
 		}
 	}
 	want := pods
-	if report == refusals.OverBudget {
+	if report == refusals.OverBudget || report == refusals.Stopped {
 		want = 0
 	}
 	if len(crrs) != want {

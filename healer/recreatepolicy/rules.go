@@ -31,6 +31,9 @@ type verdicts struct {
 	// budget is set when the pass ran out of the evaluation budget; the
 	// pods after that were not evaluated.
 	budget *overBudgetPass
+	// stopped is set when the sandbox stopped a rule so that the policy
+	// halts; the pods after that were not evaluated.
+	stopped *policy.Stop
 }
 
 type failure struct {
@@ -63,6 +66,10 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		pj, ok := j.pod(ctx, pod)
 		if !ok {
 			continue
+		}
+		if s := program.Stopped(); s != nil {
+			v.stopped = s
+			break
 		}
 		if pj.err != nil {
 			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()

@@ -32,6 +32,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Requests == "" {
 		r.Requests = RequestsV1beta1
 	}
+	if r.Journal != nil {
+		r.journaled = make(chan struct{})
+		if err := mgr.Add(&quarantine{r: r, done: r.journaled}); err != nil {
+			return err
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("recreatepolicy").
 		WithOptions(workers.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).

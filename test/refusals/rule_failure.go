@@ -35,4 +35,9 @@ var (
 	// creating nothing, and its rules are not evaluated again until its
 	// spec changes.
 	OverBudget = Report{Condition: v1alpha1.ConditionHalted, Reason: v1alpha1.ReasonEvaluationBudget, Event: "Halted"}
+	// Stopped is a rule the sandbox stopped (a built-in's bound, or the
+	// deadline or memory bound three evaluations in a row): the policy
+	// halts, creating nothing, and its rules are not evaluated again until
+	// its spec changes.
+	Stopped = Report{Condition: v1alpha1.ConditionHalted, Reason: v1alpha1.ReasonRuleStopped, Event: "Halted"}
 )

@@ -58,6 +58,16 @@ const (
 	// than the manager's --policy-evaluation-budget; the rules are not
 	// evaluated again until the spec changes.
 	ReasonEvaluationBudget = "EvaluationBudget"
+	// ReasonRuleStopped: the sandbox stopped a rule: a built-in's bound,
+	// the deadline or the memory bound three evaluations in a row, or one
+	// step that ran past them; the rules are not evaluated again until the
+	// spec changes.
+	ReasonRuleStopped = "RuleStopped"
+	// ReasonEvaluationInterrupted: the manager restarted while a rule ran
+	// past its bounds in one step (the step killed it, or the liveness
+	// probe restarted it to stop the step); the rules are not evaluated
+	// again until the spec changes.
+	ReasonEvaluationInterrupted = "EvaluationInterrupted"
 	// ReasonRunFailed: a request of a scheduled run failed.
 	ReasonRunFailed = "RunFailed"
 	// ReasonNotHalted: the policy is not halted.
