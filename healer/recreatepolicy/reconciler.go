@@ -59,6 +59,8 @@ type Reconciler struct {
 	// interrupted are the policies it quarantined, by UID.
 	journaled   chan struct{}
 	interrupted map[types.UID]interruption
+	// passes cancels the pass of a policy changed or deleted meanwhile.
+	passes passes
 
 	mu         sync.Mutex
 	histories  map[types.NamespacedName]*history
@@ -131,7 +133,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		hist := r.history(req.NamespacedName, pods)
-		evaluated := r.evaluate(ctx, p, program, spec, pods, facts, hist, now)
+		passCtx, done := r.passes.start(ctx, p.UID, p.Generation)
+		evaluated := r.evaluate(passCtx, p, program, spec, pods, facts, hist, now)
+		cancelled := passCtx.Err() != nil && ctx.Err() == nil
+		done()
+		if cancelled {
+			// Its next generation is reconciled next, or it is gone.
+			log.V(1).Info("pass cancelled: the policy changed or was deleted while its rules ran", "evaluated", evaluated.evaluated)
+			return ctrl.Result{}, nil
+		}
 		v = &evaluated
 	}
 

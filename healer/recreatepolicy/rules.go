@@ -34,6 +34,8 @@ type verdicts struct {
 	// stopped is set when the sandbox stopped a rule so that the policy
 	// halts; the pods after that were not evaluated.
 	stopped *policy.Stop
+	// evaluated is how many pods were evaluated.
+	evaluated int
 }
 
 type failure struct {
@@ -59,6 +61,10 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 	budget := r.evaluationBudget()
 	queries := j.values.QueryTime()
 	for i, pod := range pods {
+		if ctx.Err() != nil {
+			break
+		}
+		v.evaluated = i + 1
 		if took := time.Since(start) + queries; took > budget {
 			v.budget = &overBudgetPass{evaluated: i, took: took, queries: queries}
 			break

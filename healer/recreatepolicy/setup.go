@@ -42,6 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("recreatepolicy").
 		WithOptions(workers.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.RecreatePolicy{}, r.policyChanges()).
 		Watches(r.Requests.object(), r.requestEvents(mgr)).
 		Watches(&corev1.Pod{}, r.podEvents()).
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting)).
