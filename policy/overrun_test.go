@@ -87,7 +87,9 @@ func TestStuckNamesTheEvaluation(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Evaluate(context.Background(), target(time.Now(), "app"))
+		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+			t.Error(err)
+		}
 	}()
 	if err := Stuck(500 * time.Millisecond); err != nil {
 		t.Errorf("stuck at once: %v", err)

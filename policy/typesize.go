@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"math"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -55,9 +56,7 @@ type locals map[ast.Var]int
 
 func (l locals) with(v ast.Var, n int) locals {
 	out := make(locals, len(l)+1)
-	for k, x := range l {
-		out[k] = x
-	}
+	maps.Copy(out, l)
 	out[v] = n
 	return out
 }

@@ -61,8 +61,7 @@ func stoppedMessage(s *policy.Stop) string {
 		rules = fmt.Sprintf("rules %s (evaluated at once)", strings.Join(s.Rules, ", "))
 	}
 	why := s.Err
-	var ee *policy.EvalError
-	if errors.As(s.Err, &ee) {
+	if ee, ok := errors.AsType[*policy.EvalError](s.Err); ok {
 		rules += " for pod " + ee.Pod
 		why = ee.Err
 	}
