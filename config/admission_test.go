@@ -149,7 +149,11 @@ func judge(t *testing.T, p *shippedPolicy, w write, params runtime.Object) strin
 		named = old
 	}
 	gvk := named.GroupVersionKind()
-	gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: "containerrecreaterequests"}
+	resource := "containerrecreaterequests"
+	if gvk.Kind == "Pod" {
+		resource = "pods"
+	}
+	gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: resource}
 	var o, oo runtime.Object
 	if obj != nil {
 		o = obj

@@ -74,7 +74,7 @@ func TestDefaultInstallIsComplete(t *testing.T) {
 	}
 	for kind, want := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 2, "Deployment": 1, "DaemonSet": 1, "PodDisruptionBudget": 1,
 		"Service": 3, "ServiceAccount": 2, "ClusterRole": 5, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
-		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4} {
+		"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1, "ValidatingAdmissionPolicy": 5, "ValidatingAdmissionPolicyBinding": 5} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d (all: %v)", kinds[kind], kind, want, kinds)
 		}
@@ -226,7 +226,8 @@ func TestCertManagerVariant(t *testing.T) {
 
 // TestOpenKruiseVariant: config/openkruise is config/default less what an
 // installed OpenKruise has (the request CRD, the request and pod webhooks,
-// the request-authorization policy, the daemon and its admission policy), with a manager that creates
+// the request-authorization policy, the daemon and its admission policy,
+// the policy over the manager's pod status writes), with a manager that creates
 // v1alpha1 requests, and rights cut to that.
 func TestOpenKruiseVariant(t *testing.T) {
 	r := build(t, "openkruise")
@@ -237,6 +238,7 @@ func TestOpenKruiseVariant(t *testing.T) {
 		"ValidatingAdmissionPolicy//rejuv-request-authorization", "ValidatingAdmissionPolicyBinding//rejuv-request-authorization",
 		"ValidatingAdmissionPolicy//rejuv-daemon-scope", "ValidatingAdmissionPolicyBinding//rejuv-daemon-scope",
 		"ValidatingAdmissionPolicy//rejuv-status-annotations", "ValidatingAdmissionPolicyBinding//rejuv-status-annotations",
+		"ValidatingAdmissionPolicy//rejuv-manager-pod-status", "ValidatingAdmissionPolicyBinding//rejuv-manager-pod-status",
 		"DaemonSet/rejuv-system/rejuv-daemon", "ServiceAccount/rejuv-system/rejuv-daemon", "Service/rejuv-system/rejuv-daemon-metrics",
 		"ClusterRole//rejuv-daemon", "ClusterRoleBinding//rejuv-daemon",
 	}

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -356,5 +358,72 @@ func TestManagerRequestsNeedTheirPolicy(t *testing.T) {
 	}
 	if err := manager.Create(ctx, owned("by-policy", selecting)); err != nil {
 		t.Errorf("the manager creates a request for the policy that selects the pod: %v", err)
+	}
+}
+
+// TestManagerTokenChangesOnlyTheReadinessGate: the manager's token may
+// patch every pod's status (for the readiness gate); the API server itself
+// (the shipped manager-pod-status admission policy, which must compile
+// against this Kubernetes' pods to hold at all) lets it change the
+// KruisePodReady condition and refuses the rest: a label, which would move
+// the pod into a policy's selector or out of a Service, the pod's Ready
+// condition, its phase.
+func TestManagerTokenChangesOnlyTheReadinessGate(t *testing.T) {
+	t.Parallel()
+	s := rejuvStack(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pod := createPod(t, ns, testappPod("web"))
+	manager := impersonate(t, managerUser, saGroups, "")
+	patch := func(c client.Client, change func(*corev1.Pod)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &corev1.Pod{}
+			if err := s.Client.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+				return err
+			}
+			base := cur.DeepCopy()
+			change(cur)
+			return c.Status().Patch(ctx, cur, client.StrategicMergeFrom(base, client.MergeFromWithOptimisticLock{}))
+		})
+	}
+	gate := func(status corev1.ConditionStatus) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == "KruisePodReady" })
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "KruisePodReady", Status: status, Reason: "Test", LastTransitionTime: metav1.Now()})
+		}
+	}
+	if err := patch(manager, gate(corev1.ConditionFalse)); err != nil {
+		t.Errorf("the manager sets KruisePodReady: %v", err)
+	}
+	const refusal = "may change only the KruisePodReady condition of pod "
+	for _, tt := range []struct {
+		name   string
+		change func(*corev1.Pod)
+	}{
+		{"relabels the pod", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "elsewhere"} }},
+		{"sets the pod's Ready condition", func(p *corev1.Pod) {
+			for i := range p.Status.Conditions {
+				if p.Status.Conditions[i].Type == corev1.PodReady {
+					p.Status.Conditions[i].Status = corev1.ConditionFalse
+				}
+			}
+		}},
+		{"fails the pod", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }},
+	} {
+		err := patch(manager, tt.change)
+		if err == nil || !strings.Contains(err.Error(), refusal+ns+"/web") {
+			t.Errorf("the manager %s: %v, want refused with %q", tt.name, err, refusal)
+		}
+	}
+	// The cluster's administrator is not the policy's concern.
+	if err := patch(s.Client, gate(corev1.ConditionTrue)); err != nil {
+		t.Errorf("an administrator sets KruisePodReady: %v", err)
+	}
+	got := &corev1.Pod{}
+	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["app"] == "elsewhere" || got.Status.Phase == corev1.PodFailed {
+		t.Errorf("the pod was changed: labels %v, phase %s", got.Labels, got.Status.Phase)
 	}
 }
