@@ -17,7 +17,19 @@ import (
 // parseRules resolves each rule to the module and parameters the engine
 // compiles: a built-in's source with its parameters checked and defaulted,
 // or the inline module as written.
+// The schema's bounds on rules (the CRD's maxItems and maxLength), checked
+// again: an AdmissionReview sent to the webhook by someone other than the
+// API server has not been through the schema, and must not make the
+// webhook compile more.
+const (
+	MaxRules     = 16
+	MaxRegoBytes = 65536
+)
+
 func parseRules(in []v1alpha1.Rule, fld *field.Path) ([]policy.Rule, field.ErrorList) {
+	if len(in) > MaxRules {
+		return nil, field.ErrorList{field.TooMany(fld, len(in), MaxRules)}
+	}
 	var errs field.ErrorList
 	out := make([]policy.Rule, 0, len(in))
 	seen := map[string]bool{}
@@ -37,6 +49,8 @@ func parseRules(in []v1alpha1.Rule, fld *field.Path) ([]policy.Rule, field.Error
 			if pr != nil {
 				out = append(out, *pr)
 			}
+		case len(r.Rego) > MaxRegoBytes:
+			errs = append(errs, field.TooLong(rf.Child("rego"), "", MaxRegoBytes))
 		case r.Rego != "":
 			if len(r.Parameters) > 0 {
 				errs = append(errs, field.Forbidden(rf.Child("parameters"), "parameters apply only to a builtin rule; an inline rule reads its own constants"))

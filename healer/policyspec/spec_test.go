@@ -1,6 +1,7 @@
 package policyspec
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -98,6 +99,16 @@ func TestParseRejects(t *testing.T) {
 		"zero unavailable":   {func(s *v1alpha1.RecreatePolicySpec) { s.Rollout.MaxUnavailable = new(intstr.FromInt32(0)) }, "spec.rollout.maxUnavailable", "at least 1"},
 		"container pattern":  {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"App_1"} }, "spec.containers[0]", "not a container name"},
 		"container brackets": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"app-[0-9]"} }, "spec.containers[0]", "only * and ?"},
+		// Past the schema, as only a review that did not come through the
+		// API server can be.
+		"too many rules": {func(s *v1alpha1.RecreatePolicySpec) {
+			for i := range 17 {
+				s.Rules = append(s.Rules, v1alpha1.Rule{Name: fmt.Sprintf("r%d", i), Rego: "package x"})
+			}
+		}, "spec.rules", "must have at most 16 items"},
+		"a long module": {func(s *v1alpha1.RecreatePolicySpec) {
+			s.Rules = []v1alpha1.Rule{{Name: "long", Rego: strings.Repeat("#", 65537)}}
+		}, "spec.rules[0].rego", "may not be more than 65536 bytes"},
 		"container wildcard": {func(s *v1alpha1.RecreatePolicySpec) { s.Containers = []string{"-*"} }, "spec.containers[0]", "cannot match a container name"},
 		"unknown builtin":    {func(s *v1alpha1.RecreatePolicySpec) { s.Rules[0].Builtin = "memory-leek" }, "spec.rules[0].builtin", "supported values"},
 		"unknown parameter": {func(s *v1alpha1.RecreatePolicySpec) {
