@@ -52,6 +52,9 @@ func TestHelmChart(t *testing.T) {
 		// unauthorized: requestAuthorization=false leaves the
 		// request-authorization policy out.
 		unauthorized bool
+		// apiServer are the addresses the NetworkPolicy admits to the
+		// webhooks; nil without one.
+		apiServer []string
 	}{{
 		name: "defaults", release: "rejuv", namespace: "rejuv-system",
 		prefix: "rejuv-", socket: "/run/containerd/containerd.sock",
@@ -66,8 +69,11 @@ func TestHelmChart(t *testing.T) {
 			"metrics.grafanaDashboards.namespace=monitoring",
 			"daemon.runtimeSocket=/var/run/crio/crio.sock",
 			"webhook.timeoutSeconds=7",
+			"networkPolicy.enabled=true",
+			"networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}",
 		},
 		prefix: "acme-rejuv-", socket: "/var/run/crio/crio.sock", certManager: true, monitors: true, timeout: 7,
+		apiServer: []string{"10.0.0.10/32", "10.0.0.11/32"},
 	}, {
 		name: "cert-manager with a ClusterIssuer, release rejuv-canary in canary", release: "rejuv-canary", namespace: "canary",
 		values: []string{
@@ -96,6 +102,7 @@ func TestHelmChart(t *testing.T) {
 			checkPrometheusRule(t, r, tt.monitors, tt.prefix, tt.namespace)
 			checkDashboards(t, r, tt.monitors, tt.prefix)
 			checkDaemonSocket(t, r, tt.socket)
+			checkNetworkPolicy(t, r, tt.apiServer)
 			for _, w := range r.webhooks() {
 				if got := w["timeoutSeconds"]; tt.timeout != 0 && got != tt.timeout {
 					t.Errorf("webhook %s: timeoutSeconds %v, want %v", w["name"], got, tt.timeout)
