@@ -73,10 +73,6 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		if !ok {
 			continue
 		}
-		if s := program.Stopped(); s != nil {
-			v.stopped = s
-			break
-		}
 		if pj.err != nil {
 			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()
 			ruleErrors.WithLabelValues(p.Name, p.Namespace, "").Inc()
@@ -111,6 +107,10 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 			evaluations.WithLabelValues(p.Name, p.Namespace, "no_data").Inc()
 		default:
 			evaluations.WithLabelValues(p.Name, p.Namespace, "no_match").Inc()
+		}
+		if s := program.Stopped(); s != nil {
+			v.stopped = s
+			break
 		}
 	}
 	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(time.Since(start).Seconds())

@@ -249,10 +249,11 @@ func TestPolicyRespectsDisruptionBudget(t *testing.T) {
 }
 
 // TestPolicyRunawayRulesReported: a rule that never ends is stopped by the
-// deadline, and a rule that keeps what it builds by the memory bound; each
-// is reported in its policy's status, another policy keeps working, and
-// the manager that evaluates them is not restarted (its memory limit is
-// 256 MiB; the greedy rule would build 10 GB).
+// deadline, and a rule that keeps what it builds by the memory bound; once
+// stopped in three evaluations in a row, each halts its policy, which says
+// why; another policy keeps working, and the manager that evaluates them
+// is not restarted (its memory limit is 256 MiB; the greedy rule would
+// build 10 GB).
 func TestPolicyRunawayRulesReported(t *testing.T) {
 	t.Parallel()
 	s := rejuvStack(t)
@@ -280,18 +281,18 @@ func TestPolicyRunawayRulesReported(t *testing.T) {
 	waitPod(t, ns, pods[0].Name, "recreated by the working policy", func(p *corev1.Pod) bool {
 		return podReady(true)(p) && containerStatus(p, "app").RestartCount == 1
 	})
+	// Each halts its policy, saying what stopped it.
 	for name, stop := range map[string]string{"endless": "evaluation stopped at the deadline", "greedy": "evaluation stopped at the memory bound"} {
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
-			ready := findCondition(readPolicy(t, c, ns, name).Status.Conditions, v1alpha1.ConditionReady)
-			if ready != nil && ready.Reason == v1alpha1.ReasonEvaluationFailed && strings.Contains(ready.Message, "rule runaway failed") && strings.Contains(ready.Message, stop) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the %s rule is not reported as %q: %+v", name, stop, ready)
-			}
+		var halted *metav1.Condition
+		waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
+			halted = findCondition(readPolicy(t, c, ns, name).Status.Conditions, v1alpha1.ConditionHalted)
+			return halted != nil && halted.Status == metav1.ConditionTrue
+		})
+		if halted.Reason != v1alpha1.ReasonRuleStopped || !strings.Contains(halted.Message, `the sandbox stopped rule "runaway" for pod `+ns+`/`) || !strings.Contains(halted.Message, stop) {
+			t.Errorf("policy %s: Halted %s: %s, want %s naming the rule, the pod and %q", name, halted.Reason, halted.Message, v1alpha1.ReasonRuleStopped, stop)
 		}
 	}
-	// A few more passes of each (every 5 s).
+	// A few more passes of the working policy (every 5 s).
 	time.Sleep(10 * time.Second)
 	after, err := s.Kube.CoreV1().Pods(leader.Namespace).Get(ctx, leader.Name, metav1.GetOptions{})
 	if err != nil {

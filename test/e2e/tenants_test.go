@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// editIn gives user Kubernetes' edit role in ns, as a namespace's
+// developers have it.
+func editIn(t *testing.T, ns, user string) {
+	t.Helper()
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edit-" + user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(context.Background(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// managerRestarts is how many times the manager's containers have
+// restarted, by pod, and the pods whose last restart was for memory.
+func managerRestarts(t *testing.T) (map[string]int32, []string) {
+	t.Helper()
+	pods, err := kube.CoreV1().Pods(deploy.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: deploy.HealerSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarts := map[string]int32{}
+	var oom []string
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts[p.Name] += cs.RestartCount
+			if term := cs.LastTerminationState.Terminated; term != nil && term.Reason == "OOMKilled" {
+				oom = append(oom, p.Name)
+			}
+		}
+	}
+	return restarts, oom
+}
+
+// TestOneTenantCannotStallAnother: two namespaces, each with its own
+// editor. The first's editor writes rules that loop, that fill memory and
+// that pass a built-in's bound, and keeps changing them so that the
+// manager evaluates them again and again. Meanwhile the second's ordinary
+// policy decides on time and its request completes; the first's policies
+// are halted by the sandbox each time, naming the rule; neither editor can
+// write in the other's namespace; no manager container restarts or is
+// killed for its memory.
+func TestOneTenantCannotStallAnother(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	before, _ := managerRestarts(t)
+
+	noisy := newNamespace(t)
+	for i := range 3 {
+		p := testappPod(fmt.Sprintf("noisy-%d", i))
+		p.Labels = map[string]string{"app": "noisy"}
+		createPod(t, noisy, p)
+	}
+	quiet := labelledPod(t, "quiet")
+	editIn(t, noisy, "tenant-a")
+	editIn(t, quiet.Namespace, "tenant-b")
+	a := impersonate(t, "tenant-a", nil, "")
+	b := impersonate(t, "tenant-b", nil, "")
+
+	if err := a.Create(ctx, builtinPolicy(quiet.Namespace, "intruder", "quiet", "max-age", nil)); !apierrors.IsForbidden(err) {
+		t.Errorf("tenant-a writes a policy in tenant-b's namespace: %v, want Forbidden", err)
+	}
+
+	hostile := map[string]string{
+		"loop":   policytest.Endless,
+		"greedy": policytest.Greedy,
+		"widths": hostileModule("", `count(sprintf("%*d", [1000000, 1])) > 0`),
+	}
+	for name, rego := range hostile {
+		p := builtinPolicy(noisy, name, "noisy", "max-age", nil)
+		p.Spec.Rules = []v1alpha1.Rule{{Name: name, Rego: rego}}
+		if err := a.Create(ctx, p); err != nil {
+			t.Fatalf("tenant-a's policy %s: %v", name, err)
+		}
+	}
+	// Tenant A changes its policies every two seconds: each new
+	// generation is evaluated again until the sandbox halts it.
+	var generations atomic.Int64
+	stop := make(chan struct{})
+	churned := make(chan struct{})
+	go func() {
+		defer close(churned)
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			for name := range hostile {
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					p := &v1alpha1.RecreatePolicy{}
+					if err := a.Get(ctx, client.ObjectKey{Namespace: noisy, Name: name}, p); err != nil {
+						return err
+					}
+					p.Spec.EvaluationInterval = &metav1.Duration{Duration: time.Duration(1+i%2) * time.Second}
+					return a.Update(ctx, p)
+				})
+				if err == nil {
+					generations.Add(1)
+				}
+			}
+		}
+	}()
+
+	p := builtinPolicy(quiet.Namespace, "age", "quiet", "max-age", map[string]string{"maxAge": `"15s"`, "jitter": `"2s"`})
+	if err := b.Create(ctx, p); err != nil {
+		t.Fatalf("tenant-b's policy: %v", err)
+	}
+	crr := healedInPlace(t, quiet.Namespace, "age", quiet, "running for")
+	close(stop)
+	<-churned
+	started := containerStatus(quiet, "app").State.Running.StartedAt.Time
+	late := crr.CreationTimestamp.Sub(started)
+	t.Logf("tenant-b's request came %s after its container started (maxAge 15s, jitter 2s); tenant-a changed its policies %d times meanwhile", late, generations.Load())
+	if generations.Load() < 15 {
+		t.Errorf("premise: tenant-a changed its policies %d times while tenant-b's policy decided, want at least 15", generations.Load())
+	}
+	if late > 15*time.Second+2*time.Second+5*time.Second {
+		t.Errorf("tenant-b's request came %s after its container started: want within maxAge and jitter (17 s) and a few evaluations", late)
+	}
+
+	for name := range hostile {
+		var halted *metav1.Condition
+		waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
+			got := readPolicy(t, rejuvStack(t).Client, noisy, name)
+			halted = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionHalted)
+			return halted != nil && halted.Status == metav1.ConditionTrue && halted.ObservedGeneration == got.Generation
+		})
+		if halted.Reason != v1alpha1.ReasonRuleStopped || !strings.Contains(halted.Message, `the sandbox stopped rule "`+name+`"`) {
+			t.Errorf("policy %s: Halted %s: %s, want %s naming the rule", name, halted.Reason, halted.Message, v1alpha1.ReasonRuleStopped)
+		}
+		if n := len(policyRequests(t, rejuvStack(t).Client, noisy, name)); n != 0 {
+			t.Errorf("policy %s made %d requests, want none", name, n)
+		}
+	}
+
+	after, oom := managerRestarts(t)
+	for pod, n := range after {
+		if was, ok := before[pod]; ok && n != was {
+			t.Errorf("manager pod %s restarted %d times during the test (last for memory: %v)", pod, n-was, oom)
+		}
+	}
+}
