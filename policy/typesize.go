@@ -2,25 +2,23 @@ package policy
 
 import (
 	"maps"
-	"math"
+	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// maxTypeWork bounds the work the Rego type checker may do on one module,
-// counted as the sum, over the values its expressions and rules build, of
-// the square of each value's size once its references are expanded. The
-// checker compares the types of two values part by part, from both sides:
-// 28 lines `aN := [aN-1, aN-1]` make types of 2^28 parts, and the 26-line
-// module `x := a12 in [b12]` took 16 s to compile, in one call that no
-// deadline interrupts. The same chains make the values that evaluation
+// maxTypeWork bounds the work the Rego type checker may do on one module.
+// The checker compares the types of two values part by part, from both
+// sides: 28 lines `aN := [aN-1, aN-1]` make types of 2^28 parts, and the
+// 26-line module `x := a12 in [b12]` took 16 s to compile, in one call
+// that no deadline interrupts. So the work counted is, for each call or
+// unification, the product of the sizes of its two largest operands once
+// their references are expanded, and for each rule's value or assigned
+// value, its size. The same chains make the values that evaluation
 // compares whole, so bounding them here bounds both. 2^25 is about half a
-// second of the checker's work; a literal table of a few thousand entries
-// passes (a larger one belongs in the rule's parameters).
+// second of the checker's work; a literal table of thousands of entries
+// passes.
 const maxTypeWork = 1 << 25
-
-// maxTypeParts is the largest value one expression may build.
-var maxTypeParts = int(math.Sqrt(maxTypeWork))
 
 // refuseDeepValues refuses a module whose values, references expanded, are
 // over maxTypeWork, before the type checker sees them.
@@ -39,7 +37,7 @@ func refuseDeepValues(module *ast.Module) error {
 		for ; r != nil; r = r.Else {
 			env := s.body(r.Body, locals{})
 			for _, t := range []*ast.Term{r.Head.Key, r.Head.Value} {
-				if err := s.charge(t, env); err != nil {
+				if err := s.chargeValue(t, env); err != nil {
 					return err
 				}
 			}
@@ -71,19 +69,84 @@ type typeSizes struct {
 	work  int
 }
 
-// charge adds what the checker does with t, and refuses the module once
-// that is over the bound.
-func (s *typeSizes) charge(t *ast.Term, env locals) error {
+// charge adds work for the value at t of n parts, and refuses the module
+// once the work is over the bound.
+func (s *typeSizes) charge(t *ast.Term, n, work int) error {
+	s.work = sat(s.work + work)
+	if s.work > maxTypeWork {
+		var at *ast.Location
+		if t != nil {
+			at = t.Location
+		}
+		return ast.Errors{ast.NewError(ast.CompileErr, at,
+			"this value has %d parts once its references are expanded: with what it is compared with and the module's other values, the type checker's work is over the sandbox's bound (%d): a table this large belongs in the rule's parameters", n, maxTypeWork)}
+	}
+	return nil
+}
+
+// chargeValue charges a value the checker types once: a rule's value, a
+// value assigned.
+func (s *typeSizes) chargeValue(t *ast.Term, env locals) error {
 	if t == nil {
 		return nil
 	}
 	n := s.size(t, env)
-	s.work = sat(s.work + sat(n*n))
-	if n > maxTypeParts || s.work > maxTypeWork {
-		return ast.Errors{ast.NewError(ast.CompileErr, t.Location,
-			"this value has %d parts once its references are expanded, which with the module's other values is over the sandbox's bound for the type checker (%d parts squared): a table this large belongs in the rule's parameters", n, maxTypeWork)}
+	if err := s.charge(t, n, n); err != nil {
+		return err
+	}
+	return s.chargeCalls(t, env)
+}
+
+// chargeCall charges a call or unification of operands: the product of
+// the two largest, then the calls within them.
+func (s *typeSizes) chargeCall(operands []*ast.Term, env locals) error {
+	if len(operands) == 0 {
+		return nil
+	}
+	sizes := make([]int, len(operands))
+	largest := 0
+	for i, t := range operands {
+		sizes[i] = s.size(t, env)
+		if sizes[i] > sizes[largest] {
+			largest = i
+		}
+	}
+	work := sizes[largest]
+	if len(sizes) > 1 {
+		rest := slices.Delete(slices.Clone(sizes), largest, largest+1)
+		work = sat(sizes[largest] * slices.Max(rest))
+	}
+	if err := s.charge(operands[largest], sizes[largest], work); err != nil {
+		return err
+	}
+	for _, t := range operands {
+		if err := s.chargeCalls(t, env); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// chargeCalls charges the calls within t (not within comprehensions, whose
+// bodies are checked on their own).
+func (s *typeSizes) chargeCalls(t *ast.Term, env locals) error {
+	var err error
+	switch x := t.Value.(type) {
+	case ast.Call:
+		err = s.chargeCall(x[1:], env)
+	case *ast.Array:
+		x.Until(func(e *ast.Term) bool { err = s.chargeCalls(e, env); return err != nil })
+	case ast.Set:
+		x.Until(func(e *ast.Term) bool { err = s.chargeCalls(e, env); return err != nil })
+	case ast.Object:
+		x.Until(func(k, v *ast.Term) bool {
+			if err = s.chargeCalls(k, env); err == nil {
+				err = s.chargeCalls(v, env)
+			}
+			return err != nil
+		})
+	}
+	return err
 }
 
 // check charges every expression of body, comprehensions and every
@@ -94,24 +157,22 @@ func (s *typeSizes) check(body ast.Body, env locals) error {
 		var err error
 		switch x := e.Terms.(type) {
 		case *ast.Term:
-			err = s.charge(x, env)
+			err = s.chargeValue(x, env)
 		case []*ast.Term:
-			operands := x[1:]
 			if e.IsAssignment() {
-				// The variable assigned is the value charged.
-				operands = operands[1:]
-			}
-			for _, t := range operands {
-				if err = s.charge(t, env); err != nil {
-					break
-				}
+				// The variable takes the value's type.
+				err = s.chargeValue(x[2], env)
+			} else {
+				err = s.chargeCall(x[1:], env)
 			}
 		case *ast.Every:
-			inner := env.with(varOf(x.Value), s.size(x.Domain, env))
+			inner := env.with(varOf(x.Value), s.part(x.Domain, env))
 			if x.Key != nil {
 				inner = inner.with(varOf(x.Key), 1)
 			}
-			err = s.check(x.Body, inner)
+			if err = s.chargeValue(x.Domain, env); err == nil {
+				err = s.check(x.Body, inner)
+			}
 		}
 		if err != nil {
 			return err
@@ -157,7 +218,7 @@ func (s *typeSizes) bind(e *ast.Expr, env locals) locals {
 	if decl, ok := e.Terms.(*ast.SomeDecl); ok {
 		for _, sym := range decl.Symbols {
 			if call, ok := sym.Value.(ast.Call); ok && len(call) >= 3 {
-				n := s.size(call[len(call)-1], env)
+				n := s.part(call[len(call)-1], env)
 				for _, t := range call[1 : len(call)-1] {
 					if v := varOf(t); v != "" {
 						env = env.with(v, n)
@@ -201,13 +262,19 @@ func (s *typeSizes) size(t *ast.Term, env locals) int {
 		}
 		return s.rule(x)
 	case ast.Ref:
-		// A part of a value is no larger than the value.
+		// A reference into a value is one of its parts, or smaller.
 		if len(x) > len(s.pkg) && x.HasPrefix(s.pkg) {
 			if v, ok := x[len(s.pkg)].Value.(ast.String); ok {
-				return s.rule(ast.Var(v))
+				if len(x) == len(s.pkg)+1 {
+					return s.rule(ast.Var(v))
+				}
+				return s.rulePart(ast.Var(v))
 			}
 		}
-		return s.size(x[0], env)
+		if len(x) == 1 {
+			return s.size(x[0], env)
+		}
+		return s.part(x[0], env)
 	case *ast.Array:
 		n := 1
 		x.Foreach(func(e *ast.Term) { n = sat(n + s.size(e, env)) })
@@ -249,6 +316,56 @@ func (s *typeSizes) size(t *ast.Term, env locals) int {
 		return n
 	}
 	return 1
+}
+
+// part is the size of the largest part (element, key or value) of t's
+// value: what a variable bound by some ... in t, or a reference into t,
+// holds. Where t's parts are not known, t's own size.
+func (s *typeSizes) part(t *ast.Term, env locals) int {
+	n := 0
+	switch x := t.Value.(type) {
+	case *ast.Array:
+		x.Foreach(func(e *ast.Term) { n = max(n, s.size(e, env)) })
+	case ast.Set:
+		x.Foreach(func(e *ast.Term) { n = max(n, s.size(e, env)) })
+	case ast.Object:
+		x.Foreach(func(k, v *ast.Term) { n = max(n, s.size(k, env), s.size(v, env)) })
+	case *ast.ArrayComprehension:
+		n = s.size(x.Term, s.body(x.Body, env))
+	case *ast.SetComprehension:
+		n = s.size(x.Term, s.body(x.Body, env))
+	case *ast.ObjectComprehension:
+		inner := s.body(x.Body, env)
+		n = max(s.size(x.Key, inner), s.size(x.Value, inner))
+	case ast.Var:
+		if _, local := env[x]; !local {
+			if _, ok := s.rules[x]; ok {
+				return s.rulePart(x)
+			}
+		}
+		return s.size(t, env)
+	default:
+		return s.size(t, env)
+	}
+	return max(n, 1)
+}
+
+// rulePart is the size of the largest part of the module's rule name's
+// values: the elements of a multi-value rule, the parts of another's.
+func (s *typeSizes) rulePart(name ast.Var) int {
+	n := 1
+	for _, r := range s.rules[name] {
+		if len(r.Head.Args) > 0 {
+			continue
+		}
+		env := s.body(r.Body, locals{})
+		if r.Head.Value == nil {
+			n = max(n, s.size(r.Head.Key, env))
+			continue
+		}
+		n = max(n, s.part(r.Head.Value, env))
+	}
+	return n
 }
 
 // rule is the size of the largest value of the module's rule name (1 for

@@ -161,9 +161,9 @@ var Policies = []Refusal{
 	{Input: "a call out of the sandbox (a built-in its audit denies: http.send, opa.runtime, rand.intn, glob.match, graph.reachable, ...; docs/security.md)", Stage: StageCompile,
 		Spec:  "{selector: {}, rules: [{name: phone-home, rego: \"package x\\nrecreate contains \\\"app\\\" if http.send({\\\"method\\\": \\\"GET\\\", \\\"url\\\": \\\"http://x\\\"}).status_code == 200\"}]}",
 		Field: "spec.rules[0].rego", Message: "line 2: rego_type_error: undefined function http.send"},
-	{Input: "values that nest references past the type checker's bound (`aN := [aN-1, aN-1]`: a11 has 6,143 parts)", Stage: StageCompile,
+	{Input: "a comparison of values that nest references past the type checker's bound (`aN := [aN-1, aN-1]` twelve times over, `a12 in [b12]`)", Stage: StageCompile,
 		Spec:  "{selector: {}, rules: [{name: deep, rego: " + strconv.Quote(deepValues(12)) + "}]}",
-		Field: "spec.rules[0].rego", Message: "rego_compile_error: this value has 6143 parts once its references are expanded"},
+		Field: "spec.rules[0].rego", Message: "rego_compile_error: this value has 12288 parts once its references are expanded"},
 	{Input: "a METADATA schema (it could name a file or a URL)", Stage: StageCompile,
 		Spec:  "{selector: {}, rules: [{name: peek, rego: \"package x\\n# METADATA\\n# schemas:\\n#   - input: {\\\"$ref\\\": \\\"file:///etc/hostname\\\"}\\nrecreate contains \\\"app\\\" if input.pod\"}]}",
 		Field: "spec.rules[0].rego", Message: "METADATA schemas are not allowed in rules: a schema may refer to files and URLs"},
@@ -211,14 +211,14 @@ func signals(n int) string {
 	return strings.Join(items, ", ")
 }
 
-// deepValues is a module whose rules a0..aN each hold two references to
-// the one before.
+// deepValues is a module whose rules a0..aN and b0..bN each hold two
+// references to the one before, and whose recreate compares aN with bN.
 func deepValues(n int) string {
 	var b strings.Builder
-	b.WriteString("package x\na0 := [1]\n")
+	b.WriteString("package x\na0 := [1]\nb0 := [2]\n")
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "a%d := [a%d, a%d]\n", i, i-1, i-1)
+		fmt.Fprintf(&b, "a%d := [a%d, a%d]\nb%d := [b%d, b%d]\n", i, i-1, i-1, i, i-1, i-1)
 	}
-	fmt.Fprintf(&b, "recreate contains \"app\" if count(a%d) > 0\n", n)
+	fmt.Fprintf(&b, "recreate contains \"app\" if a%d in [b%d]\n", n, n)
 	return b.String()
 }
