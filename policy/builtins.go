@@ -87,15 +87,15 @@ var audit = []audited{
 		why: "exact arithmetic on numbers of any length: one product of two 300,000-digit numbers takes 0.6 s; numbers are bounded to " + strconv.Itoa(MaxNumberChars) + " characters"},
 	{names: []string{"sum", "product"}, verdict: bounded, bound: numbersBound,
 		why: "the same arithmetic over a collection: each number and their total length are bounded"},
-	{names: []string{"bits.lsh"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return lshBound },
+	{names: []string{"bits.lsh"}, verdict: bounded, bound: same(lshBound),
 		why: "the result grows with the shift, which is bounded"},
 	{names: []string{"numbers.range", "numbers.range_step"}, verdict: bounded, bound: rangeBound,
 		why: "allocates its whole result at once: at most 100,000 numbers"},
-	{names: []string{"concat"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return concatBound },
+	{names: []string{"concat"}, verdict: bounded, bound: same(concatBound),
 		why: "its result, separators included, is bounded"},
-	{names: []string{"sprintf"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return sprintfBound },
+	{names: []string{"sprintf"}, verdict: bounded, bound: same(sprintfBound),
 		why: "its result, the verbs' widths included, is bounded; widths taken from the arguments (`*`) are refused"},
-	{names: []string{"json.marshal_with_options"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return prettyBound },
+	{names: []string{"json.marshal_with_options"}, verdict: bounded, bound: same(prettyBound),
 		why: "an indent is repeated for every level of every line: the indented result is bounded"},
 	{names: []string{
 		"json.marshal", "yaml.marshal", "urlquery.encode_object", "internal.print", "internal.template_string",
@@ -105,14 +105,14 @@ var audit = []audited{
 		why: "reads or compares its operands whole in one call; values share their parts, so a value that cost little to build can be gigabytes read whole: the operands are bounded to " + bytesText(MaxValueBytes)},
 	{names: []string{"json.patch"}, verdict: bounded, result: resultSizeBound,
 		why: "a copy shares the part it copies, so twenty copies of the whole make a value of a million times its size at no cost: the result, read whole, is bounded to " + bytesText(MaxValueBytes)},
-	{names: []string{"object.subset"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return subsetBound },
+	{names: []string{"object.subset"}, verdict: bounded, bound: same(subsetBound),
 		why: "compares every element of one array with every element of the other: their sizes and the product of their lengths are bounded"},
 	{names: []string{
 		"regex.match", "regex.is_valid", "regex.find_n", "regex.find_all_string_submatch_n", "regex.split",
 		"regex.template_match",
 	}, verdict: bounded, bound: regexBound,
 		why: "RE2 matches in time linear in the text, times the pattern's length: the pattern and that product are bounded"},
-	{names: []string{"regex.replace"}, verdict: bounded, bound: func(string) func([]*ast.Term) error { return regexReplaceBound },
+	{names: []string{"regex.replace"}, verdict: bounded, bound: same(regexReplaceBound),
 		why: "a replacement that repeats the match (`$0`) is expanded in one call: the pattern, and the replacement's length times the text's, are bounded"},
 	{names: []string{"units.parse", "units.parse_bytes"}, verdict: bounded, bound: unitsBound,
 		why: "a short exponent makes a huge exact number (`1e900000` took 6 s and 6.8 GiB): the text and its exponent are bounded"},
@@ -143,6 +143,11 @@ var audit = []audited{
 		why: "test and trace plumbing of `opa`: print is the sandbox's debug output"},
 	{names: []string{"all", "any", "cast_array", "cast_boolean", "cast_null", "cast_object", "cast_set", "cast_string", "re_match", "set_diff", "net.cidr_overlap"}, verdict: denied,
 		why: "deprecated: Rego v1 refuses it"},
+}
+
+// same is the bound of a group whose built-ins all take check.
+func same(check func([]*ast.Term) error) func(string) func([]*ast.Term) error {
+	return func(string) func([]*ast.Term) error { return check }
 }
 
 // auditOf finds the audit of a built-in.

@@ -131,7 +131,8 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 		if errors.Is(err, ErrOverrun) {
 			// Not again, one by one, for this pod: the step would run
 			// past its bounds again. The policy halts on all its rules.
-			stop := &Stop{Rules: p.Rules(), Err: &EvalError{Policy: p.ref.String(), Rule: strings.Join(p.Rules(), ", "), Pod: podName, Err: err}}
+			rules := p.Rules()
+			stop := &Stop{Rules: rules, Err: &EvalError{Policy: p.ref.String(), Rule: strings.Join(rules, ", "), Pod: podName, Err: err}}
 			p.overrun.Store(stop)
 			for i, r := range p.rules {
 				results[i] = RuleResult{Rule: r.name, Err: stop.Err}

@@ -45,11 +45,15 @@ type Overrun struct {
 }
 
 // RulesText names the rules of the overrun.
-func (o Overrun) RulesText() string {
-	if len(o.Rules) == 1 {
-		return fmt.Sprintf("rule %q", o.Rules[0])
+func (o Overrun) RulesText() string { return RulesText(o.Rules) }
+
+// RulesText names the rules of an overrun or a stop: one, or several
+// evaluated at once.
+func RulesText(rules []string) string {
+	if len(rules) == 1 {
+		return fmt.Sprintf("rule %q", rules[0])
 	}
-	return fmt.Sprintf("rules %s (evaluated at once)", strings.Join(o.Rules, ", "))
+	return fmt.Sprintf("rules %s (evaluated at once)", strings.Join(rules, ", "))
 }
 
 func (j *Journal) path(uid types.UID) string {

@@ -3,7 +3,6 @@ package recreatepolicy
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -40,13 +39,17 @@ func (r *Reconciler) evaluationBudget() time.Duration {
 	return DefaultEvaluationBudget
 }
 
+// ruleHalts are the reasons a policy halts for what its rules cost; a
+// clean pass of a new generation lifts them.
+var ruleHalts = []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted}
+
 // quarantined says whether this generation of the policy is halted for
 // what its rules cost: the evaluation budget, a rule the sandbox stopped,
 // or a manager that restarted during one. Its rules are not evaluated
 // again, so that one policy's rules cannot take a worker at every pass,
 // or the manager at every restart.
 func (r *Reconciler) quarantined(p *v1alpha1.RecreatePolicy) bool {
-	for _, reason := range []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted} {
+	for _, reason := range ruleHalts {
 		if c := haltedFor(p, reason); c != nil && c.ObservedGeneration == p.Generation {
 			return true
 		}
@@ -56,10 +59,7 @@ func (r *Reconciler) quarantined(p *v1alpha1.RecreatePolicy) bool {
 
 // stoppedMessage says which rule the sandbox stopped and why.
 func stoppedMessage(s *policy.Stop) string {
-	rules := fmt.Sprintf("rule %q", s.Rules[0])
-	if len(s.Rules) > 1 {
-		rules = fmt.Sprintf("rules %s (evaluated at once)", strings.Join(s.Rules, ", "))
-	}
+	rules := policy.RulesText(s.Rules)
 	why := s.Err
 	if ee, ok := errors.AsType[*policy.EvalError](s.Err); ok {
 		rules += " for pod " + ee.Pod

@@ -72,11 +72,12 @@ func (r *Reconciler) keepInterruption(p *v1alpha1.RecreatePolicy) {
 // and generation that ran past its bounds. This process does not evaluate
 // it again in any case.
 func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) error {
+	msg := interruptedMessage(o)
 	r.mu.Lock()
 	if r.interrupted == nil {
 		r.interrupted = map[types.UID]interruption{}
 	}
-	r.interrupted[o.UID] = interruption{generation: o.Generation, message: interruptedMessage(o)}
+	r.interrupted[o.UID] = interruption{generation: o.Generation, message: msg}
 	r.mu.Unlock()
 	var halted *v1alpha1.RecreatePolicy
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -90,7 +91,7 @@ func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) er
 		if p.UID != o.UID || p.Generation != o.Generation || r.quarantined(p) {
 			return nil
 		}
-		r.setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, interruptedMessage(o))
+		r.setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
 		if err := r.Client.Status().Update(ctx, p); err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) er
 		return fmt.Errorf("halt RecreatePolicy %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	if halted != nil {
-		r.Recorder.Eventf(halted, nil, corev1.EventTypeWarning, "Halted", "Halt", "%s", interruptedMessage(o))
+		r.Recorder.Eventf(halted, nil, corev1.EventTypeWarning, "Halted", "Halt", "%s", msg)
 		observeHalted(halted)
 	}
 	return nil

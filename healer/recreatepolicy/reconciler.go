@@ -176,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case v.budget != nil:
 			r.halt(p, v1alpha1.ReasonEvaluationBudget, v.budget.message(len(pods), r.evaluationBudget()))
 		default:
-			for _, reason := range []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted} {
+			for _, reason := range ruleHalts {
 				r.unhaltFor(p, reason)
 			}
 			situation.Matching = len(v.candidates)

@@ -11,9 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The plugin's binary, built once for the package's tests.
@@ -88,12 +85,5 @@ const editorUser = "editor"
 // developers have it.
 func asEditor(t *testing.T, ns string) {
 	t.Helper()
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "editor"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: editorUser}},
-	}
-	if _, err := kube.RbacV1().RoleBindings(ns).Create(context.Background(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	editIn(t, ns, editorUser)
 }
