@@ -223,7 +223,12 @@ func (p *Program) eval(ctx context.Context, query *query, greedy *atomic.Bool, i
 	guard.alone.RLock()
 	b, crowded, err := p.evalWatched(ctx, query, input, now, hook, instants)
 	guard.alone.RUnlock()
-	if !errors.Is(err, ErrMemory) || greedy.Load() {
+	// Stopped at its memory bound (the first time), or past it after it
+	// was stopped while others ran beside it: what it was charged may not
+	// be its own.
+	stopped := errors.Is(err, ErrMemory) && !greedy.Load()
+	var over *overrunError
+	if !stopped && !(crowded && errors.As(err, &over) && over.memory) {
 		return b, err
 	}
 	if crowded {
@@ -232,7 +237,8 @@ func (p *Program) eval(ctx context.Context, query *query, greedy *atomic.Bool, i
 		// its own.
 		guard.alone.Lock()
 		defer guard.alone.Unlock()
-		if b, _, err = p.evalWatched(ctx, query, input, now, hook, instants); !errors.Is(err, ErrMemory) {
+		b, _, err = p.evalWatched(ctx, query, input, now, hook, instants)
+		if !errors.Is(err, ErrMemory) && !errors.As(err, &over) {
 			guard.rescued.Add(1)
 			return b, err
 		}
@@ -257,10 +263,17 @@ func (p *Program) evalWatched(ctx context.Context, query *query, input ast.Value
 	crowded := watch.crowded.Load()
 	if why := watch.overrun.Load(); why != nil {
 		final := *why
-		if now := watch.overrunBy(time.Now(), allocated()); now != "" {
+		if now := watch.overrunBy(time.Now(), allocated()); now.why != "" {
 			final = now
 		}
-		return nil, crowded, fmt.Errorf("%w: %s", ErrOverrun, final)
+		if final.memory && crowded {
+			// What it allocated after it was stopped may be its
+			// neighbours': only a run alone tells, and records it
+			// again if it is its own.
+			watch.recorded.Wait()
+			p.forgetOverrun()
+		}
+		return nil, crowded, &overrunError{why: final.why, memory: final.memory}
 	}
 	if err != nil {
 		var te *topdown.Error

@@ -78,7 +78,9 @@ type watched struct {
 	overAt time.Time
 	// overrun says how it ran past its bounds in a step the sandbox could
 	// not stop; nil while it did not.
-	overrun atomic.Pointer[string]
+	overrun atomic.Pointer[overrunWhy]
+	// recorded is done once the overrun is written to the journal.
+	recorded sync.WaitGroup
 }
 
 // Overruns: an evaluation still running overrunGrace after its deadline,
@@ -147,7 +149,8 @@ func (g *memoryGuard) watch() {
 				w.overAt = now
 			}
 			if w.overrun.Load() == nil {
-				if why := w.overrunBy(now, total); why != "" {
+				if why := w.overrunBy(now, total); why.why != "" {
+					w.recorded.Add(1)
 					w.overrun.Store(&why)
 					late = append(late, w)
 				}
@@ -160,16 +163,26 @@ func (g *memoryGuard) watch() {
 	}
 }
 
+// overrunWhy is how an evaluation ran past its bounds: why is empty while
+// it did not.
+type overrunWhy struct {
+	why string
+	// memory tells it allocated past its memory bound after it was
+	// stopped, rather than ran past its deadline: a charge that holds the
+	// allocations of evaluations beside it, if it was crowded.
+	memory bool
+}
+
 // overrunBy says how the evaluation ran past its bounds, if it did.
-func (w *watched) overrunBy(now time.Time, total uint64) string {
+func (w *watched) overrunBy(now time.Time, total uint64) overrunWhy {
 	deadline := w.program.opts.Deadline
 	switch {
 	case now.Sub(w.began) > deadline+overrunGrace:
-		return fmt.Sprintf("it ran %s past its deadline (%s)", (now.Sub(w.began) - deadline).Round(time.Millisecond), deadline)
+		return overrunWhy{why: fmt.Sprintf("it ran %s past its deadline (%s)", (now.Sub(w.began) - deadline).Round(time.Millisecond), deadline)}
 	case w.over.Load() && now.Sub(w.overAt) > memoryOverrunGrace && total-w.start > 2*w.limit:
-		return fmt.Sprintf("it allocated %s, past its bound of %s, after it was stopped", bytesText(total-w.start), bytesText(w.limit))
+		return overrunWhy{why: fmt.Sprintf("it allocated %s, past its bound of %s, after it was stopped", bytesText(total-w.start), bytesText(w.limit)), memory: true}
 	}
-	return ""
+	return overrunWhy{}
 }
 
 // overrun is the overrun of the evaluation, with why.
@@ -185,11 +198,12 @@ func (w *watched) overrunOf(why string) Overrun {
 // record writes the overrun to the program's journal, if it has one, in
 // case the step kills the process or lasts until it is restarted.
 func (w *watched) record() {
+	defer w.recorded.Done()
 	j := w.program.opts.Journal
 	if j == nil {
 		return
 	}
-	o := w.overrunOf(*w.overrun.Load())
+	o := w.overrunOf(w.overrun.Load().why)
 	if err := j.Record(o); err != nil {
 		w.program.opts.Log.Error(err, "the overrun of a rule could not be recorded: a restart would evaluate it again", "policy", w.program.ref.String())
 	}
@@ -205,7 +219,7 @@ func Stuck(after time.Duration) error {
 	now := time.Now()
 	for w := range g.inFlight {
 		if why := w.overrun.Load(); why != nil && now.Sub(w.began)-w.program.opts.Deadline > after {
-			o := w.overrunOf(*why)
+			o := w.overrunOf(why.why)
 			return fmt.Errorf("policy %s/%s: %s for pod %s has run %s past its deadline in one step that cannot be stopped",
 				o.Namespace, o.Name, o.RulesText(), o.Pod, (now.Sub(w.began) - w.program.opts.Deadline).Round(time.Second))
 		}

@@ -14,6 +14,29 @@ var ErrBound = errors.New("over the sandbox's bound")
 // memory bound.
 var ErrOverrun = errors.New("one step of the evaluation ran past its bounds")
 
+// overrunError is an evaluation that ran past its bounds in one step: it
+// wraps ErrOverrun.
+type overrunError struct {
+	why string
+	// memory: it allocated past its memory bound after it was stopped.
+	memory bool
+}
+
+func (e *overrunError) Error() string { return ErrOverrun.Error() + ": " + e.why }
+func (e *overrunError) Unwrap() error { return ErrOverrun }
+
+// forgetOverrun takes back the overrun the guard recorded for the program
+// in its journal, when it was not the program's own.
+func (p *Program) forgetOverrun() {
+	j := p.opts.Journal
+	if j == nil {
+		return
+	}
+	if err := j.Forget(p.ref.UID); err != nil {
+		p.opts.Log.Error(err, "an overrun charged with the allocations of other evaluations could not be taken back from the journal: a restart would halt the policy", "policy", p.ref.String())
+	}
+}
+
 // StopsToHalt is how many evaluations of a rule in a row the deadline or
 // the memory bound must stop before its policy halts: one could be a
 // loaded machine, three in a row is the rule. A built-in's bound, or a step
