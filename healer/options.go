@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -64,8 +65,12 @@ type Options struct {
 	MutatingWebhookConfiguration   string
 	ValidatingWebhookConfiguration string
 	WebhookURL                     string
-	NodeLostGrace                  time.Duration
-	PickupTimeout                  time.Duration
+	// WebhookClientCA and WebhookClientNames authenticate the API server
+	// to the admission webhooks; none when WebhookClientCA is empty.
+	WebhookClientCA    string
+	WebhookClientNames []string
+	NodeLostGrace      time.Duration
+	PickupTimeout      time.Duration
 	// RuleDeadline bounds each evaluation of a policy's rules for a pod.
 	RuleDeadline time.Duration
 	// RuleMemoryLimit bounds what each evaluation of a policy's rules for
@@ -138,6 +143,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CRRExecutor, "crr-executor", ExecutorRejuv, `who executes ContainerRecreateRequests: "rejuv" (Rejuv's request controller, webhooks and daemon) or "openkruise" (an OpenKruise installed beside Rejuv; the manager then only creates v1alpha1 requests for its policies)`)
 	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "rejuv-mutating-webhook-configuration", "the MutatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self and --crr-executor=rejuv)")
 	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "rejuv-validating-webhook-configuration", "the ValidatingWebhookConfiguration whose CA bundle the manager keeps (with --cert-management=self)")
+	fs.StringVar(&o.WebhookClientCA, "webhook-client-ca", "", "CA bundle (PEM) that the API server's webhook client certificate chains to (its --admission-control-config-file); when set, the admission webhooks answer only clients presenting such a certificate, and the conversion webhook, which the API server calls without one, everyone")
+	fs.Func("webhook-client-names", "comma-separated common names accepted in a webhook client certificate, with --webhook-client-ca (default any the CA signed)", func(v string) error {
+		o.WebhookClientNames = append(o.WebhookClientNames, strings.Split(v, ",")...)
+		return nil
+	})
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
 	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
@@ -198,6 +208,15 @@ func (o *Options) Validate() error {
 				host = u.Host
 			}
 			o.webhookURLHostForCertSAN = host
+		}
+	}
+	if len(o.WebhookClientNames) > 0 && o.WebhookClientCA == "" {
+		errs = append(errs, errors.New("--webhook-client-names: needs --webhook-client-ca, which verifies the certificates they name"))
+	}
+	for _, n := range o.WebhookClientNames {
+		if n == "" {
+			errs = append(errs, fmt.Errorf("--webhook-client-names: %q holds an empty name", strings.Join(o.WebhookClientNames, ",")))
+			break
 		}
 	}
 	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--rule-deadline": o.RuleDeadline, "--policy-evaluation-budget": o.PolicyEvaluationBudget, "--cert-check-interval": o.CertCheckInterval} {

@@ -84,6 +84,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 
+	webhooks := webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}
+	var callers *admission.Callers
+	if o.WebhookClientCA != "" {
+		if callers, err = admission.LoadCallers(o.WebhookClientCA, o.WebhookClientNames); err != nil {
+			return err
+		}
+		webhooks.TLSOpts = append(webhooks.TLSOpts, callers.TLS)
+	}
+
 	RegisterMetrics(ctrlmetrics.Registry)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -96,7 +105,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		// The manager exits once its context ends: handing the lease over
 		// then spares the next leader the lease's whole duration.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+		WebhookServer:                 webhook.NewServer(webhooks),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -107,7 +116,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	opts := admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Self: self,
-		PolicyOnly: !o.ExecutesRequests(), Prometheus: o.Prometheus.URL != "",
+		PolicyOnly: !o.ExecutesRequests(), Prometheus: o.Prometheus.URL != "", Callers: callers,
 	}
 	if o.ExecutesRequests() {
 		// Every replica serves the request webhook, which reads pods from
@@ -171,7 +180,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	log.Info("starting manager", "crrExecutor", o.CRRExecutor, "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL,
+	log.Info("starting manager", "crrExecutor", o.CRRExecutor, "webhookPort", o.WebhookPort, "certManagement", o.CertManagement, "webhookURL", o.WebhookURL, "webhookClientCA", o.WebhookClientCA,
 		"leaderElection", o.LeaderElect, "user", self)
 	return mgr.Start(ctx)
 }

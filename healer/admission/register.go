@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"net/http"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -50,7 +52,16 @@ type Options struct {
 	// Prometheus is set when the manager has a Prometheus for policies'
 	// signals.
 	Prometheus bool
+	// Callers, when set, are the only clients the admission webhooks
+	// answer.
+	Callers *Callers
 }
+
+// MaxConversionBytes bounds the body of a conversion review before it is
+// decoded (admission reviews are bounded by controller-runtime, at 7 MiB):
+// a list of thousands of requests, where kubectl and informers ask for
+// pages of 500.
+const MaxConversionBytes = 16 << 20
 
 // Register adds the RecreatePolicy validation to server and, unless
 // o.PolicyOnly, the CRR mutating and validating webhooks, the pod
@@ -59,7 +70,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	decoder := admission.NewDecoder(scheme)
 	admit := func(path string, h admission.Handler) {
 		initRefusals(path)
-		server.Register(path, &webhook.Admission{Handler: counted{path: path, Handler: h}})
+		server.Register(path, o.Callers.admit(&webhook.Admission{Handler: counted{path: path, Handler: h}}))
 	}
 	admit(ValidatePolicyPath, &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus})
 	if o.PolicyOnly {
@@ -69,5 +80,9 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
 	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
 	admit(PolicyReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder, Policies: o.Client})
-	server.Register(ConvertPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	convert := conversion.NewWebhookHandler(scheme, conversion.NewRegistry())
+	server.Register(ConvertPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxConversionBytes)
+		convert.ServeHTTP(w, r)
+	}))
 }

@@ -112,6 +112,9 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 			return nil, fmt.Errorf("remove the Rejuv installed before: %w", err)
 		}
 	}
+	if err := s.putWebhookClientCA(ctx); err != nil {
+		return nil, err
+	}
 	if out, err := s.Kubectl(ctx, "apply", "--server-side", "-k", s.kustomization); err != nil {
 		return nil, fmt.Errorf("install Rejuv: %w\n%s", err, out)
 	}

@@ -309,6 +309,9 @@ func writeCredentials(cfg Config) error {
 	if err := writePKI(cfg, cfg.pkiDir()); err != nil {
 		return err
 	}
+	if err := writeAdmissionConfig(cfg); err != nil {
+		return err
+	}
 	server := cfg.APIServerURL()
 	kubeconfigs := map[string]string{
 		cfg.Kubeconfig(): "admin",
@@ -348,6 +351,9 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	if st.KubernetesVersion != cfg.KubernetesVersion {
 		return fmt.Errorf("it runs Kubernetes %s, not %s", st.KubernetesVersion, cfg.KubernetesVersion)
+	}
+	if _, err := os.Stat(cfg.admissionConfig()); err != nil {
+		return errors.New("its API server presents no webhook client certificate (a harness from before it did)")
 	}
 	var dead []string
 	for _, p := range st.Processes {

@@ -47,6 +47,7 @@ func apiserverSpec(c Config) spec {
 		"--service-cluster-ip-range=" + c.ServiceSubnet.String(),
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
+		"--admission-control-config-file=" + c.admissionConfig(),
 		"--allow-privileged=true",
 		"--kubelet-client-certificate=" + c.pki("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + c.pki("apiserver-kubelet-client.key"),

@@ -185,5 +185,8 @@ func writePKI(cfg Config, dir string) error {
 	if err := frontProxy.issue(dir, certRequest{file: "front-proxy-client", cn: "front-proxy-client", client: true}); err != nil {
 		return err
 	}
+	if err := writeWebhookClientPKI(dir); err != nil {
+		return err
+	}
 	return writeServiceAccountKeys(dir)
 }

@@ -18,6 +18,10 @@ func main() {
 	if err != nil {
 		os.Exit(2)
 	}
+	if len(o.forgeURLs) > 0 {
+		forge(context.Background(), o.forgeURLs, o.forgeBody, o.forgeCount, os.Stdout)
+		return
+	}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	log := slog.New(slog.NewTextHandler(os.Stdout, nil))

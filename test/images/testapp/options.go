@@ -24,6 +24,11 @@ type options struct {
 	exitAfter     time.Duration
 	exitCode      int
 	controlFile   string
+	// forgeURLs, when set, make testapp a forger: it posts forgeBody to
+	// each forgeCount times, prints what came back and exits.
+	forgeURLs  []string
+	forgeBody  string
+	forgeCount int
 }
 
 // parseFlags parses args; errors (flag.ErrHelp included) are already reported
@@ -47,6 +52,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.exitAfter, "exit-after", 0, "exit this long after starting; 0 means never")
 	fs.IntVar(&o.exitCode, "exit-code", 0, "exit code for --exit-after")
 	fs.StringVar(&o.controlFile, "control-file", "", "file of key=value controls, re-applied whenever it changes; empty means none")
+	fs.Func("forge-url", "post --forge-body to this URL over HTTPS, unverified and without a client certificate, print the answers and exit instead of serving (repeatable)", func(v string) error {
+		o.forgeURLs = append(o.forgeURLs, v)
+		return nil
+	})
+	fs.StringVar(&o.forgeBody, "forge-body", "", "the body --forge-url posts")
+	fs.IntVar(&o.forgeCount, "forge-count", 1, "how many times --forge-url posts to each URL")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -15,7 +16,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: options{listen: ":8080", ready: true, live: true, warmUpTime: 30 * time.Second},
+			want: options{listen: ":8080", ready: true, live: true, warmUpTime: 30 * time.Second, forgeCount: 1},
 		},
 		{
 			name: "all set",
@@ -23,11 +24,13 @@ func TestParseFlags(t *testing.T) {
 				"--listen=127.0.0.1:9000", "--ready=false", "--live=false", "--ignore-sigterm",
 				"--startup-delay=2s", "--grow-rate=1Mi", "--grow-limit=2M", "--grow-after=20s", "--free-every=1m", "--exit-after=1m",
 				"--exit-code=3", "--control-file=/etc/testapp/control", "--warm-up=150Mi", "--warm-up-time=20s",
+				"--forge-url=https://a/x", "--forge-url=https://b/y", "--forge-body={}", "--forge-count=5",
 			},
 			want: options{
 				listen: "127.0.0.1:9000", ignoreSigterm: true, startupDelay: 2 * time.Second,
 				growRate: 1 << 20, growLimit: 2_000_000, growAfter: 20 * time.Second, freeEvery: time.Minute, exitAfter: time.Minute, exitCode: 3,
 				controlFile: "/etc/testapp/control", warmUp: 150 << 20, warmUpTime: 20 * time.Second,
+				forgeURLs: []string{"https://a/x", "https://b/y"}, forgeBody: "{}", forgeCount: 5,
 			},
 		},
 		{name: "bad quantity", args: []string{"--grow-rate=lots"}, wantErr: true},
@@ -40,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("parseFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
 			}
-			if !tt.wantErr && got != tt.want {
+			if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
 			}
 		})
