@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/healer/admission"
@@ -81,6 +82,70 @@ func asTheAPIServer(t *testing.T, url string, review []byte) *admissionv1.Admiss
 	return got.Response
 }
 
+// webhookURLs are the URLs of the admission webhooks at each of hosts.
+func webhookURLs(hosts ...string) []string {
+	var urls []string
+	for _, host := range hosts {
+		for _, path := range []string{admission.MutateCRRPath, admission.ValidateCRRPath, admission.PodReadinessGatePath, admission.PolicyReadinessGatePath, admission.ValidatePolicyPath} {
+			urls = append(urls, "https://"+host+path)
+		}
+	}
+	return urls
+}
+
+// startForger has c (a tenant) start a pod in ns that posts review to
+// each of urls each times, from inside the cluster, then exits.
+func startForger(t *testing.T, c client.Client, ns string, urls []string, review []byte, each int) {
+	t.Helper()
+	args := []string{"--forge-body=" + string(review), fmt.Sprintf("--forge-count=%d", each)}
+	for _, u := range urls {
+		args = append(args, "--forge-url="+u)
+	}
+	forger := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forger"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "forger", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever, Args: args}},
+		},
+	}
+	if err := c.Create(context.Background(), forger); err != nil {
+		t.Fatalf("the tenant's forger pod: %v", err)
+	}
+}
+
+// forgerAnswers waits until the forger of ns has exited and returns what
+// it printed.
+func forgerAnswers(t *testing.T, ns string) string {
+	t.Helper()
+	waitPod(t, ns, "forger", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	logs, err := kube.CoreV1().Pods(ns).GetLogs("forger", &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(logs)
+}
+
+// checkForgedRefused: every post to each of urls was refused before it was
+// read, and no answer holds the victim's UID, its container's ID or a
+// patch.
+func checkForgedRefused(t *testing.T, logs string, urls []string, each int, victim *corev1.Pod, containerID string) {
+	t.Helper()
+	if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != len(urls) {
+		t.Errorf("the forger printed %d answers for %d URLs, want one each (every post of a URL answered alike):\n%s", len(lines), len(urls), logs)
+	}
+	for _, u := range urls {
+		want := fmt.Sprintf("forged %s x%d: 403 this webhook answers only the API server", u, each)
+		if !strings.Contains(logs, want) {
+			t.Errorf("forged reviews to %s: want %q in the forger's output:\n%s", u, want, logs)
+		}
+	}
+	for _, leak := range []string{string(victim.UID), containerID, `"patch"`} {
+		if strings.Contains(logs, leak) {
+			t.Errorf("the forger's answers hold %q:\n%s", leak, logs)
+		}
+	}
+}
+
 // TestForgedReviewsAreRefused: a tenant's pod sends AdmissionReviews to
 // every admission webhook, through their Service and to each manager
 // replica, forged as the API server's for a pod of another namespace.
@@ -112,51 +177,15 @@ func TestForgedReviewsAreRefused(t *testing.T) {
 
 	tenant := newNamespace(t)
 	editIn(t, tenant, "tenant-forger")
-	var urls []string
 	hosts := []string{service.Spec.ClusterIP + ":443"}
 	for _, m := range managers {
 		hosts = append(hosts, m.Status.PodIP+":9443")
 	}
-	for _, host := range hosts {
-		for _, path := range []string{admission.MutateCRRPath, admission.ValidateCRRPath, admission.PodReadinessGatePath, admission.PolicyReadinessGatePath, admission.ValidatePolicyPath} {
-			urls = append(urls, "https://"+host+path)
-		}
-	}
+	urls := webhookURLs(hosts...)
 	const each = 20
-	args := []string{"--forge-body=" + string(review), fmt.Sprintf("--forge-count=%d", each)}
-	for _, u := range urls {
-		args = append(args, "--forge-url="+u)
-	}
-	forger := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "forger"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "forger", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever, Args: args}},
-		},
-	}
-	if err := impersonate(t, "tenant-forger", nil, "").Create(ctx, forger); err != nil {
-		t.Fatalf("the tenant's forger pod: %v", err)
-	}
-	done := waitPod(t, tenant, "forger", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
-	logs, err := kube.CoreV1().Pods(tenant).GetLogs(done.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
-	if len(lines) != len(urls) {
-		t.Errorf("the forger printed %d answers for %d URLs, want one each (every post of a URL answered alike):\n%s", len(lines), len(urls), logs)
-	}
-	for _, u := range urls {
-		want := fmt.Sprintf("forged %s x%d: 403 this webhook answers only the API server", u, each)
-		if !strings.Contains(string(logs), want) {
-			t.Errorf("forged reviews to %s: want %q in the forger's output:\n%s", u, want, logs)
-		}
-	}
-	for _, leak := range []string{string(victim.UID), containerID, `"patch"`} {
-		if strings.Contains(string(logs), leak) {
-			t.Errorf("the forger's answers hold %q:\n%s", leak, logs)
-		}
-	}
+	startForger(t, impersonate(t, "tenant-forger", nil, ""), tenant, urls, review, each)
+	logs := forgerAnswers(t, tenant)
+	checkForgedRefused(t, logs, urls, each, victim, containerID)
 	t.Logf("%d forged reviews from a tenant's pod to %d URLs refused; the API server's certificate is answered", each*len(urls), len(urls))
 
 	// Through the API server, requests are still admitted and patched.

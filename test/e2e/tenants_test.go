@@ -60,9 +60,10 @@ func managerRestarts(t *testing.T) (map[string]int32, []string) {
 // that pass a built-in's bound, and keeps changing them so that the
 // manager evaluates them again and again. Meanwhile the second's ordinary
 // policy decides on time and its request completes; the first's policies
-// are halted by the sandbox each time, naming the rule; neither editor can
-// write in the other's namespace; no manager container restarts or is
-// killed for its memory.
+// are halted by the sandbox each time, naming the rule; the forged reviews
+// of the second's pod that the first sends from a pod all along are
+// refused unread; neither editor can write in the other's namespace; no
+// manager container restarts or is killed for its memory.
 func TestOneTenantCannotStallAnother(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -96,6 +97,16 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 			t.Fatalf("tenant-a's policy %s: %v", name, err)
 		}
 	}
+	// Tenant A also sends forged reviews of tenant B's pod to the
+	// webhooks from a pod of its namespace, all along.
+	service, err := kube.CoreV1().Services(deploy.Namespace).Get(ctx, deploy.WebhookService, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := webhookURLs(service.Spec.ClusterIP + ":443")
+	const forgedEach = 400
+	startForger(t, a, noisy, forged, forgedCRRReview(t, quiet), forgedEach)
+
 	// Tenant A changes its policies every two seconds: each new
 	// generation is evaluated again until the sandbox halts it.
 	var generations atomic.Int64
@@ -158,6 +169,8 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 			t.Errorf("policy %s made %d requests, want none", name, n)
 		}
 	}
+
+	checkForgedRefused(t, forgerAnswers(t, noisy), forged, forgedEach, quiet, containerStatus(quiet, "app").ContainerID)
 
 	after, oom := managerRestarts(t)
 	for pod, n := range after {
