@@ -184,6 +184,7 @@ func TestMemoryFromPrometheus(t *testing.T) {
 	t.Run("a sawtooth, a step and a warm-up are left alone", calm)
 	t.Run("a plateau near the limit is recreated", plateau)
 	t.Run("signals", testSignals)
+	t.Run("one tenant's queries do not stall another", testTenantQueries)
 
 	// Prometheus gone: no data, with the reason, and nothing recreated.
 	if err := prom.Stop(); err != nil {

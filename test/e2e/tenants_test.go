@@ -179,3 +179,59 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 		}
 	}
 }
+
+// testTenantQueries: with Prometheus behind the manager, one namespace's
+// editor stores the most queries a policy may have (16), each a subquery
+// that makes Prometheus step through a minute of every series of its
+// namespace at 100 ms, asked every second, and cannot store one that reads
+// another namespace. Meanwhile
+// another namespace's ordinary policy decides on time, and no manager
+// container restarts.
+func testTenantQueries(t *testing.T) {
+	ctx := context.Background()
+	before, _ := managerRestarts(t)
+	noisy := newNamespace(t)
+	for i := range 2 {
+		p := testappPod(fmt.Sprintf("noisy-%d", i))
+		p.Labels = map[string]string{"app": "noisy"}
+		createPod(t, noisy, p)
+	}
+	quiet := labelledPod(t, "quiet")
+	editIn(t, noisy, "tenant-q")
+	a := impersonate(t, "tenant-q", nil, "")
+
+	spy := builtinPolicy(noisy, "spy", "noisy", "max-age", nil)
+	spy.Spec.Signals = []v1alpha1.Signal{{Name: "theirs", Query: fmt.Sprintf(`sum(container_memory_working_set_bytes{namespace=%q})`, quiet.Namespace)}}
+	if err := a.Create(ctx, spy); err == nil || !strings.Contains(err.Error(), "spec.signals[0].query") {
+		t.Errorf("tenant-q's query of tenant-b's namespace: %v, want it refused naming spec.signals[0].query", err)
+	}
+	heavy := builtinPolicy(noisy, "heavy", "noisy", "max-age", map[string]string{"maxAge": `"24h"`})
+	for i := range 16 {
+		heavy.Spec.Signals = append(heavy.Spec.Signals, v1alpha1.Signal{Name: fmt.Sprintf("q%d", i),
+			Query: fmt.Sprintf(`max_over_time(count by (namespace, pod) ({__name__=~".+", id!="%d"})[1m:100ms])`, i)})
+	}
+	if err := a.Create(ctx, heavy); err != nil {
+		t.Fatalf("tenant-q's heavy policy: %v", err)
+	}
+
+	p := builtinPolicy(quiet.Namespace, "age", "quiet", "max-age", map[string]string{"maxAge": `"15s"`, "jitter": `"2s"`})
+	createPolicy(t, p)
+	crr := healedInPlace(t, quiet.Namespace, "age", quiet, "running for")
+	late := crr.CreationTimestamp.Sub(containerStatus(quiet, "app").State.Running.StartedAt.Time)
+	got := readPolicy(t, rejuvStack(t).Client, noisy, "heavy")
+	halted := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionHalted)
+	t.Logf("tenant-b's request came %s after its container started (maxAge 15s, jitter 2s); tenant-q's heavy policy last evaluated %v, halted: %+v",
+		late, got.Status.LastEvaluationTime, halted)
+	if got.Status.LastEvaluationTime == nil && halted == nil {
+		t.Errorf("premise: tenant-q's heavy policy was never evaluated, nor halted, while tenant-b's decided")
+	}
+	if late > 15*time.Second+2*time.Second+5*time.Second {
+		t.Errorf("tenant-b's request came %s after its container started: want within maxAge and jitter (17 s) and a few evaluations", late)
+	}
+	after, oom := managerRestarts(t)
+	for pod, n := range after {
+		if was, ok := before[pod]; ok && n != was {
+			t.Errorf("manager pod %s restarted %d times during the test (last for memory: %v)", pod, n-was, oom)
+		}
+	}
+}
