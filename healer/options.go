@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,11 +214,8 @@ func (o *Options) Validate() error {
 	if len(o.WebhookClientNames) > 0 && o.WebhookClientCA == "" {
 		errs = append(errs, errors.New("--webhook-client-names: needs --webhook-client-ca, which verifies the certificates they name"))
 	}
-	for _, n := range o.WebhookClientNames {
-		if n == "" {
-			errs = append(errs, fmt.Errorf("--webhook-client-names: %q holds an empty name", strings.Join(o.WebhookClientNames, ",")))
-			break
-		}
+	if slices.Contains(o.WebhookClientNames, "") {
+		errs = append(errs, fmt.Errorf("--webhook-client-names: %q holds an empty name", strings.Join(o.WebhookClientNames, ",")))
 	}
 	for name, d := range map[string]time.Duration{"--node-lost-grace": o.NodeLostGrace, "--pickup-timeout": o.PickupTimeout, "--rule-deadline": o.RuleDeadline, "--policy-evaluation-budget": o.PolicyEvaluationBudget, "--cert-check-interval": o.CertCheckInterval} {
 		if d <= 0 {

@@ -228,7 +228,8 @@ func (p *Program) eval(ctx context.Context, query *query, greedy *atomic.Bool, i
 	// be its own.
 	stopped := errors.Is(err, ErrMemory) && !greedy.Load()
 	var over *overrunError
-	if !stopped && !(crowded && errors.As(err, &over) && over.memory) {
+	chargedPast := crowded && errors.As(err, &over) && over.memory
+	if !stopped && !chargedPast {
 		return b, err
 	}
 	if crowded {

@@ -28,7 +28,8 @@ func (s *Stack) putWebhookClientCA(ctx context.Context) error {
 		return fmt.Errorf("create namespace %s: %w", Namespace, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: WebhookClientCA, Namespace: Namespace}, Data: map[string]string{"ca.crt": string(bundle)}}
-	if _, err := s.Kube.CoreV1().ConfigMaps(Namespace).Create(ctx, cm, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+	_, err = s.Kube.CoreV1().ConfigMaps(Namespace).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
 		_, err = s.Kube.CoreV1().ConfigMaps(Namespace).Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	if err != nil {

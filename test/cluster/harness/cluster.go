@@ -352,9 +352,6 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	if st.KubernetesVersion != cfg.KubernetesVersion {
 		return fmt.Errorf("it runs Kubernetes %s, not %s", st.KubernetesVersion, cfg.KubernetesVersion)
 	}
-	if _, err := os.Stat(cfg.admissionConfig()); err != nil {
-		return errors.New("its API server presents no webhook client certificate (a harness from before it did)")
-	}
 	var dead []string
 	for _, p := range st.Processes {
 		if !p.Alive() {
@@ -363,6 +360,9 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	if len(dead) > 0 {
 		return fmt.Errorf("not running: %s", strings.Join(dead, ", "))
+	}
+	if _, err := os.Stat(cfg.admissionConfig()); err != nil {
+		return errors.New("its API server presents no webhook client certificate (a harness from before it did)")
 	}
 	c := &Cluster{Config: cfg}
 	cs, err := c.Clientset()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -63,17 +64,17 @@ func writeAdmissionConfig(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("write the API server's admission configuration: %w", err)
 	}
-	var plugins string
+	var doc strings.Builder
+	doc.WriteString("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n")
 	for _, name := range []string{"ValidatingAdmissionWebhook", "MutatingAdmissionWebhook"} {
-		plugins += fmt.Sprintf(`- name: %s
+		fmt.Fprintf(&doc, `- name: %s
   configuration:
     apiVersion: apiserver.config.k8s.io/v1
     kind: WebhookAdmissionConfiguration
     kubeConfigFile: %q
 `, name, abs)
 	}
-	doc := "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" + plugins
-	if err := os.WriteFile(cfg.admissionConfig(), []byte(doc), 0o600); err != nil {
+	if err := os.WriteFile(cfg.admissionConfig(), []byte(doc.String()), 0o600); err != nil {
 		return fmt.Errorf("write the API server's admission configuration: %w", err)
 	}
 	return nil
