@@ -56,13 +56,14 @@ func (a act) String() string {
 	return fmt.Sprintf("%s %s %s", a.verb, r, where)
 }
 
-// TestShippedRolesGrantOnlyWhatTheCodeUses asks the API server, for each
-// shipped service account, whether it may take each action: what the code
-// needs is allowed, the rest of the same kind refused.
-func TestShippedRolesGrantOnlyWhatTheCodeUses(t *testing.T) {
-	t.Parallel()
+// identityActs are, for each shipped service account, what it may do
+// (what its code needs) and what of the same kind it may not.
+func identityActs() []struct {
+	user string
+	acts []act
+} {
 	const ns = deploy.Namespace
-	for _, tt := range []struct {
+	return []struct {
 		user string
 		acts []act
 	}{
@@ -118,7 +119,15 @@ func TestShippedRolesGrantOnlyWhatTheCodeUses(t *testing.T) {
 			{"update", "", "nodes", "", "", cluster.NodeName(), false},
 			{"list", "rejuv.dev", "recreatepolicies", "", "", "", false},
 		}},
-	} {
+	}
+}
+
+// TestShippedRolesGrantOnlyWhatTheCodeUses asks the API server, for each
+// shipped service account, whether it may take each action: what the code
+// needs is allowed, the rest of the same kind refused.
+func TestShippedRolesGrantOnlyWhatTheCodeUses(t *testing.T) {
+	t.Parallel()
+	for _, tt := range identityActs() {
 		for _, a := range tt.acts {
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User: tt.user, Groups: saGroups,

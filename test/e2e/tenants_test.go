@@ -55,6 +55,18 @@ func managerRestarts(t *testing.T) (map[string]int32, []string) {
 	return restarts, oom
 }
 
+// checkNoManagerRestarts: no manager container restarted since before
+// (managerRestarts) was read.
+func checkNoManagerRestarts(t *testing.T, before map[string]int32) {
+	t.Helper()
+	after, oom := managerRestarts(t)
+	for pod, n := range after {
+		if was, ok := before[pod]; ok && n != was {
+			t.Errorf("manager pod %s restarted %d times during the test (last for memory: %v)", pod, n-was, oom)
+		}
+	}
+}
+
 // TestOneTenantCannotStallAnother: two namespaces, each with its own
 // editor. The first's editor writes rules that loop, that fill memory and
 // that pass a built-in's bound, and keeps changing them so that the
@@ -70,11 +82,7 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 	before, _ := managerRestarts(t)
 
 	noisy := newNamespace(t)
-	for i := range 3 {
-		p := testappPod(fmt.Sprintf("noisy-%d", i))
-		p.Labels = map[string]string{"app": "noisy"}
-		createPod(t, noisy, p)
-	}
+	labelledPods(t, noisy, "noisy", 3)
 	quiet := labelledPod(t, "quiet")
 	editIn(t, noisy, "tenant-a")
 	editIn(t, quiet.Namespace, "tenant-b")
@@ -172,30 +180,20 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 
 	checkForgedRefused(t, forgerAnswers(t, noisy), forged, forgedEach, quiet, containerStatus(quiet, "app").ContainerID)
 
-	after, oom := managerRestarts(t)
-	for pod, n := range after {
-		if was, ok := before[pod]; ok && n != was {
-			t.Errorf("manager pod %s restarted %d times during the test (last for memory: %v)", pod, n-was, oom)
-		}
-	}
+	checkNoManagerRestarts(t, before)
 }
 
 // testTenantQueries: with Prometheus behind the manager, one namespace's
 // editor stores the most queries a policy may have (16), each a subquery
 // that makes Prometheus step through a minute of every series of its
 // namespace at 100 ms, asked every second, and cannot store one that reads
-// another namespace. Meanwhile
-// another namespace's ordinary policy decides on time, and no manager
-// container restarts.
+// another namespace. Meanwhile another namespace's ordinary policy decides
+// on time, and no manager container restarts.
 func testTenantQueries(t *testing.T) {
 	ctx := context.Background()
 	before, _ := managerRestarts(t)
 	noisy := newNamespace(t)
-	for i := range 2 {
-		p := testappPod(fmt.Sprintf("noisy-%d", i))
-		p.Labels = map[string]string{"app": "noisy"}
-		createPod(t, noisy, p)
-	}
+	labelledPods(t, noisy, "noisy", 2)
 	quiet := labelledPod(t, "quiet")
 	editIn(t, noisy, "tenant-q")
 	a := impersonate(t, "tenant-q", nil, "")
@@ -228,10 +226,5 @@ func testTenantQueries(t *testing.T) {
 	if late > 15*time.Second+2*time.Second+5*time.Second {
 		t.Errorf("tenant-b's request came %s after its container started: want within maxAge and jitter (17 s) and a few evaluations", late)
 	}
-	after, oom := managerRestarts(t)
-	for pod, n := range after {
-		if was, ok := before[pod]; ok && n != was {
-			t.Errorf("manager pod %s restarted %d times during the test (last for memory: %v)", pod, n-was, oom)
-		}
-	}
+	checkNoManagerRestarts(t, before)
 }

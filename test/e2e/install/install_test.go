@@ -2,6 +2,9 @@ package install
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/admission"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/images"
 )
@@ -26,6 +31,30 @@ type path struct {
 	// besideOpenKruise: the install has no daemon and executes no request
 	// (config/openkruise).
 	besideOpenKruise bool
+	// callersOnly: the admission webhooks answer only the API server.
+	callersOnly bool
+}
+
+// checkCallersOnly: a review sent to each manager replica without the API
+// server's client certificate is refused unread.
+func checkCallersOnly(t *testing.T, stack *deploy.Stack) {
+	t.Helper()
+	pods, err := stack.Pods(context.Background(), deploy.HealerSelector)
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("the manager's pods: %v (%d)", err, len(pods))
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test checks the caller, not the server
+	for _, p := range pods {
+		resp, err := c.Post("https://"+p.Status.PodIP+":9443"+admission.ValidatePolicyPath, "application/json", strings.NewReader(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"forged"}}`))
+		if err != nil {
+			t.Fatalf("a review without a client certificate to %s: %v", p.Name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "answers only the API server") {
+			t.Errorf("a review without a client certificate to %s: %d %s, want 403 saying it answers only the API server", p.Name, resp.StatusCode, body)
+		}
+	}
 }
 
 // runSteps runs each command from the repository's root with the cluster's
@@ -78,6 +107,9 @@ func installUseUninstall(t *testing.T, p path) {
 	}
 	t.Logf("installed and ready in %s", time.Since(start).Round(100*time.Millisecond))
 	use(t, stack.Client)
+	if p.callersOnly {
+		checkCallersOnly(t, stack)
+	}
 
 	start = time.Now()
 	runSteps(t, p.uninstall)
@@ -194,10 +226,15 @@ func TestInstallWithTheSingleFile(t *testing.T) {
 
 // TestInstallWithHelm: the chart with a helm built from its Go module,
 // into a namespace helm creates, which the uninstall removes after the
-// release.
+// release; its admission webhooks answer only the API server's webhook
+// client certificate (webhookClientAuth), which the harness's API server
+// presents.
 func TestInstallWithHelm(t *testing.T) {
 	installUseUninstall(t, path{
-		install: [][]string{{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--create-namespace", "--wait"}},
+		install: [][]string{{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--create-namespace", "--wait",
+			"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
+			"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"}},
+		callersOnly: true,
 		uninstall: [][]string{
 			{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
 			{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
