@@ -131,16 +131,11 @@ const (
 // name; false when the pod has no such container (an init container that
 // is not a sidecar does not count).
 func findContainerFacts(pod *corev1.Pod, name string) (containerFacts, bool) {
-	for i := range pod.Spec.Containers {
-		if c := &pod.Spec.Containers[i]; c.Name == name {
-			return factsOf(c, false, pods.StatusIn(pod.Status.ContainerStatuses, name)), true
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if c.Name == name && pods.IsSidecar(c) {
-			return factsOf(c, true, pods.StatusIn(pod.Status.InitContainerStatuses, name)), true
-		}
+	switch c := pods.FindContainer(pod, name); c.Kind {
+	case pods.ContainerRegular:
+		return factsOf(c.Spec, false, pods.StatusIn(pod.Status.ContainerStatuses, name)), true
+	case pods.ContainerSidecar:
+		return factsOf(c.Spec, true, pods.StatusIn(pod.Status.InitContainerStatuses, name)), true
 	}
 	return containerFacts{}, false
 }

@@ -34,23 +34,14 @@ func Restartable(pod *corev1.Pod, name string) bool {
 // containers too) makes a stop more than a recreation of the container,
 // so it counts as not restartable.
 func Unrestartable(pod *corev1.Pod, name string) string {
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		if c.Name != name {
-			continue
-		}
-		fld := field.NewPath("spec", "initContainers").Index(i)
-		if !IsSidecar(c) {
-			return fmt.Sprintf("%s is an init container that runs once, not a native sidecar (restartPolicy Always): the kubelet would not start container %s again once stopped", fld, name)
-		}
-		return afterStop(pod, c, fld)
+	switch c := FindContainer(pod, name); c.Kind {
+	case ContainerMissing:
+		return fmt.Sprintf("the pod has no container or native sidecar %s: the kubelet would not start it", name)
+	case ContainerInit:
+		return fmt.Sprintf("%s is an init container that runs once, not a native sidecar (restartPolicy Always): the kubelet would not start container %s again once stopped", c.Field(), name)
+	default:
+		return afterStop(pod, c.Spec, c.Field())
 	}
-	for i := range pod.Spec.Containers {
-		if c := &pod.Spec.Containers[i]; c.Name == name {
-			return afterStop(pod, c, field.NewPath("spec", "containers").Index(i))
-		}
-	}
-	return fmt.Sprintf("the pod has no container or native sidecar %s: the kubelet would not start it", name)
 }
 
 // UnrestartableAll says why the kubelet would not start again each of

@@ -74,7 +74,7 @@ func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateReques
 	if !deadline.IsZero() {
 		wake = append(wake, deadline.Sub(e.Clock.Now()))
 	}
-	return Result{RequeueAfter: soonest(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+	return Result{RequeueAfter: v1beta1.SoonestWake(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 }
 
 // advance moves one container on: stop its instance that predates the
@@ -208,7 +208,7 @@ func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecrea
 		e.awaitKubelet(crr, pod, cs, state)
 		return 0
 	}
-	if spec := containerSpec(pod, cs.Name); spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
+	if spec := pods.FindContainer(pod, cs.Name).Spec; spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
 		state.Message = "the new container runs; waiting for it to be ready"
 		return 0
 	}
@@ -348,14 +348,4 @@ func failRest(st *v1beta1.ContainerRecreateRequestStatus, why string) {
 			s.Phase, s.Message = v1beta1.PhaseFailed, why
 		}
 	}
-}
-
-func soonest(ds []time.Duration) time.Duration {
-	var m time.Duration
-	for _, d := range ds {
-		if d > 0 && (m == 0 || d < m) {
-			m = d
-		}
-	}
-	return m
 }

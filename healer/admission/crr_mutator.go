@@ -143,10 +143,11 @@ func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 	}
 	for i := range crr.Spec.Containers {
 		c := &crr.Spec.Containers[i]
-		spec, kind := findContainer(pod, c.Name)
-		if kind == kindMissing {
+		found := pods.FindContainer(pod, c.Name)
+		if found.Kind == pods.ContainerMissing {
 			continue
 		}
+		spec := found.Spec
 		if spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil {
 			h := spec.Lifecycle.PreStop
 			c.PreStop = &v1beta1.ProbeHandler{Exec: h.Exec, HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket, Sleep: h.Sleep}

@@ -55,14 +55,14 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 	var errs field.ErrorList
 	for i, c := range crr.Spec.Containers {
 		p := field.NewPath("spec", "containers").Index(i).Child("name")
-		_, kind := findContainer(pod, c.Name)
+		kind := pods.FindContainer(pod, c.Name).Kind
 		unrestartable := pods.Unrestartable(pod, c.Name)
 		switch {
 		case c.Name == "":
 			// Reported by validateSpec.
-		case kind == kindMissing:
+		case kind == pods.ContainerMissing:
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s has no container of that name", pod.Name)))
-		case kind == kindInit:
+		case kind == pods.ContainerInit:
 			errs = append(errs, field.Invalid(p, c.Name, "is an init container, which runs to completion; only containers and native sidecars (init containers with restartPolicy: Always) can be recreated"))
 		case unrestartable != "":
 			errs = append(errs, field.Invalid(p, c.Name, fmt.Sprintf("pod %s: %s", pod.Name, unrestartable)))

@@ -90,7 +90,7 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 		note += ": " + crr.Status.Message
 	}
 	r.eventOnBoth(crr, pod, eventType, reasonCompleted, note)
-	source := SourceOf(crr)
+	source := v1beta1.SourceOf(crr)
 	crrCompleted.WithLabelValues(crr.Namespace, source, string(result)).Inc()
 	if crr.Status.CompletionTime != nil {
 		crrDuration.WithLabelValues(source, string(result)).Observe(crr.Status.CompletionTime.Sub(crr.CreationTimestamp.Time).Seconds())

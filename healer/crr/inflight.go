@@ -72,7 +72,7 @@ func (c *InFlightCounter) Count(ctx context.Context) error {
 		if crr.Status.Phase == v1beta1.PhaseCompleted {
 			continue
 		}
-		inFlight[[2]string{crr.Namespace, SourceOf(crr)}]++
+		inFlight[[2]string{crr.Namespace, v1beta1.SourceOf(crr)}]++
 		if deadline, ok := crr.Deadline(); ok && !now.Before(deadline) {
 			past[crr.Namespace]++
 		}

@@ -43,7 +43,7 @@ func TestInFlightCounterCountsWhatTheCacheHolds(t *testing.T) {
 	if err := c.Count(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for labels, want := range map[[2]string]float64{{"shop", SourcePolicy}: 2, {"shop", SourceManual}: 1, {"ops", SourceManual}: 1} {
+	for labels, want := range map[[2]string]float64{{"shop", v1beta1.SourcePolicy}: 2, {"shop", v1beta1.SourceManual}: 1, {"ops", v1beta1.SourceManual}: 1} {
 		if got := testutil.ToFloat64(crrInFlight.WithLabelValues(labels[0], labels[1])); got != want {
 			t.Errorf("rejuv_crr_in_flight%v is %v, want %v", labels, got, want)
 		}
@@ -77,7 +77,7 @@ func TestInFlightCounterCountsWhatTheCacheHolds(t *testing.T) {
 	if n := testutil.CollectAndCount(crrInFlight); n != 2 {
 		t.Errorf("%d in-flight series, want 2 (shop's policy and manual requests)", n)
 	}
-	if got := testutil.ToFloat64(crrInFlight.WithLabelValues("shop", SourcePolicy)); got != 1 {
+	if got := testutil.ToFloat64(crrInFlight.WithLabelValues("shop", v1beta1.SourcePolicy)); got != 1 {
 		t.Errorf("rejuv_crr_in_flight{shop, policy} is %v, want 1", got)
 	}
 }

@@ -55,7 +55,7 @@ func TestCompletionAfterThePodIsGoneIsRecorded(t *testing.T) {
 	defer stop()
 	r := &Reconciler{Client: c, Recorder: broadcaster.NewRecorder(scheme, "rejuv-healer")}
 	r.setDefaults()
-	durations := sampleCount(t, crrDuration.WithLabelValues(SourceManual, string(v1beta1.ResultFailed)))
+	durations := sampleCount(t, crrDuration.WithLabelValues(v1beta1.SourceManual, string(v1beta1.ResultFailed)))
 
 	if err := reconcileOnce(r, client.ObjectKeyFromObject(crr)); err != nil {
 		t.Fatal(err)
@@ -67,10 +67,10 @@ func TestCompletionAfterThePodIsGoneIsRecorded(t *testing.T) {
 	if _, active := got.Labels[v1beta1.ActiveLabel]; active {
 		t.Error("the request still has its active label")
 	}
-	if n := testutil.ToFloat64(crrCompleted.WithLabelValues(ns, SourceManual, string(v1beta1.ResultFailed))); n != 1 {
+	if n := testutil.ToFloat64(crrCompleted.WithLabelValues(ns, v1beta1.SourceManual, string(v1beta1.ResultFailed))); n != 1 {
 		t.Errorf("rejuv_crr_completed_total{namespace=%q,result=Failed} = %v, want 1", ns, n)
 	}
-	if n := sampleCount(t, crrDuration.WithLabelValues(SourceManual, string(v1beta1.ResultFailed))) - durations; n != 1 {
+	if n := sampleCount(t, crrDuration.WithLabelValues(v1beta1.SourceManual, string(v1beta1.ResultFailed))) - durations; n != 1 {
 		t.Errorf("rejuv_crr_duration_seconds observed %d durations, want 1", n)
 	}
 	for _, want := range []string{

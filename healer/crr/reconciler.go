@@ -187,7 +187,7 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 	if wait := r.checkPickup(crr, status, now); wait > 0 {
 		wake = append(wake, wait)
 	}
-	return ctrl.Result{RequeueAfter: soonest(wake)}, r.writeWatch(ctx, crr, status)
+	return ctrl.Result{RequeueAfter: v1beta1.SoonestWake(wake)}, r.writeWatch(ctx, crr, status)
 }
 
 // requestPod reads the request's pod, nil when it is gone. The cache may be
@@ -276,14 +276,4 @@ func nodeReadyCondition(node *corev1.Node) *corev1.NodeCondition {
 		}
 	}
 	return nil
-}
-
-func soonest(ds []time.Duration) time.Duration {
-	var min time.Duration
-	for _, d := range ds {
-		if d > 0 && (min == 0 || d < min) {
-			min = d
-		}
-	}
-	return min
 }

@@ -113,7 +113,7 @@ func TestPodDeletedEndsRequest(t *testing.T) {
 	// and counted all the same.
 	waitEvent(t, pod.Namespace, "ContainerRecreateRequest", crr.Name, "Warning RecreateCompleted: completed: Failed: "+got.Status.Message)
 	waitMetric(t, func() float64 {
-		return testutil.ToFloat64(crrCompleted.WithLabelValues(pod.Namespace, SourceManual, string(v1beta1.ResultFailed)))
+		return testutil.ToFloat64(crrCompleted.WithLabelValues(pod.Namespace, v1beta1.SourceManual, string(v1beta1.ResultFailed)))
 	}, 1)
 }
 
@@ -232,7 +232,7 @@ func TestCompletionIsAnnouncedAndCounted(t *testing.T) {
 	crr := createCRR(t, pod, "counted", func(*v1beta1.ContainerRecreateRequestSpec) {}, nil)
 	ns := pod.Namespace
 	// The metric has no pod labels, so the namespace (unique per test) tells this request apart.
-	waitMetric(t, func() float64 { return testutil.ToFloat64(crrCreated.WithLabelValues(ns, SourceManual)) }, 1)
+	waitMetric(t, func() float64 { return testutil.ToFloat64(crrCreated.WithLabelValues(ns, v1beta1.SourceManual)) }, 1)
 
 	writeStatus(t, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
 		*s = *recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending)
@@ -255,7 +255,7 @@ func TestCompletionIsAnnouncedAndCounted(t *testing.T) {
 		waitEvent(t, ns, kind.kind, kind.name, "Warning RecreateCompleted: completed: PartiallySucceeded")
 	}
 	waitMetric(t, func() float64 {
-		return testutil.ToFloat64(crrCompleted.WithLabelValues(ns, SourceManual, string(v1beta1.ResultPartiallySucceeded)))
+		return testutil.ToFloat64(crrCompleted.WithLabelValues(ns, v1beta1.SourceManual, string(v1beta1.ResultPartiallySucceeded)))
 	}, 1)
 }
 

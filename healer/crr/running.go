@@ -90,7 +90,7 @@ func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *c
 	if done {
 		return
 	}
-	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, SourceOf(crr))
+	note := fmt.Sprintf("recreating containers %s of pod %s (%s)", crr.Annotations[v1beta1.ContainersAnnotation], pod.Name, v1beta1.SourceOf(crr))
 	r.eventOnBoth(crr, pod, corev1.EventTypeNormal, reasonStarted, note)
 }
 
@@ -142,7 +142,7 @@ func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
 		return
 	}
 	r.counted[crr.UID] = true
-	source := SourceOf(crr)
+	source := v1beta1.SourceOf(crr)
 	crrCreated.WithLabelValues(crr.Namespace, source).Inc()
 	initCompleted(crr.Namespace, source)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
-	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
@@ -61,7 +60,7 @@ func (t requestTerms) request(pod *corev1.Pod, name string, containers []string,
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "ContainerRecreateRequest"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   pod.Namespace,
-			Labels:      map[string]string{v1beta1.SourceLabel: crr.SourceKubectl},
+			Labels:      map[string]string{v1beta1.SourceLabel: v1beta1.SourceKubectl},
 			Annotations: map[string]string{v1beta1.ReasonAnnotation: reason},
 		},
 		Spec: v1beta1.ContainerRecreateRequestSpec{

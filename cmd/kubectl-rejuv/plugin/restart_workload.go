@@ -16,7 +16,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
@@ -71,7 +70,7 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 		default:
 			want := p
 			change = func(cur *v1alpha1.RecreatePolicy) error {
-				if cur.Labels[v1beta1.SourceLabel] != crr.SourceKubectl {
+				if cur.Labels[v1beta1.SourceLabel] != v1beta1.SourceKubectl {
 					return fmt.Errorf("RecreatePolicy %s/%s exists and was not written by kubectl rejuv; restart its pods with kubectl rejuv restart rp/%s", cur.Namespace, cur.Name, cur.Name)
 				}
 				if err := restartable(cur); err != nil {
@@ -154,7 +153,7 @@ func (r *restart) restartPolicy(t *target, at metav1.Time) (*v1alpha1.RecreatePo
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   t.namespace,
 			Name:        t.restartPolicyName(),
-			Labels:      map[string]string{v1beta1.SourceLabel: crr.SourceKubectl},
+			Labels:      map[string]string{v1beta1.SourceLabel: v1beta1.SourceKubectl},
 			Annotations: map[string]string{v1beta1.ReasonAnnotation: reason},
 		},
 		Spec: v1alpha1.RecreatePolicySpec{

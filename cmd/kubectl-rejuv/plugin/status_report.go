@@ -15,7 +15,6 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/crr"
 )
 
 // statusReport is what kubectl rejuv status shows, and prints with -o
@@ -185,7 +184,7 @@ func statusFilterOf(ctx context.Context, cl *clients, t *target) (statusFilter, 
 func requestStatusOf(r *v1beta1.ContainerRecreateRequest) requestStatus {
 	s := requestStatus{
 		Namespace: r.Namespace, Name: r.Name, Pod: r.Spec.PodName, Node: r.Labels[v1beta1.NodeNameLabel],
-		Source: crr.SourceOf(r), Policy: r.Labels[v1beta1.PolicyLabel], Trigger: r.Labels[v1beta1.TriggerLabel],
+		Source: v1beta1.SourceOf(r), Policy: r.Labels[v1beta1.PolicyLabel], Trigger: r.Labels[v1beta1.TriggerLabel],
 		Reason: r.Annotations[v1beta1.ReasonAnnotation], Phase: string(r.Status.Phase), Result: string(r.Status.Result),
 		Message: r.Status.Message, Created: r.CreationTimestamp.Time,
 	}
