@@ -154,7 +154,7 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 			s.Message = "waiting for the daemon to find the node's container runtime"
 		})
 	}
-	return e.run(ctx, crr, pod, rt)
+	return e.pass(ctx, crr, pod, rt)
 }
 
 // queue keeps a request Pending behind the one running on the same pod.

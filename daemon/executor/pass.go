@@ -28,9 +28,9 @@ const defaultGrace = 30 * time.Second
 // take: the kill after the grace, and the runtime's own work.
 const stopKillMargin = 10 * time.Second
 
-// run advances the request as far as it can go now and writes its status:
+// pass advances the request as far as it can go now and writes its status:
 // each container's stop is recorded as soon as it happens, the rest once.
-func (e *Executor) run(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (Result, error) {
+func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (Result, error) {
 	now := e.Clock.Now()
 	// The zero time, for a request without one, is no deadline below.
 	deadline, _ := crr.Deadline()

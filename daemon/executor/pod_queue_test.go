@@ -9,14 +9,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
-func TestRuntimeID(t *testing.T) {
-	for in, want := range map[string]string{"containerd://abc": "abc", "cri-o://x": "x", "plain": "plain"} {
-		if got := runtimeID(in); got != want {
-			t.Errorf("runtimeID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestHeadIsOldestOpenRequest(t *testing.T) {
 	at := func(sec int, name string, phase v1beta1.ContainerRecreateRequestPhase) *v1beta1.ContainerRecreateRequest {
 		return &v1beta1.ContainerRecreateRequest{
