@@ -45,11 +45,11 @@ func benchProgram(b *testing.B, names ...string) *policy.Program {
 func benchTargets() []policy.Target {
 	targets := make([]policy.Target, 1000)
 	for i := range targets {
-		app := policy.Candidate{Name: "app", Memory: &policy.MemoryWindow{WorkingSetBytes: workingSet(i), Samples: 20, WindowSeconds: 600, R2: 0.5}}
+		app := policy.ContainerCandidate{Name: "app", Memory: &policy.MemoryWindow{WorkingSetBytes: workingSet(i), Samples: 20, WindowSeconds: 600, R2: 0.5}}
 		if i%49 == 0 {
 			app.NotReadySince = benchNow.Add(-time.Duration(i%20) * time.Minute)
 		}
-		targets[i] = policy.Target{Pod: policytest.Pod(i, benchNow), Containers: []policy.Candidate{app, {Name: "proxy"}}}
+		targets[i] = policy.Target{Pod: policytest.Pod(i, benchNow), Containers: []policy.ContainerCandidate{app, {Name: "proxy"}}}
 	}
 	return targets
 }

@@ -50,7 +50,7 @@ func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs
 			return false, nil
 		}
 	}
-	v := &verdicts{pod: in.pod, candidates: inputs, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
+	v := &keptResults{pod: in.pod, candidates: inputs, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
 	complete := true
 	for i, r := range p.rules {
 		var recreate, noData []*ast.Term
@@ -74,7 +74,7 @@ func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs
 		results[i] = res
 	}
 	if complete {
-		in.doc.keepVerdicts(p, v)
+		in.doc.keepResults(p, v)
 	}
 	return true, nil
 }

@@ -45,7 +45,7 @@ func newContainerEntry(f containerFacts, before *containerEntry) *containerEntry
 // part and the manager's history of it. From before, the container's
 // previous entry (or nil), it takes over the memory and recreations
 // objects when they did not change.
-func (e *containerEntry) entry(c *Candidate, before *candidateEntry) candidateEntry {
+func (e *containerEntry) entry(c *ContainerCandidate, before *candidateEntry) candidateEntry {
 	out := candidateEntry{candidate: c.snapshot(), base: e}
 	if before != nil && before.candidate.sameMemory(c) {
 		out.memory = before.memory

@@ -21,8 +21,8 @@ func TestContainersOfOneTemplateShareTheirEntriesTerms(t *testing.T) {
 	if ea.resources != eb.resources {
 		t.Error("two containers with the same resources hold two resources objects")
 	}
-	ca := ea.entry(&Candidate{Name: "app"}, nil)
-	cb := eb.entry(&Candidate{Name: "app"}, nil)
+	ca := ea.entry(&ContainerCandidate{Name: "app"}, nil)
+	cb := eb.entry(&ContainerCandidate{Name: "app"}, nil)
 	for _, key := range []*ast.Term{keyName, keyImage, keyRecreations, keyMemory} {
 		if x, y := ca.term.Get(key), cb.term.Get(key); x != y {
 			t.Errorf("%v: two terms, %v and %v", key, x, y)

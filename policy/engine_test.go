@@ -96,7 +96,7 @@ recreate contains {"container": c.name, "reason": name} if {
 	if e.Compiles() != 1 || a == b {
 		t.Fatalf("%d compiles, programs the same: %v; want one compile and two programs", e.Compiles(), a == b)
 	}
-	target := Target{Pod: policytest.Pod(1, now), Containers: []Candidate{{Name: "app"}}}
+	target := Target{Pod: policytest.Pod(1, now), Containers: []ContainerCandidate{{Name: "app"}}}
 	for _, p := range []*Program{a, b} {
 		res, err := p.Evaluate(ctx, target)
 		if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 || res[0].Matches[0].Reason != p.Policy().Name {
@@ -132,7 +132,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 	}
 	pods := make([]Target, 70)
 	for i := range pods {
-		pods[i] = Target{Pod: policytest.Pod(i, now), Containers: []Candidate{{Name: "app"}, {Name: "proxy"}}}
+		pods[i] = Target{Pod: policytest.Pod(i, now), Containers: []ContainerCandidate{{Name: "app"}, {Name: "proxy"}}}
 	}
 	var wg sync.WaitGroup
 	for range 4 {
@@ -165,7 +165,7 @@ func TestEvaluateUnknownCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Evaluate(ctx, Target{Pod: policytest.Pod(1, time.Now()), Containers: []Candidate{{Name: "setup"}}})
+	_, err = p.Evaluate(ctx, Target{Pod: policytest.Pod(1, time.Now()), Containers: []ContainerCandidate{{Name: "setup"}}})
 	if err == nil || !strings.Contains(err.Error(), `container "setup" is not in the pod`) {
 		t.Errorf("a completed init container as candidate: got %v, want an error naming it", err)
 	}

@@ -162,7 +162,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 // one of those changed; so are the matches of a timeless program.
 func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) error {
 	inputs := in.noDataInputs()
-	kept := in.doc.verdictsOf(p, in.pod, inputs)
+	kept := in.doc.keptResultsOf(p, in.pod, inputs)
 	if kept != nil && kept.matches != nil {
 		for i, r := range p.rules {
 			results[i] = RuleResult{Rule: r.name, Matches: kept.matches[i], NoData: kept.noData[i]}
@@ -176,7 +176,7 @@ func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now t
 	}
 	input := ast.NewObject(shared...)
 	query := p.combined.recreate
-	v := &verdicts{pod: in.pod, candidates: inputs}
+	v := &keptResults{pod: in.pod, candidates: inputs}
 	if kept != nil {
 		v.noData = kept.noData
 	} else {
@@ -210,7 +210,7 @@ func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now t
 		results[i] = res
 	}
 	if complete && (kept == nil || v.matches != nil) {
-		in.doc.keepVerdicts(p, v)
+		in.doc.keepResults(p, v)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func program(t *testing.T, o Options, rules ...Rule) *Program {
 func target(now time.Time, containers ...string) Target {
 	t := Target{Pod: policytest.Pod(3, now)}
 	for _, c := range containers {
-		t.Containers = append(t.Containers, Candidate{Name: c})
+		t.Containers = append(t.Containers, ContainerCandidate{Name: c})
 	}
 	return t
 }
@@ -90,7 +90,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "doc", Module: rule, Parameters: map[string]any{"limit": 3}})
 	tg := target(now)
 	tg.Signals = map[string]float64{"queue": 1.5}
-	tg.Containers = []Candidate{
+	tg.Containers = []ContainerCandidate{
 		{Name: "app", NotReadySince: now.Add(-time.Minute), Recreations: 2, LastRecreation: now.Add(-time.Hour),
 			Memory: &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9,
 				EarlierSlopeBytesPerSecond: 1000, RecentSlopeBytesPerSecond: 1100},
@@ -212,7 +212,7 @@ recreate contains {"container": c.name, "reason": sprintf("%v", [c.signals.gcPau
 	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
 	tg := target(now)
 	for _, v := range []float64{0.5, 0.05, 0.75} {
-		tg.Containers = []Candidate{{Name: "app", Signals: map[string]float64{"gcPause": v}}}
+		tg.Containers = []ContainerCandidate{{Name: "app", Signals: map[string]float64{"gcPause": v}}}
 		res, err := p.Evaluate(context.Background(), tg)
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
@@ -244,7 +244,7 @@ no_data contains {"container": c.name, "signal": "signals.queue"} if {
 `
 	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
 	tg := target(now)
-	tg.Containers = []Candidate{{Name: "app"}}
+	tg.Containers = []ContainerCandidate{{Name: "app"}}
 	for _, step := range []struct {
 		signals map[string]float64
 		noData  int

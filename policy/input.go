@@ -15,15 +15,15 @@ import (
 type Target struct {
 	Pod *corev1.Pod
 	// Containers are the candidate containers, in the order rules see them.
-	Containers []Candidate
+	Containers []ContainerCandidate
 	// Signals are the values of the policy's named queries for this pod;
 	// absent names are absent from input.signals.
 	Signals map[string]float64
 }
 
-// Candidate is a container a policy may recreate, with the history the
+// ContainerCandidate is a container a policy may recreate, with the history the
 // manager keeps for it.
-type Candidate struct {
+type ContainerCandidate struct {
 	Name string
 	// NotReadySince is when the manager first saw the container not ready;
 	// zero when it is ready or nothing was seen.
@@ -54,18 +54,18 @@ type MemoryWindow struct {
 }
 
 // sameAs reports whether c carries the same history as x.
-func (c Candidate) sameAs(x *Candidate) bool {
+func (c ContainerCandidate) sameAs(x *ContainerCandidate) bool {
 	return c.Name == x.Name && c.NotReadySince.Equal(x.NotReadySince) && c.sameRecreations(x) &&
 		maps.Equal(c.Signals, x.Signals) && c.sameMemory(x)
 }
 
 // sameRecreations reports whether c and x carry the same recreations.
-func (c Candidate) sameRecreations(x *Candidate) bool {
+func (c ContainerCandidate) sameRecreations(x *ContainerCandidate) bool {
 	return c.Recreations == x.Recreations && c.LastRecreation.Equal(x.LastRecreation)
 }
 
 // sameMemory reports whether c and x carry the same memory window.
-func (c Candidate) sameMemory(x *Candidate) bool {
+func (c ContainerCandidate) sameMemory(x *ContainerCandidate) bool {
 	if c.Memory == nil || x.Memory == nil {
 		return c.Memory == x.Memory
 	}
@@ -74,7 +74,7 @@ func (c Candidate) sameMemory(x *Candidate) bool {
 
 // snapshot is a copy of c that its caller's later changes do not reach:
 // the window and the signals are compared by value, not by reference.
-func (c *Candidate) snapshot() Candidate {
+func (c *ContainerCandidate) snapshot() ContainerCandidate {
 	key := *c
 	if key.Memory != nil {
 		m := *key.Memory

@@ -77,7 +77,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 	leak := &MemoryWindow{WorkingSetBytes: 470 << 20, Samples: 40, WindowSeconds: 1200, SlopeBytesPerSecond: 30 << 20 / 3600, R2: 0.95,
 		EarlierSlopeBytesPerSecond: 30 << 20 / 3600, RecentSlopeBytesPerSecond: 30 << 20 / 3600}
 	calm := &MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}
-	tg := Target{Pod: policytest.Pod(0, now), Containers: []Candidate{{Name: "app", Memory: calm}, {Name: "proxy", Memory: calm}}}
+	tg := Target{Pod: policytest.Pod(0, now), Containers: []ContainerCandidate{{Name: "app", Memory: calm}, {Name: "proxy", Memory: calm}}}
 	steps := []func(){
 		func() {},
 		func() { tg.Containers[0].Memory = leak },
@@ -99,7 +99,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 		if len(tg.Containers) > 1 {
 			doc := p.opts.Pods.doc(tg.Pod)
 			proxy, _ := doc.latest("proxy")
-			proxyResults = append(proxyResults, doc.verdicts[p].entries[proxy.term])
+			proxyResults = append(proxyResults, doc.keptResults[p].entries[proxy.term])
 		}
 		want, err := whole.Evaluate(ctx, tg)
 		if err != nil {

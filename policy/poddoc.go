@@ -13,11 +13,11 @@ import (
 // one resourceVersion: the pod object per shape, each container's fields
 // taken from the pod, the last full entry built for each candidate (reused
 // while the manager's history of the container stays the same), and each
-// program's verdicts.
+// program's kept results.
 //
 // A pod's next resourceVersion starts from the document before (prev): the
 // parts that did not change are taken over instead of converted again, and
-// with them the verdicts they gave. Usually only a container or two
+// with them the results they gave. Usually only a container or two
 // changed.
 type podDoc struct {
 	resourceVersion string
@@ -30,25 +30,25 @@ type podDoc struct {
 	// rules read), see podShape.
 	pods map[string]*ast.Term
 	// containers are the containers' parts, one per container name.
-	containers []*containerEntry
-	candidates []candidateEntry
-	verdicts   map[*Program]*verdicts
+	containers  []*containerEntry
+	candidates  []candidateEntry
+	keptResults map[*Program]*keptResults
 }
 
 // candidateEntry is a candidate's full entry and the history it was built
 // with, and the entry's history objects, for the container's next entry to
 // take over (containerEntry.entry).
 type candidateEntry struct {
-	candidate           Candidate
+	candidate           ContainerCandidate
 	base                *containerEntry
 	term                *ast.Term
 	memory, recreations *ast.Term
 }
 
-// verdicts are a program's no-data results for the pod and candidates they
+// keptResults are a program's no-data results for the pod and candidates they
 // were evaluated with, and, for a program whose rules do not read the time
 // (see Program.timeless), its matches too.
-type verdicts struct {
+type keptResults struct {
 	pod        *ast.Term
 	candidates []*ast.Term
 	noData     [][]NoData
@@ -60,18 +60,18 @@ type verdicts struct {
 	entries map[*ast.Term]*entryVerdict
 }
 
-func (v *verdicts) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
+func (v *keptResults) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
 	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
 }
 
-// verdictsOf returns the program's verdicts for this pod and these
+// keptResultsOf returns the program's kept results for this pod and these
 // candidates, if they were evaluated before, for this resourceVersion or,
 // with the same converted parts, the one before; nil otherwise. Converted
 // parts are shared while nothing changed, so comparing them by identity is
 // enough.
-func (d *podDoc) verdictsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *verdicts {
+func (d *podDoc) keptResultsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
 	d.mu.Lock()
-	v, prev := d.verdicts[p], d.prev
+	v, prev := d.keptResults[p], d.prev
 	d.mu.Unlock()
 	if v.sameInput(pod, candidates) {
 		return v
@@ -80,12 +80,12 @@ func (d *podDoc) verdictsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *
 		return nil
 	}
 	prev.mu.Lock()
-	v = prev.verdicts[p]
+	v = prev.keptResults[p]
 	prev.mu.Unlock()
 	if !v.sameInput(pod, candidates) {
 		return nil
 	}
-	d.keepVerdicts(p, v)
+	d.keepResults(p, v)
 	return v
 }
 
@@ -98,7 +98,7 @@ func (d *podDoc) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term
 			continue
 		}
 		doc.mu.Lock()
-		v := doc.verdicts[p]
+		v := doc.keptResults[p]
 		doc.mu.Unlock()
 		if v != nil && v.entries != nil && v.pod == pod && v.candidates[len(v.candidates)-1] == signals {
 			return v.entries
@@ -107,15 +107,16 @@ func (d *podDoc) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term
 	return nil
 }
 
-func (d *podDoc) keepVerdicts(p *Program, v *verdicts) {
+// keepResults keeps the program's results for the pod.
+func (d *podDoc) keepResults(p *Program, v *keptResults) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	// A pod outlives programs (a policy's next generation is a new one):
 	// start afresh rather than keep the results of old ones.
-	if d.verdicts == nil || len(d.verdicts) >= 8 {
-		d.verdicts = map[*Program]*verdicts{}
+	if d.keptResults == nil || len(d.keptResults) >= 8 {
+		d.keptResults = map[*Program]*keptResults{}
 	}
-	d.verdicts[p] = v
+	d.keptResults[p] = v
 }
 
 // dropPrevious lets go of the document before: once an evaluation took
@@ -169,7 +170,7 @@ func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 // from the container's facts and c's history, taking over what did not
 // change from the container's part and entry before. False when the pod
 // has no such container.
-func (d *podDoc) container(pod *corev1.Pod, c *Candidate) (*ast.Term, bool) {
+func (d *podDoc) container(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, bool) {
 	d.mu.Lock()
 	base, entry, found := d.entryFor(c)
 	before, hasBefore := d.latest(c.Name)
@@ -227,7 +228,7 @@ func (d *podDoc) part(name string) *containerEntry {
 
 // entryFor gives the container's part of c's entry in this document, and
 // c's full entry if one was built for the same history. d.mu is held.
-func (d *podDoc) entryFor(c *Candidate) (*containerEntry, candidateEntry, bool) {
+func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntry, bool) {
 	base := d.part(c.Name)
 	if base == nil {
 		return nil, candidateEntry{}, false

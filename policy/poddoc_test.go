@@ -41,7 +41,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 12 {
-		tg := Target{Pod: policytest.Pod(i, now), Containers: []Candidate{
+		tg := Target{Pod: policytest.Pod(i, now), Containers: []ContainerCandidate{
 			{Name: "app", Memory: &MemoryWindow{WorkingSetBytes: 480 << 20, Samples: 20, WindowSeconds: 3600, SlopeBytesPerSecond: 100, R2: 0.9}},
 			{Name: "proxy"},
 		}}
@@ -146,7 +146,7 @@ func TestBuiltinsConcurrently(t *testing.T) {
 	}
 	targets := make([]Target, 20)
 	for i := range targets {
-		targets[i] = Target{Pod: policytest.Pod(i, now), Containers: []Candidate{{Name: "app"}, {Name: "proxy"}}}
+		targets[i] = Target{Pod: policytest.Pod(i, now), Containers: []ContainerCandidate{{Name: "app"}, {Name: "proxy"}}}
 	}
 	for round := range 3 {
 		if round > 0 {

@@ -129,7 +129,7 @@ recreate contains c.name if { some c in input.containers; p := input.pod; p.spec
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := Target{Pod: policytest.Pod(3, time.Now()), Containers: []Candidate{{Name: "app"}}}
+	target := Target{Pod: policytest.Pod(3, time.Now()), Containers: []ContainerCandidate{{Name: "app"}}}
 	for _, p := range []*Program{a, b, a, b} {
 		res, err := p.Evaluate(ctx, target)
 		if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {

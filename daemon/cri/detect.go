@@ -15,16 +15,16 @@ import (
 // DefaultHostRunDir is the host's /run, where runtimes put their sockets.
 const DefaultHostRunDir = "/run"
 
-// Candidate is a runtime socket to try.
-type Candidate struct {
+// RuntimeSocket is a runtime socket to try.
+type RuntimeSocket struct {
 	Runtime string
 	Socket  string
 }
 
 // WellKnown lists the CRI sockets of containerd, CRI-O and cri-dockerd under
 // hostRunDir, in the order they are tried.
-func WellKnown(hostRunDir string) []Candidate {
-	return []Candidate{
+func WellKnown(hostRunDir string) []RuntimeSocket {
+	return []RuntimeSocket{
 		{Runtime: "containerd", Socket: filepath.Join(hostRunDir, "containerd", "containerd.sock")},
 		{Runtime: "cri-o", Socket: filepath.Join(hostRunDir, "crio", "crio.sock")},
 		{Runtime: "cri-dockerd", Socket: filepath.Join(hostRunDir, "cri-dockerd.sock")},
@@ -40,7 +40,7 @@ const versionTimeout = 3 * time.Second
 func Detect(ctx context.Context, socket, hostRunDir string) (*Client, error) {
 	candidates := WellKnown(hostRunDir)
 	if socket != "" {
-		candidates = []Candidate{{Socket: socket}}
+		candidates = []RuntimeSocket{{Socket: socket}}
 	}
 	var tried []string
 	for _, cand := range candidates {
@@ -57,7 +57,7 @@ func Detect(ctx context.Context, socket, hostRunDir string) (*Client, error) {
 	return nil, fmt.Errorf("no container runtime answered the CRI Version call; tried %s; %s", strings.Join(tried, "; "), hint)
 }
 
-func probe(ctx context.Context, cand Candidate) (*Client, error) {
+func probe(ctx context.Context, cand RuntimeSocket) (*Client, error) {
 	fi, err := os.Stat(cand.Socket)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

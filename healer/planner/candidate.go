@@ -64,8 +64,8 @@ func KindOf(trigger string) TriggerKind {
 	return TriggerSchedule
 }
 
-// Candidate is a recreation some trigger asks for.
-type Candidate struct {
+// PodCandidate is a recreation of a pod's containers that some trigger asks for.
+type PodCandidate struct {
 	Pod        *corev1.Pod
 	Containers []string
 	Trigger    Trigger

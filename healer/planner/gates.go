@@ -104,32 +104,32 @@ type gate struct {
 	// rulesOnly gates guard against rules acting too often or too
 	// widely; a run, which the operator asked for, passes them.
 	rulesOnly bool
-	hold      func(s *Situation, c *Candidate) string
+	hold      func(s *Situation, c *PodCandidate) string
 }
 
 // gates in the order of the design.
 var gates = []gate{
-	{v1alpha1.OutcomeSuspended, false, func(s *Situation, _ *Candidate) string {
+	{v1alpha1.OutcomeSuspended, false, func(s *Situation, _ *PodCandidate) string {
 		return when(s.Suspended, "the policy is suspended")
 	}},
-	{v1alpha1.OutcomeOutsideWindow, true, func(s *Situation, _ *Candidate) string {
+	{v1alpha1.OutcomeOutsideWindow, true, func(s *Situation, _ *PodCandidate) string {
 		return when(len(s.Windows) > 0 && !s.insideWindow(), "outside every window of spec.windows")
 	}},
-	{v1alpha1.OutcomeInFlight, false, func(s *Situation, c *Candidate) string {
+	{v1alpha1.OutcomeInFlight, false, func(s *Situation, c *PodCandidate) string {
 		return when(s.InFlight[c.Pod.UID], "the pod has a recreation in flight")
 	}},
 	{v1alpha1.OutcomeCooldown, true, (*Situation).coolingDown},
 	{v1alpha1.OutcomeRecurring, true, (*Situation).recurring},
-	{v1alpha1.OutcomeRateLimited, false, func(s *Situation, _ *Candidate) string {
+	{v1alpha1.OutcomeRateLimited, false, func(s *Situation, _ *PodCandidate) string {
 		if s.MaxPerHour != nil && s.CreatedLastHour >= int(*s.MaxPerHour) {
 			return fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *s.MaxPerHour)
 		}
 		return ""
 	}},
-	{v1alpha1.OutcomeHalted, true, func(s *Situation, _ *Candidate) string {
+	{v1alpha1.OutcomeHalted, true, func(s *Situation, _ *PodCandidate) string {
 		return when(s.Halted(), s.HaltMessage())
 	}},
-	{v1alpha1.OutcomeUnavailable, false, func(s *Situation, c *Candidate) string {
+	{v1alpha1.OutcomeUnavailable, false, func(s *Situation, c *PodCandidate) string {
 		// A pod that is unavailable already does not take another unit
 		// of the budget.
 		if pods.Ready(c.Pod) && s.Unavailable >= s.Budget {
@@ -137,7 +137,7 @@ var gates = []gate{
 		}
 		return ""
 	}},
-	{v1alpha1.OutcomeDisruptionBudget, false, func(s *Situation, c *Candidate) string {
+	{v1alpha1.OutcomeDisruptionBudget, false, func(s *Situation, c *PodCandidate) string {
 		if s.Disruption == nil {
 			return ""
 		}
@@ -178,7 +178,7 @@ func IsGate(outcome v1alpha1.DecisionOutcome) bool {
 // operator asked for at that time: windows, cooldown and blast radius,
 // which guard against rules acting too often or too widely, do not hold
 // it back.
-func (s *Situation) Admit(c *Candidate) Verdict {
+func (s *Situation) Admit(c *PodCandidate) Verdict {
 	rule := c.Trigger.Kind == TriggerRule
 	for _, g := range gates {
 		if g.rulesOnly && !rule {
@@ -216,7 +216,7 @@ type GateCheck struct {
 // Check says what every gate makes of c now, in Admit's order, without
 // counting c against the limits: where Admit stops at the first gate that
 // holds a candidate back, Check shows each of them.
-func (s *Situation) Check(c *Candidate) []GateCheck {
+func (s *Situation) Check(c *PodCandidate) []GateCheck {
 	rule := c.Trigger.Kind == TriggerRule
 	out := make([]GateCheck, 0, len(gates))
 	for _, g := range gates {
@@ -241,7 +241,7 @@ func (s *Situation) insideWindow() bool {
 // recurring names a container of c that a memory rule of the policy
 // recreated less than MemoryRecurrence ago, when a memory rule matches it
 // again.
-func (s *Situation) recurring(c *Candidate) string {
+func (s *Situation) recurring(c *PodCandidate) string {
 	if s.MemoryRecurrence <= 0 || c.Trigger.Kind != TriggerRule || !s.MemoryRules[c.Trigger.Rule] {
 		return ""
 	}
@@ -258,7 +258,7 @@ func (s *Situation) recurring(c *Candidate) string {
 }
 
 // coolingDown names a container of c recreated less than the cooldown ago.
-func (s *Situation) coolingDown(c *Candidate) string {
+func (s *Situation) coolingDown(c *PodCandidate) string {
 	if s.Cooldown <= 0 {
 		return ""
 	}

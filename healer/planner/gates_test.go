@@ -27,13 +27,13 @@ func pod(uid string, ready bool) *corev1.Pod {
 	}
 }
 
-func ruleCandidate(p *corev1.Pod) *Candidate {
-	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "stuck"}, Reason: "not ready for 12m"}
+func ruleCandidate(p *corev1.Pod) *PodCandidate {
+	return &PodCandidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "stuck"}, Reason: "not ready for 12m"}
 }
 
 // leakCandidate is a match of the memory rule leak.
-func leakCandidate(p *corev1.Pod) *Candidate {
-	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "leak"}, Reason: "working set grows"}
+func leakCandidate(p *corev1.Pod) *PodCandidate {
+	return &PodCandidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerRule, Rule: "leak"}, Reason: "working set grows"}
 }
 
 // recreatedBy says that rule (or a run, for "") recreated container app of
@@ -48,8 +48,8 @@ func recreatedBy(rule string, ago time.Duration) func(*Situation) {
 	}
 }
 
-func scheduleCandidate(p *corev1.Pod) *Candidate {
-	return &Candidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerSchedule, Run: now.Add(-30 * time.Minute)}, Reason: "scheduled run"}
+func scheduleCandidate(p *corev1.Pod) *PodCandidate {
+	return &PodCandidate{Pod: p, Containers: []string{"app"}, Trigger: Trigger{Kind: TriggerSchedule, Run: now.Add(-30 * time.Minute)}, Reason: "scheduled run"}
 }
 
 // situation is a healthy policy of 10 selected pods with room for one more
@@ -88,46 +88,46 @@ func TestGates(t *testing.T) {
 	cases := []struct {
 		name      string
 		change    func(*Situation)
-		candidate func() *Candidate
+		candidate func() *PodCandidate
 		want      v1alpha1.DecisionOutcome
 	}{
-		{"admitted at every limit's edge", nil, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"suspended", func(s *Situation) { s.Suspended = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
-		{"suspended holds schedules too", func(s *Situation) { s.Suspended = true }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
-		{"outside window", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeOutsideWindow},
-		{"inside window's last hour", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-3 * * *")} }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"windows do not hold schedules", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"in flight", func(s *Situation) { s.InFlight["a"] = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeInFlight},
-		{"cooldown: a second short", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30*time.Minute + time.Second) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
-		{"cooldown: just over", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30 * time.Minute) }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"cooldown does not hold schedules", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"cooldown of another container", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "proxy"}] = now }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"recurring: the leak again a second short of the recurrence", recreatedBy("leak", 2*time.Hour-time.Second), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
-		{"recurring: another memory rule recreated it", recreatedBy("near", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
-		{"recurring: just over the recurrence", recreatedBy("leak", 2*time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"recurring: a rule that reads no memory recreated it", recreatedBy("stuck", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"recurring: a run recreated it", recreatedBy("", time.Hour), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"recurring: a rule that reads no memory matches", recreatedBy("leak", time.Hour), func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"admitted at every limit's edge", nil, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"suspended", func(s *Situation) { s.Suspended = true }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
+		{"suspended holds schedules too", func(s *Situation) { s.Suspended = true }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
+		{"outside window", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeOutsideWindow},
+		{"inside window's last hour", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-3 * * *")} }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"windows do not hold schedules", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"in flight", func(s *Situation) { s.InFlight["a"] = true }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeInFlight},
+		{"cooldown: a second short", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30*time.Minute + time.Second) }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
+		{"cooldown: just over", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now.Add(-30 * time.Minute) }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"cooldown does not hold schedules", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "app"}] = now }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"cooldown of another container", func(s *Situation) { s.LastRecreated[ContainerKey{"a", "proxy"}] = now }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: the leak again a second short of the recurrence", recreatedBy("leak", 2*time.Hour-time.Second), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
+		{"recurring: another memory rule recreated it", recreatedBy("near", time.Hour), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeRecurring},
+		{"recurring: just over the recurrence", recreatedBy("leak", 2*time.Hour), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a rule that reads no memory recreated it", recreatedBy("stuck", time.Hour), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a run recreated it", recreatedBy("", time.Hour), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: a rule that reads no memory matches", recreatedBy("leak", time.Hour), func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"recurring: the policy asks for every recreation", func(s *Situation) {
 			recreatedBy("leak", time.Hour)(s)
 			s.MemoryRecurrence = 0
-		}, func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"recurring: cooldown holds first", recreatedBy("leak", time.Minute), func() *Candidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
-		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
-		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
-		{"blast radius: the one pod of a workload heals", func(s *Situation) { s.Selected, s.Matching, s.Unavailable, s.Budget = 1, 1, 0, 1 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"blast radius: both pods of two", func(s *Situation) { s.Selected, s.Matching = 2, 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
-		{"blast radius: one of two is half", func(s *Situation) { s.Selected, s.Matching = 2, 1 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"blast radius: fewer pods than the floor", func(s *Situation) { s.Selected, s.Matching, s.MinMatchingToHalt = 3, 3, 4 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"blast radius does not hold schedules", func(s *Situation) { s.Matching = 10 }, func() *Candidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
-		{"budget spent", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
-		{"an unready pod spends no budget", func(s *Situation) { s.Unavailable = 2 }, func() *Candidate { return ruleCandidate(pod("a", false)) }, v1alpha1.OutcomeCreated},
+		}, func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"recurring: cooldown holds first", recreatedBy("leak", time.Minute), func() *PodCandidate { return leakCandidate(pod("a", true)) }, v1alpha1.OutcomeCooldown},
+		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
+		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
+		{"blast radius: the one pod of a workload heals", func(s *Situation) { s.Selected, s.Matching, s.Unavailable, s.Budget = 1, 1, 0, 1 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: both pods of two", func(s *Situation) { s.Selected, s.Matching = 2, 2 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
+		{"blast radius: one of two is half", func(s *Situation) { s.Selected, s.Matching = 2, 1 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: fewer pods than the floor", func(s *Situation) { s.Selected, s.Matching, s.MinMatchingToHalt = 3, 3, 4 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius does not hold schedules", func(s *Situation) { s.Matching = 10 }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"budget spent", func(s *Situation) { s.Unavailable = 2 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
+		{"an unready pod spends no budget", func(s *Situation) { s.Unavailable = 2 }, func() *PodCandidate { return ruleCandidate(pod("a", false)) }, v1alpha1.OutcomeCreated},
 		{"disruption budget", func(s *Situation) {
 			s.Disruption = noDisruption{}
-		}, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDisruptionBudget},
-		{"dry run", func(s *Situation) { s.DryRun = true }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDryRun},
-		{"dry run still holds at the budget", func(s *Situation) { s.DryRun, s.Unavailable = true, 2 }, func() *Candidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
+		}, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDisruptionBudget},
+		{"dry run", func(s *Situation) { s.DryRun = true }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeDryRun},
+		{"dry run still holds at the budget", func(s *Situation) { s.DryRun, s.Unavailable = true, 2 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeUnavailable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

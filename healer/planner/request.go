@@ -20,7 +20,7 @@ import (
 // by its time; a rule by the containers it found, as they are now (their
 // IDs), so that the same containers are never recreated twice for the same
 // finding while a recreated one can be found again.
-func Instance(c *Candidate) string {
+func Instance(c *PodCandidate) string {
 	if c.Trigger.Kind == TriggerSchedule {
 		return "run:" + strconv.FormatInt(c.Trigger.Run.Unix(), 10)
 	}
@@ -47,7 +47,7 @@ func containerID(pod *corev1.Pod, name string) string {
 // the policy's name (cut to fit) and a hash of the policy, the pod UID and
 // the trigger instance. A retry or a restarted manager computes the same
 // name, and the API server refuses the second create.
-func RequestName(policy *v1alpha1.RecreatePolicy, c *Candidate) string {
+func RequestName(policy *v1alpha1.RecreatePolicy, c *PodCandidate) string {
 	sum := sha256.Sum256([]byte(string(policy.UID) + "/" + string(c.Pod.UID) + "/" + Instance(c)))
 	prefix := policy.Name
 	if len(prefix) > 40 {
@@ -62,7 +62,7 @@ func RequestName(policy *v1alpha1.RecreatePolicy, c *Candidate) string {
 // strategy (its unready grace policyspec.DefaultUnreadyGraceSeconds unless
 // the policy sets one; forcing the recreation when the candidate must be)
 // and deadlines.
-func Request(policy *v1alpha1.RecreatePolicy, c *Candidate) *appsv1beta1.ContainerRecreateRequest {
+func Request(policy *v1alpha1.RecreatePolicy, c *PodCandidate) *appsv1beta1.ContainerRecreateRequest {
 	tpl := policy.Spec.Recreate
 	crr := &appsv1beta1.ContainerRecreateRequest{
 		ObjectMeta: metav1.ObjectMeta{

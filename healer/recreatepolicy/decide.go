@@ -44,7 +44,7 @@ const createWorkers = 16
 // them (a charge is a write of the budget's status, one at a time). A
 // request that exists already (a retry, a restarted manager) is not created
 // again.
-func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*planner.Candidate) error {
+func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*planner.PodCandidate) error {
 	decs := make([]v1alpha1.Decision, len(cands))
 	var admitted []int
 	for i, c := range cands {
@@ -77,7 +77,7 @@ func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*
 
 // record keeps one decision for the status, its metric and log line, and
 // the dry run's event.
-func (d *decider) record(ctx context.Context, c *planner.Candidate, dec v1alpha1.Decision) {
+func (d *decider) record(ctx context.Context, c *planner.PodCandidate, dec v1alpha1.Decision) {
 	switch dec.Outcome {
 	case v1alpha1.OutcomeDryRun:
 		d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
@@ -94,7 +94,7 @@ func (d *decider) record(ctx context.Context, c *planner.Candidate, dec v1alpha1
 // creates its request, recording the outcome in dec. A budget that allows
 // no disruption now holds the pod back; a charge whose request was not
 // created is taken back.
-func (d *decider) create(ctx context.Context, c *planner.Candidate, dec *v1alpha1.Decision) error {
+func (d *decider) create(ctx context.Context, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
 	crr := planner.Request(d.p, c)
 	dec.Request = crr.Name
 	if budgets := covering(d.budgets, c.Pod); len(budgets) > 0 {
@@ -144,13 +144,13 @@ func (d *decider) note(t planner.Trigger, outcome v1alpha1.DecisionOutcome, msg 
 
 // skipped records a decision to leave a candidate alone: what triggered
 // it and why, and why nothing is done.
-func (d *decider) skipped(c *planner.Candidate, msg string) {
+func (d *decider) skipped(c *planner.PodCandidate, msg string) {
 	d.outside(c, v1alpha1.OutcomeSkipped, msg)
 }
 
 // upToDate records, once per pod and run, that a run's pod needs
 // nothing: its containers were started again since the run began.
-func (d *decider) upToDate(c *planner.Candidate) {
+func (d *decider) upToDate(c *planner.PodCandidate) {
 	for _, list := range [][]v1alpha1.Decision{d.decisions, d.p.Status.RecentDecisions} {
 		for _, dec := range list {
 			if dec.Pod == c.Pod.Name && dec.Reason == c.Reason && dec.Outcome == v1alpha1.OutcomeUpToDate {
@@ -163,14 +163,14 @@ func (d *decider) upToDate(c *planner.Candidate) {
 
 // outside records, and counts, a decision about a candidate that the
 // gates never saw.
-func (d *decider) outside(c *planner.Candidate, outcome v1alpha1.DecisionOutcome, msg string) {
+func (d *decider) outside(c *planner.PodCandidate, outcome v1alpha1.DecisionOutcome, msg string) {
 	decisions.WithLabelValues(d.p.Name, d.p.Namespace, string(c.Trigger.Kind), string(outcome)).Inc()
 	d.decisions = append(d.decisions, candidateDecision(c, outcome, msg, d.now))
 }
 
 // candidateDecision is a decision about a candidate the gates never saw:
 // left alone (Skipped) or needing nothing (UpToDate).
-func candidateDecision(c *planner.Candidate, outcome v1alpha1.DecisionOutcome, msg string, now time.Time) v1alpha1.Decision {
+func candidateDecision(c *planner.PodCandidate, outcome v1alpha1.DecisionOutcome, msg string, now time.Time) v1alpha1.Decision {
 	return v1alpha1.Decision{
 		Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,
 		Trigger: c.Trigger.String(), Outcome: outcome, Reason: c.Reason, Message: msg,

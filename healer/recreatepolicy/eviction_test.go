@@ -19,7 +19,7 @@ import (
 // cacheBeforeEviction gives the controller a client whose lists of pods and
 // PodDisruptionBudgets return what they held when the returned function
 // is called, as from a cache that has not seen what happened since.
-func cacheBeforeEviction(t *testing.T, c *controller, ns string) (freeze func()) {
+func cacheBeforeEviction(t *testing.T, c *testReconciler, ns string) (freeze func()) {
 	t.Helper()
 	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // cacheBehind gives the controller a client whose lists of requests come
 // back empty, as from a cache that has seen none, once the returned flag
 // is set.
-func cacheBehind(t *testing.T, c *controller) *atomic.Bool {
+func cacheBehind(t *testing.T, c *testReconciler) *atomic.Bool {
 	t.Helper()
 	behind := &atomic.Bool{}
 	watching, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme})

@@ -28,25 +28,25 @@ func newNamespace(t *testing.T) string {
 	return ns.Name
 }
 
-// controller is a Reconciler on a fake clock.
-type controller struct {
+// testReconciler is a Reconciler on a fake clock.
+type testReconciler struct {
 	*Reconciler
 	clock    *clocktesting.FakeClock
 	recorder *events.FakeRecorder
 }
 
-func newController(t *testing.T, deadline time.Duration) *controller {
+func newController(t *testing.T, deadline time.Duration) *testReconciler {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	rec := events.NewFakeRecorder(1000)
-	return &controller{
+	return &testReconciler{
 		Reconciler: &Reconciler{Client: admin, Reader: admin, Clock: clk, Recorder: rec,
 			Engine: policy.NewEngine(policy.Options{Clock: clk.Now, Deadline: deadline})},
 		clock: clk, recorder: rec,
 	}
 }
 
-func (c *controller) reconcile(t *testing.T, p *v1alpha1.RecreatePolicy) ctrl.Result {
+func (c *testReconciler) reconcile(t *testing.T, p *v1alpha1.RecreatePolicy) ctrl.Result {
 	t.Helper()
 	res, err := c.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 	if err != nil {
@@ -123,7 +123,7 @@ func requestsOf(t *testing.T, p *v1alpha1.RecreatePolicy) []appsv1beta1.Containe
 
 // complete plays the daemon and the kubelet: the request succeeded and its
 // pod's container restarted at the clock's time.
-func complete(t *testing.T, c *controller, crr *appsv1beta1.ContainerRecreateRequest, ready bool) {
+func complete(t *testing.T, c *testReconciler, crr *appsv1beta1.ContainerRecreateRequest, ready bool) {
 	t.Helper()
 	crr.Status.Phase = appsv1beta1.PhaseCompleted
 	crr.Status.Result = appsv1beta1.ResultSucceeded
@@ -137,7 +137,7 @@ func complete(t *testing.T, c *controller, crr *appsv1beta1.ContainerRecreateReq
 
 // restarted plays the kubelet after a recreation: the pod's container
 // runs anew since the clock's time.
-func restarted(t *testing.T, c *controller, namespace, podName string, ready bool) {
+func restarted(t *testing.T, c *testReconciler, namespace, podName string, ready bool) {
 	t.Helper()
 	pod := &corev1.Pod{}
 	if err := admin.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: podName}, pod); err != nil {

@@ -84,7 +84,7 @@ func kruiseRequests(t *testing.T, theirs client.Client, p *v1alpha1.RecreatePoli
 
 // kruiseComplete plays OpenKruise: the request completed, each container
 // in the given phase, and no result recorded (OpenKruise has none).
-func kruiseComplete(t *testing.T, theirs client.Client, c *controller, crr *kruise.ContainerRecreateRequest, phase kruise.ContainerRecreateRequestPhase) {
+func kruiseComplete(t *testing.T, theirs client.Client, c *testReconciler, crr *kruise.ContainerRecreateRequest, phase kruise.ContainerRecreateRequestPhase) {
 	t.Helper()
 	crr.Status = kruise.ContainerRecreateRequestStatus{
 		Phase: kruise.ContainerRecreateRequestCompleted, CompletionTime: &metav1.Time{Time: c.clock.Now()},

@@ -141,7 +141,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 			hist.seed(pod)
 		}
 		j := r.judge(ctx, p, program, spec, facts, hist, now)
-		var candidates []*planner.Candidate
+		var candidates []*planner.PodCandidate
 		var at []int
 		for _, pod := range pods {
 			if pod.Name == in.InputOf {
@@ -218,7 +218,7 @@ func inputs(program *policy.Program, j *judge, pod *corev1.Pod) (map[string]any,
 
 // decidePreview is what the gates make of c, each of them and in order,
 // counting it against the limits when it gets through as a pass would.
-func decidePreview(s *planner.Situation, c *planner.Candidate, now time.Time) *Decided {
+func decidePreview(s *planner.Situation, c *planner.PodCandidate, now time.Time) *Decided {
 	gates := s.Check(c)
 	v := s.Admit(c)
 	return &Decided{

@@ -126,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// Rules first, outside the namespace's lock: they are the costly part.
-	var v *verdicts
+	var v *ruleVerdicts
 	if program != nil && !r.quarantined(p) {
 		facts, err := r.requestFacts(ctx, p, byName, now)
 		if err != nil {

@@ -41,7 +41,7 @@ func (r *Reconciler) reportRecurring(p *v1alpha1.RecreatePolicy, decisions []v1a
 // reportRecurrence sends the Warning events of a candidate that
 // limits.memoryRecurrence holds back, on the policy and the pod, at the
 // first pass that holds it (the holds of the passes before say which).
-func (d *decider) reportRecurrence(c *planner.Candidate, dec v1alpha1.Decision) {
+func (d *decider) reportRecurrence(c *planner.PodCandidate, dec v1alpha1.Decision) {
 	if d.r.heldBy(types.NamespacedName{Namespace: d.p.Namespace, Name: d.p.Name}, c.Pod.Name, c.Trigger.Kind) == v1alpha1.OutcomeRecurring {
 		return
 	}

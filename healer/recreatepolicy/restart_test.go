@@ -131,7 +131,7 @@ type rolledOut struct{ requests, maxInFlight int }
 
 // roll reconciles the policy and completes its requests as the daemon and
 // kubelet would, until none is in flight.
-func roll(t *testing.T, c *controller, p *v1alpha1.RecreatePolicy) rolledOut {
+func roll(t *testing.T, c *testReconciler, p *v1alpha1.RecreatePolicy) rolledOut {
 	t.Helper()
 	var out rolledOut
 	for range 10 {

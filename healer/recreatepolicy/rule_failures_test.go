@@ -94,7 +94,7 @@ func checkRequests(t *testing.T, p *v1alpha1.RecreatePolicy, report refusals.Rep
 
 // warned drains the recorded events and reports whether one was a Warning
 // of reason whose note contains note; else it returns the events seen.
-func warned(c *controller, reason, note string) (string, bool) {
+func warned(c *testReconciler, reason, note string) (string, bool) {
 	var seen []string
 	for {
 		select {

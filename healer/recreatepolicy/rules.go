@@ -16,14 +16,14 @@ import (
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
-// verdicts is what the rules said of the selected pods.
-type verdicts struct {
-	candidates []*planner.Candidate
+// ruleVerdicts is what the rules said of the selected pods.
+type ruleVerdicts struct {
+	candidates []*planner.PodCandidate
 	// unrestartable are the pods the rules matched whose matched
 	// containers the kubelet would not start again once stopped (by the
 	// pod's restartPolicy or the container's own, see pods.Restartable):
 	// left alone, with a decision.
-	unrestartable []*planner.Candidate
+	unrestartable []*planner.PodCandidate
 	noData        []v1alpha1.RuleNoData
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
@@ -45,8 +45,8 @@ type failure struct {
 
 // evaluate runs the program for every selected pod, within the evaluation
 // budget, and sums up what the rules said.
-func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) verdicts {
-	v := verdicts{failures: map[string]failure{}}
+func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) ruleVerdicts {
+	v := ruleVerdicts{failures: map[string]failure{}}
 	type noDataKey struct{ rule, signal string }
 	noData := map[noDataKey]*v1alpha1.RuleNoData{}
 	j := r.judge(ctx, p, program, spec, facts, hist, now)
@@ -157,7 +157,7 @@ type podVerdict struct {
 	// candidate gathers the matches of containers the kubelet would start
 	// again; unrestartable those of containers it would not. Nil when
 	// there are none.
-	candidate, unrestartable *planner.Candidate
+	candidate, unrestartable *planner.PodCandidate
 	// err is set when the pod's input could not be built.
 	err error
 }
@@ -169,7 +169,7 @@ func (j *judge) target(pod *corev1.Pod, containers []string, memory *memoryNotes
 	target := policy.Target{Pod: pod, Signals: j.values.Pod(pod.Name)}
 	for _, name := range containers {
 		key := planner.ContainerKey{Pod: pod.UID, Container: name}
-		target.Containers = append(target.Containers, policy.Candidate{
+		target.Containers = append(target.Containers, policy.ContainerCandidate{
 			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.r.Memory, pod, name),
 			Signals:     j.values.Container(pod.Name, name),
 			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
@@ -236,13 +236,13 @@ func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
 // candidate: the containers of all, the trigger of the first, the reasons
 // of all.
 type match struct {
-	c       *planner.Candidate
+	c       *planner.PodCandidate
 	reasons []string
 }
 
 func (g *match) add(pod *corev1.Pod, rule string, m policy.Match) {
 	if g.c == nil {
-		g.c = &planner.Candidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerRule, Rule: rule}}
+		g.c = &planner.PodCandidate{Pod: pod, Trigger: planner.Trigger{Kind: planner.TriggerRule, Rule: rule}}
 	}
 	if !slices.Contains(g.c.Containers, m.Container) {
 		g.c.Containers = append(g.c.Containers, m.Container)
@@ -257,7 +257,7 @@ func (g *match) add(pod *corev1.Pod, rule string, m policy.Match) {
 
 // candidate is the gathered candidate with its reasons, nil when nothing
 // matched.
-func (g *match) candidate() *planner.Candidate {
+func (g *match) candidate() *planner.PodCandidate {
 	if g.c != nil {
 		g.c.Reason = strings.Join(g.reasons, "; ")
 	}
@@ -265,7 +265,7 @@ func (g *match) candidate() *planner.Candidate {
 }
 
 // failureText sums up the rules that failed.
-func (v verdicts) failureText() string {
+func (v ruleVerdicts) failureText() string {
 	var parts []string
 	for rule, f := range v.failures {
 		name := "rule " + rule

@@ -392,7 +392,7 @@ func setPDBStatus(t *testing.T, pdb *policyv1.PodDisruptionBudget, healthy, desi
 // controller writes while all n are healthy, and returns them with the
 // spec of a policy whose rule matches annotated pods and that may act on
 // all of them.
-func budgetOfOne(t *testing.T, c *controller, ns string, n int) ([]*corev1.Pod, *policyv1.PodDisruptionBudget, v1alpha1.RecreatePolicySpec) {
+func budgetOfOne(t *testing.T, c *testReconciler, ns string, n int) ([]*corev1.Pod, *policyv1.PodDisruptionBudget, v1alpha1.RecreatePolicySpec) {
 	t.Helper()
 	pods := createPods(t, ns, "web", n, c.clock.Now().Add(-time.Hour))
 	pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})

@@ -48,12 +48,12 @@ func schedule(s *policyspec.Schedule, since, now time.Time) tick {
 // runProgress is how far a run is for the pods selected now.
 type runProgress struct {
 	// pending are the run's candidates: the pods left to recreate.
-	pending []*planner.Candidate
+	pending []*planner.PodCandidate
 	// recreated counts the pods the run's requests recreated.
 	recreated int
 	// upToDate are the pods that need nothing: their containers were
 	// started again since the run began, by something other than the run.
-	upToDate []*planner.Candidate
+	upToDate []*planner.PodCandidate
 	failed   *appsv1beta1.ContainerRecreateRequest
 	// skipped are the pods with nothing the kubelet would start again.
 	skipped []*corev1.Pod
@@ -62,7 +62,7 @@ type runProgress struct {
 	// one for each skipped pod (without containers when the policy names
 	// none of the pod's), and one for each other pod that has such a
 	// container beside those it recreates.
-	leftAlone []*planner.Candidate
+	leftAlone []*planner.PodCandidate
 }
 
 // progress sorts the run's pods into recreated (by the run's requests), up
@@ -74,8 +74,8 @@ type runProgress struct {
 func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest, baseline map[string]string) runProgress {
 	var p runProgress
 	reason := run.RunReason()
-	candidate := func(pod *corev1.Pod, containers []string) *planner.Candidate {
-		return &planner.Candidate{Pod: pod, Containers: containers, Trigger: run, Reason: reason}
+	candidate := func(pod *corev1.Pod, containers []string) *planner.PodCandidate {
+		return &planner.PodCandidate{Pod: pod, Containers: containers, Trigger: run, Reason: reason}
 	}
 	for _, pod := range pods {
 		if crr := runRequests[pod.UID]; crr != nil {

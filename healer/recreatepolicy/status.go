@@ -52,7 +52,7 @@ func (r *Reconciler) unhaltFor(p *v1alpha1.RecreatePolicy, reason string) {
 
 // reportEvaluation makes rule failures visible: a Warning event and the
 // Ready condition's message, while the policy keeps acting on the others.
-func (r *Reconciler) reportEvaluation(p *v1alpha1.RecreatePolicy, v verdicts) {
+func (r *Reconciler) reportEvaluation(p *v1alpha1.RecreatePolicy, v ruleVerdicts) {
 	if len(v.failures) == 0 {
 		return
 	}

@@ -136,7 +136,7 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 		if w == nil {
 			t.Fatalf("%s: no window after %s: %s", s.Name, age, why)
 		}
-		results, err := program.EvaluateAt(ctx, policy.Target{Pod: pod, Containers: []policy.Candidate{{Name: "app", Memory: w}}}, clock.Now())
+		results, err := program.EvaluateAt(ctx, policy.Target{Pod: pod, Containers: []policy.ContainerCandidate{{Name: "app", Memory: w}}}, clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,13 +51,13 @@ func PolicyRules(builtins []BuiltinRule) ([]policy.Rule, error) {
 func Targets(pods []*corev1.Pod, trouble bool, now time.Time) []policy.Target {
 	out := make([]policy.Target, len(pods))
 	for i, pod := range pods {
-		var candidates []policy.Candidate
+		var candidates []policy.ContainerCandidate
 		for j, c := range restartable(pod) {
 			if j > 0 {
-				candidates = append(candidates, policy.Candidate{Name: c.Name, Memory: &policy.MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}})
+				candidates = append(candidates, policy.ContainerCandidate{Name: c.Name, Memory: &policy.MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}})
 				continue
 			}
-			first := policy.Candidate{Name: c.Name, Memory: &policy.MemoryWindow{
+			first := policy.ContainerCandidate{Name: c.Name, Memory: &policy.MemoryWindow{
 				WorkingSetBytes: workingSet(i), Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: float64(i % 50), R2: 0.5,
 			}}
 			if i%49 == 0 {
