@@ -9,7 +9,7 @@ import (
 type ContainerKind int
 
 const (
-	// ContainerMissing: the pod has no container of that name.
+	// ContainerMissing is no container: the pod has none of that name.
 	ContainerMissing ContainerKind = iota
 	// ContainerRegular is a container in spec.containers.
 	ContainerRegular
