@@ -48,9 +48,9 @@ type Situation struct {
 	MinMatchingToHalt  int32
 
 	// Unavailable counts the selected pods that are not Ready or have a
-	// request in flight; Budget is how many may be.
-	Unavailable int
-	Budget      int
+	// request in flight; MaxUnavailable is how many may be.
+	Unavailable    int
+	MaxUnavailable int
 
 	// Disruption tells whether the PodDisruptionBudgets let a pod go, and
 	// takes one disruption of them for a pod admitted; nil when budgets
@@ -132,8 +132,8 @@ var gates = []gate{
 	{v1alpha1.OutcomeUnavailable, false, func(s *Situation, c *PodCandidate) string {
 		// A pod that is unavailable already does not take another unit
 		// of the budget.
-		if pods.Ready(c.Pod) && s.Unavailable >= s.Budget {
-			return fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.Budget)
+		if pods.Ready(c.Pod) && s.Unavailable >= s.MaxUnavailable {
+			return fmt.Sprintf("%d of %d selected pods unavailable, rollout.maxUnavailable allows %d", s.Unavailable, s.Selected, s.MaxUnavailable)
 		}
 		return ""
 	}},

@@ -70,7 +70,7 @@ func situation() *Situation {
 		MaxMatchingPercent: 50,
 		MinMatchingToHalt:  2,
 		Unavailable:        1,
-		Budget:             2,
+		MaxUnavailable:     2,
 	}
 }
 
@@ -116,7 +116,7 @@ func TestGates(t *testing.T) {
 		{"rate reached", func(s *Situation) { s.CreatedLastHour = 5 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeRateLimited},
 		{"no rate limit", func(s *Situation) { s.CreatedLastHour, s.MaxPerHour = 500, nil }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius: one pod over", func(s *Situation) { s.Matching = 6 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
-		{"blast radius: the one pod of a workload heals", func(s *Situation) { s.Selected, s.Matching, s.Unavailable, s.Budget = 1, 1, 0, 1 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"blast radius: the one pod of a workload heals", func(s *Situation) { s.Selected, s.Matching, s.Unavailable, s.MaxUnavailable = 1, 1, 0, 1 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius: both pods of two", func(s *Situation) { s.Selected, s.Matching = 2, 2 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeHalted},
 		{"blast radius: one of two is half", func(s *Situation) { s.Selected, s.Matching = 2, 1 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
 		{"blast radius: fewer pods than the floor", func(s *Situation) { s.Selected, s.Matching, s.MinMatchingToHalt = 3, 3, 4 }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
@@ -151,7 +151,7 @@ func TestGates(t *testing.T) {
 func TestAdmitCountsWhatGetsThrough(t *testing.T) {
 	s := situation()
 	s.MaxPerHour = new(int32(10))
-	s.Unavailable, s.Budget = 0, 2
+	s.Unavailable, s.MaxUnavailable = 0, 2
 	var created []string
 	for _, uid := range []string{"a", "b", "c", "d"} {
 		c := scheduleCandidate(pod(uid, true))

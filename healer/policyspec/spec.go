@@ -20,7 +20,7 @@ type Spec struct {
 	Windows            []Window
 	Rules              []policy.Rule
 	EvaluationInterval time.Duration
-	MaxUnavailable     Budget
+	MaxUnavailable     UnavailableLimit
 	Cooldown           time.Duration
 	// MemoryRecurrence is limits.memoryRecurrence; MemoryRules are the
 	// names of the rules that read the memory signal.
@@ -95,7 +95,7 @@ func Parse(spec *v1alpha1.RecreatePolicySpec) (*Spec, field.ErrorList) {
 		}
 		out.EvaluationInterval = d.Duration
 	}
-	out.MaxUnavailable, e = ParseBudget(spec.Rollout.MaxUnavailable, root.Child("rollout", "maxUnavailable"))
+	out.MaxUnavailable, e = ParseMaxUnavailable(spec.Rollout.MaxUnavailable, root.Child("rollout", "maxUnavailable"))
 	errs = append(errs, e...)
 	if d := spec.Limits.Cooldown; d != nil {
 		if d.Duration < 0 {

@@ -42,7 +42,7 @@ func TestParseValid(t *testing.T) {
 	if got.Schedule.Location.String() != "Europe/Berlin" || got.Schedule.StartingDeadline != DefaultStartingDeadline {
 		t.Errorf("schedule: %+v", got.Schedule)
 	}
-	if got.MaxUnavailable != DefaultBudget || got.Cooldown != DefaultCooldown || got.EvaluationInterval != DefaultEvaluationInterval || got.MemoryRecurrence != DefaultMemoryRecurrence {
+	if got.MaxUnavailable != DefaultMaxUnavailable || got.Cooldown != DefaultCooldown || got.EvaluationInterval != DefaultEvaluationInterval || got.MemoryRecurrence != DefaultMemoryRecurrence {
 		t.Errorf("defaults: %+v", got)
 	}
 	if len(got.MemoryRules) != 0 {
@@ -150,14 +150,14 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-func TestBudget(t *testing.T) {
+func TestUnavailableLimit(t *testing.T) {
 	for _, tc := range []struct {
-		b        Budget
+		b        UnavailableLimit
 		selected int
 		want     int
 	}{
-		{Budget{Percent: 25}, 6, 1}, {Budget{Percent: 25}, 8, 2}, {Budget{Percent: 25}, 0, 1}, {Budget{Percent: 100}, 6, 6},
-		{Budget{Count: 2}, 6, 2}, {Budget{Count: 2}, 1, 2},
+		{UnavailableLimit{Percent: 25}, 6, 1}, {UnavailableLimit{Percent: 25}, 8, 2}, {UnavailableLimit{Percent: 25}, 0, 1}, {UnavailableLimit{Percent: 100}, 6, 6},
+		{UnavailableLimit{Count: 2}, 6, 2}, {UnavailableLimit{Count: 2}, 1, 2},
 	} {
 		if got := tc.b.Of(tc.selected); got != tc.want {
 			t.Errorf("%+v of %d: got %d, want %d", tc.b, tc.selected, got, tc.want)

@@ -38,7 +38,7 @@ const disruptedTimeout = 2 * time.Minute
 func covering(pdbs []policyv1.PodDisruptionBudget, pod *corev1.Pod) []string {
 	var names []string
 	for i := range pdbs {
-		if sel := budgetSelector(&pdbs[i]); sel != nil && sel.Matches(labels.Set(pod.Labels)) {
+		if sel := pdbSelector(&pdbs[i]); sel != nil && sel.Matches(labels.Set(pod.Labels)) {
 			names = append(names, pdbs[i].Name)
 		}
 	}

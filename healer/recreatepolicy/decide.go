@@ -25,9 +25,9 @@ type decider struct {
 	p         *v1alpha1.RecreatePolicy
 	now       time.Time
 	decisions []v1alpha1.Decision
-	// budgets are the namespace's PodDisruptionBudgets, charged for each
+	// pdbs are the namespace's PodDisruptionBudgets, charged for each
 	// request; nil when the policy does not respect them.
-	budgets []policyv1.PodDisruptionBudget
+	pdbs []policyv1.PodDisruptionBudget
 }
 
 // createWorkers is how many requests one pass creates at once. Each create
@@ -58,7 +58,7 @@ func (d *decider) decideAll(ctx context.Context, s *planner.Situation, cands []*
 		}
 	}
 	limit := createWorkers
-	if len(d.budgets) > 0 {
+	if len(d.pdbs) > 0 {
 		limit = 1
 	}
 	var creates errgroup.Group
@@ -97,7 +97,7 @@ func (d *decider) record(ctx context.Context, c *planner.PodCandidate, dec v1alp
 func (d *decider) create(ctx context.Context, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
 	crr := planner.Request(d.p, c)
 	dec.Request = crr.Name
-	if budgets := covering(d.budgets, c.Pod); len(budgets) > 0 {
+	if budgets := covering(d.pdbs, c.Pod); len(budgets) > 0 {
 		why, err := d.r.charge(ctx, c.Pod, budgets, d.now)
 		if err != nil {
 			return err

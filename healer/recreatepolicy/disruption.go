@@ -27,7 +27,7 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 		d.byUID[namespacePods[i].UID] = &namespacePods[i]
 	}
 	for i := range pdbs {
-		sel := budgetSelector(&pdbs[i])
+		sel := pdbSelector(&pdbs[i])
 		if sel == nil {
 			continue
 		}
@@ -106,10 +106,10 @@ func (d *disruptions) Take(uid types.UID) {
 	}
 }
 
-// budgetSelector is the budget's selector as the eviction API reads it
+// pdbSelector is the budget's selector as the eviction API reads it
 // (policy/v1): an empty selector covers every pod of the namespace, a null
 // one none; nil for one that does not parse, which covers no pod.
-func budgetSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
+func pdbSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	if err != nil {
 		return nil

@@ -47,11 +47,11 @@ var (
 		Name: "rejuv_policy_halted",
 		Help: "1 while the policy's Halted condition is True (blast radius, evaluation budget, a rule the sandbox stopped or whose evaluation the manager's restart interrupted, or a failed scheduled run), else 0.",
 	}, []string{"policy", "namespace"})
-	budget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	limits = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_budget",
 		Help: "The policy's limits, by budget: max_unavailable (pods rollout.maxUnavailable lets be unavailable at once) and max_per_hour (limits.maxPerHour; no series without one).",
 	}, []string{"policy", "namespace", "budget"})
-	budgetUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	limitsUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_budget_used",
 		Help: "What the policy's last pass left of each budget used: max_unavailable (selected pods not Ready or being recreated) and max_per_hour (requests created in the last hour).",
 	}, []string{"policy", "namespace", "budget"})
@@ -78,13 +78,13 @@ var (
 var policyVecs = []*prometheus.MetricVec{
 	evaluations.MetricVec, evaluationDuration.MetricVec, ruleErrors.MetricVec, noDataPods.MetricVec,
 	decisions.MetricVec, heldBack.MetricVec, heldBackSeconds.MetricVec, halted.MetricVec,
-	budget.MetricVec, budgetUsed.MetricVec, selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
+	limits.MetricVec, limitsUsed.MetricVec, selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
 }
 
 // RegisterMetrics adds the policy metrics to reg.
 func RegisterMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(evaluations, evaluationDuration, ruleErrors, noDataPods, decisions, heldBack, heldBackSeconds, halted,
-		budget, budgetUsed, selectedPods, activeRecreations, nextRun, missedRuns)
+		limits, limitsUsed, selectedPods, activeRecreations, nextRun, missedRuns)
 }
 
 // forgetMetrics drops a deleted policy's series.
@@ -138,18 +138,18 @@ func observeHalted(p *v1alpha1.RecreatePolicy) {
 	halted.WithLabelValues(p.Name, p.Namespace).Set(v)
 }
 
-// observeBudgets sets each budget of the policy and how much of it the
+// observeLimits sets each budget of the policy and how much of it the
 // pass left used.
-func observeBudgets(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
-	budget.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.Budget))
-	budgetUsed.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.Unavailable))
+func observeLimits(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
+	limits.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.MaxUnavailable))
+	limitsUsed.WithLabelValues(p.Name, p.Namespace, "max_unavailable").Set(float64(s.Unavailable))
 	if s.MaxPerHour == nil {
-		budget.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
-		budgetUsed.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
+		limits.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
+		limitsUsed.DeleteLabelValues(p.Name, p.Namespace, "max_per_hour")
 		return
 	}
-	budget.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(*s.MaxPerHour))
-	budgetUsed.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(s.CreatedLastHour))
+	limits.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(*s.MaxPerHour))
+	limitsUsed.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(s.CreatedLastHour))
 }
 
 // endedHold is how long a gate held one candidate back.

@@ -27,10 +27,10 @@ type PreviewInput struct {
 	Pods []corev1.Pod
 	// Requests are the namespace's ContainerRecreateRequests.
 	Requests []appsv1beta1.ContainerRecreateRequest
-	// Budgets are the namespace's PodDisruptionBudgets; nil when unknown,
+	// DisruptionBudgets are the namespace's PodDisruptionBudgets; nil when unknown,
 	// and then no gate checks them.
-	Budgets []policyv1.PodDisruptionBudget
-	Now     time.Time
+	DisruptionBudgets []policyv1.PodDisruptionBudget
+	Now               time.Time
 
 	// Memory is the working set history the memory rules read; nil for
 	// none, NoMemory saying why.
@@ -126,8 +126,8 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 	}
 	facts := gatherRequests(p.Name, in.Requests, byName, now)
 	s := newSituation(p, spec, pods, facts, now)
-	if respectsBudgets(p) && in.Budgets != nil {
-		s.Disruption = disruptionCheck(in.Budgets, in.Pods, facts.inFlight)
+	if respectsDisruptionBudgets(p) && in.DisruptionBudgets != nil {
+		s.Disruption = disruptionCheck(in.DisruptionBudgets, in.Pods, facts.inFlight)
 	}
 	out := &Preview{Selected: len(pods)}
 

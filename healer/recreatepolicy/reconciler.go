@@ -154,12 +154,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	situation, budgets, err := r.situation(ctx, p, spec, pods, facts, now)
+	situation, pdbs, err := r.situation(ctx, p, spec, pods, facts, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 
-	d := decider{r: r, p: p, now: now, budgets: budgets}
+	d := decider{r: r, p: p, now: now, pdbs: pdbs}
 	var requeue time.Duration
 	evalFailures := ""
 
@@ -173,8 +173,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch {
 		case v.stopped != nil:
 			r.halt(p, v1alpha1.ReasonRuleStopped, stoppedMessage(v.stopped))
-		case v.budget != nil:
-			r.halt(p, v1alpha1.ReasonEvaluationBudget, v.budget.message(len(pods), r.evaluationBudget()))
+		case v.overBudget != nil:
+			r.halt(p, v1alpha1.ReasonEvaluationBudget, v.overBudget.message(len(pods), r.evaluationBudget()))
 		default:
 			for _, reason := range ruleHalts {
 				r.unhaltFor(p, reason)
@@ -210,7 +210,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if program == nil {
 		observeNoData(p, nil)
 	}
-	rulesDecided := program == nil || (v != nil && v.budget == nil && v.stopped == nil)
+	rulesDecided := program == nil || (v != nil && v.overBudget == nil && v.stopped == nil)
 	r.observePass(req.NamespacedName, p, decided, rulesDecided, now)
 	d.flush(p)
 	if !r.statuses.needed(original, p, spec.EvaluationInterval, now) {
@@ -332,7 +332,7 @@ func newSituation(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*cor
 		LastRule: facts.lastRule, MemoryRules: spec.MemoryRules, MemoryRecurrence: spec.MemoryRecurrence,
 		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,
 		Selected: len(pods), MaxMatchingPercent: spec.MaxMatchingPercent, MinMatchingToHalt: spec.MinMatchingToHalt,
-		Budget: spec.MaxUnavailable.Of(len(pods)),
+		MaxUnavailable: spec.MaxUnavailable.Of(len(pods)),
 	}
 	for _, pod := range pods {
 		if !apipods.Ready(pod) || facts.inFlight[pod.UID] {
@@ -342,9 +342,9 @@ func newSituation(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*cor
 	return s
 }
 
-// respectsBudgets says whether the policy holds recreations back for
+// respectsDisruptionBudgets says whether the policy holds recreations back for
 // PodDisruptionBudgets (the default).
-func respectsBudgets(p *v1alpha1.RecreatePolicy) bool {
+func respectsDisruptionBudgets(p *v1alpha1.RecreatePolicy) bool {
 	respect := p.Spec.Rollout.RespectPodDisruptionBudgets
 	return respect == nil || *respect
 }
@@ -352,7 +352,7 @@ func respectsBudgets(p *v1alpha1.RecreatePolicy) bool {
 // situation gathers what the gates need.
 func (r *Reconciler) situation(ctx context.Context, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, now time.Time) (*planner.Situation, []policyv1.PodDisruptionBudget, error) {
 	s := newSituation(p, spec, pods, facts, now)
-	if respectsBudgets(p) {
+	if respectsDisruptionBudgets(p) {
 		pdbs := &policyv1.PodDisruptionBudgetList{}
 		if err := r.Client.List(ctx, pdbs, client.InNamespace(p.Namespace)); err != nil {
 			return nil, nil, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)

@@ -28,9 +28,9 @@ type ruleVerdicts struct {
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
 	failures map[string]failure
-	// budget is set when the pass ran out of the evaluation budget; the
+	// overBudget is set when the pass ran out of the evaluation overBudget; the
 	// pods after that were not evaluated.
-	budget *overBudgetPass
+	overBudget *overEvaluationBudget
 	// stopped is set when the sandbox stopped a rule so that the policy
 	// halts; the pods after that were not evaluated.
 	stopped *policy.Stop
@@ -66,7 +66,7 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		}
 		v.evaluated = i + 1
 		if took := time.Since(start) + queries; took > budget {
-			v.budget = &overBudgetPass{evaluated: i, took: took, queries: queries}
+			v.overBudget = &overEvaluationBudget{evaluated: i, took: took, queries: queries}
 			break
 		}
 		pj, ok := j.pod(ctx, pod)

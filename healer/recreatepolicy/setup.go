@@ -61,7 +61,7 @@ func (r *Reconciler) policiesRespecting(ctx context.Context, o client.Object) []
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if p := &list.Items[i]; respectsBudgets(p) {
+		if p := &list.Items[i]; respectsDisruptionBudgets(p) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 		}
 	}

@@ -66,7 +66,7 @@ func (r *Reconciler) finishStatus(p *v1alpha1.RecreatePolicy, facts *requestFact
 	p.Status.ActiveRecreations = int32(facts.own)
 	selectedPods.WithLabelValues(p.Name, p.Namespace).Set(float64(selected))
 	activeRecreations.WithLabelValues(p.Name, p.Namespace).Set(float64(facts.own))
-	observeBudgets(p, s)
+	observeLimits(p, s)
 	if meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted) == nil {
 		r.unhalt(p)
 	}

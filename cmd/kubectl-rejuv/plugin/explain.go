@@ -145,7 +145,7 @@ func explain(ctx context.Context, o *Options, name string, now time.Time) (*expl
 			pe.Rules = append(pe.Rules, r.Name+" ("+kind+")")
 		}
 		preview, err := recreatepolicy.PreviewPolicy(ctx, p, recreatepolicy.PreviewInput{
-			Pods: podList.Items, Requests: requests.Items, Budgets: budgets.Items, Now: now,
+			Pods: podList.Items, Requests: requests.Items, DisruptionBudgets: budgets.Items, Now: now,
 			NoMemory: noMemoryHere, NoSignals: noSignalsHere,
 		})
 		if err == nil {

@@ -188,10 +188,10 @@ func (pt *policyTest) inputFor(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 			}
 		}
 		if len(from.budgets) > 0 {
-			in.Budgets = []policyv1.PodDisruptionBudget{}
+			in.DisruptionBudgets = []policyv1.PodDisruptionBudget{}
 			for _, b := range from.budgets {
 				if b.Namespace == "" || b.Namespace == p.Namespace {
-					in.Budgets = append(in.Budgets, b)
+					in.DisruptionBudgets = append(in.DisruptionBudgets, b)
 				}
 			}
 		}
@@ -217,6 +217,6 @@ func (pt *policyTest) inputFor(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 	if err := cl.client.List(ctx, budgets, ns); err != nil {
 		return in, fmt.Errorf("list the PodDisruptionBudgets of namespace %s: %w", p.Namespace, err)
 	}
-	in.Pods, in.Requests, in.Budgets = pods.Items, requests.Items, budgets.Items
+	in.Pods, in.Requests, in.DisruptionBudgets = pods.Items, requests.Items, budgets.Items
 	return in, nil
 }

@@ -106,15 +106,15 @@ func (r *restart) rollOut(ctx context.Context, cl *clients, t *target, dry dryRu
 	if !r.printsNames() {
 		return nil
 	}
-	budget := policyspec.DefaultBudget
+	maxUnavailable := policyspec.DefaultMaxUnavailable
 	if mu := p.Spec.Rollout.MaxUnavailable; mu != nil {
-		budget, _ = policyspec.ParseBudget(mu, field.NewPath("spec", "rollout", "maxUnavailable"))
+		maxUnavailable, _ = policyspec.ParseMaxUnavailable(mu, field.NewPath("spec", "rollout", "maxUnavailable"))
 	}
 	verb := "requested"
 	if dry != dryRunNone {
 		verb = "would be requested"
 	}
-	fmt.Fprintf(r.o.Streams.Out, "rolling restart of %d pods of %s %s, at most %d unavailable at a time: %s\n", len(pods), t, verb, budget.Of(len(pods)), podNames(pods))
+	fmt.Fprintf(r.o.Streams.Out, "rolling restart of %d pods of %s %s, at most %d unavailable at a time: %s\n", len(pods), t, verb, maxUnavailable.Of(len(pods)), podNames(pods))
 	if !r.wait {
 		if dry == dryRunNone {
 			fmt.Fprintf(r.o.Streams.Out, "follow it with: kubectl rejuv status rp/%s -n %s\n", p.Name, p.Namespace)
@@ -136,7 +136,7 @@ func (r *restart) restartPolicy(t *target, at metav1.Time) (*v1alpha1.RecreatePo
 	mu := t.maxUnavailable
 	if r.maxUnavailable != "" {
 		v := intstr.Parse(r.maxUnavailable)
-		if _, errs := policyspec.ParseBudget(&v, field.NewPath("--max-unavailable")); len(errs) > 0 {
+		if _, errs := policyspec.ParseMaxUnavailable(&v, field.NewPath("--max-unavailable")); len(errs) > 0 {
 			return nil, usageError("%s", errs.ToAggregate().Error())
 		}
 		mu = &v

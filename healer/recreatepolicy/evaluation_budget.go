@@ -14,15 +14,15 @@ import (
 // what ten thousand pods cost with the built-in rules.
 const DefaultEvaluationBudget = 10 * time.Second
 
-// overBudgetPass is a pass that ran out of the evaluation budget: took
+// overEvaluationBudget is a pass that ran out of the evaluation budget: took
 // counts the signals' queries (queries of it).
-type overBudgetPass struct {
+type overEvaluationBudget struct {
 	evaluated int
 	took      time.Duration
 	queries   time.Duration
 }
 
-func (o *overBudgetPass) message(selected int, budget time.Duration) string {
+func (o *overEvaluationBudget) message(selected int, budget time.Duration) string {
 	spent := ""
 	if o.queries > 0 {
 		spent = fmt.Sprintf(" (Prometheus %s of it, on the signals' queries)", o.queries.Round(time.Millisecond))
