@@ -2,7 +2,6 @@ package recreatepolicy
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -12,20 +11,16 @@ import (
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
-// droppedCharges are the budget charges of requests deleted before they
-// completed (by hand, or by the garbage collector after their policy),
-// by namespace and pod name: entries of the budgets' disruptedPods that
-// no completion will take back. The namespace's next pass takes them
-// back. They are kept in memory: after a manager restart, the disruption
-// controller's two-minute timeout takes such an entry back instead.
-type droppedCharges struct {
-	mu          sync.Mutex
-	byNamespace map[string]map[string]time.Time
-}
+// The budget charges of requests deleted before they completed (by hand,
+// or by the garbage collector after their policy) are entries of the
+// budgets' disruptedPods that no completion will take back: the state
+// keeps them per namespace until its next pass takes them back. They are
+// kept in memory: after a manager restart, the disruption controller's
+// two-minute timeout takes such an entry back instead.
 
 // requestDeleted records the charge of a deleted request that had not
 // completed. o is a request in either version.
-func (d *droppedCharges) requestDeleted(o client.Object) {
+func (s *state) requestDeleted(o client.Object) {
 	crr, ok := o.(*appsv1beta1.ContainerRecreateRequest)
 	if old, isOld := o.(*appsv1alpha1.ContainerRecreateRequest); isOld {
 		crr, ok = &appsv1beta1.ContainerRecreateRequest{}, old.ConvertTo(crr) == nil
@@ -37,23 +32,22 @@ func (d *droppedCharges) requestDeleted(o client.Object) {
 	if !charged {
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.byNamespace == nil {
-		d.byNamespace = map[string]map[string]time.Time{}
-	}
-	if d.byNamespace[crr.Namespace] == nil {
-		d.byNamespace[crr.Namespace] = map[string]time.Time{}
-	}
-	d.byNamespace[crr.Namespace][crr.Spec.PodName] = at
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.namespace(crr.Namespace).dropped[crr.Spec.PodName] = at
 }
 
-// take returns the namespace's dropped charges and forgets them.
-func (d *droppedCharges) take(namespace string) map[string]time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := d.byNamespace[namespace]
-	delete(d.byNamespace, namespace)
+// takeDropped returns the namespace's dropped charges and forgets them.
+func (s *state) takeDropped(namespace string) map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.namespaces[namespace]
+	if ns == nil || len(ns.dropped) == 0 {
+		return nil
+	}
+	out := ns.dropped
+	ns.dropped = map[string]time.Time{}
+	s.tidy(namespace)
 	return out
 }
 
@@ -61,7 +55,7 @@ func (d *droppedCharges) take(namespace string) map[string]time.Time {
 // budgets as they are now; used when no pass of a policy reads them (its
 // policy is gone).
 func (r *Reconciler) releaseDropped(ctx context.Context, namespace string) {
-	dropped := r.dropped.take(namespace)
+	dropped := r.state.takeDropped(namespace)
 	if len(dropped) == 0 {
 		return
 	}

@@ -5,9 +5,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // Metrics of policies. Policy, rule and signal names are bounded by what
@@ -156,4 +158,46 @@ func observeLimits(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
 type endedHold struct {
 	gate v1alpha1.DecisionOutcome
 	held time.Duration
+}
+
+// observeVerdicts counts one pass's evaluations, by outcome, and the
+// rules' errors. Each rule's error counter exists from its first pass, at
+// 0, so that an increase over it counts the first errors too.
+func observeVerdicts(p *v1alpha1.RecreatePolicy, program *policy.Program, v ruleVerdicts) {
+	for _, rule := range program.Rules() {
+		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
+	}
+	for outcome, n := range v.outcomes {
+		evaluations.WithLabelValues(p.Name, p.Namespace, outcome).Add(float64(n))
+	}
+	for rule, f := range v.failures {
+		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule).Add(float64(f.pods))
+	}
+	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(v.took.Seconds())
+}
+
+// observe sets the metrics of one pass as planned and acted on, and takes
+// its decisions into the policy's holds.
+func (r *Reconciler) observe(pl *plan) {
+	p := pl.p
+	switch {
+	case pl.verdicts != nil:
+		observeNoData(p, pl.verdicts.noData)
+	case pl.rulesDecided:
+		// No rules.
+		observeNoData(p, nil)
+	}
+	if !pl.nextRun.IsZero() {
+		nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.nextRun.Unix()))
+		missedRuns.WithLabelValues(p.Name, p.Namespace).Add(float64(pl.missedRuns))
+	}
+	selectedPods.WithLabelValues(p.Name, p.Namespace).Set(float64(len(pl.in.pods)))
+	activeRecreations.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.in.facts.own))
+	observeLimits(p, pl.s)
+	decided := pl.decisions()
+	observeDecisions(p, decided)
+	observeHalted(p)
+	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+	ended := r.state.updateHolds(key, decided, func(kind planner.TriggerKind) bool { return kind == planner.TriggerSchedule || pl.rulesDecided }, pl.in.now)
+	observeHolds(p, ended)
 }

@@ -2,7 +2,6 @@ package recreatepolicy
 
 import (
 	"context"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -11,46 +10,37 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// passes are the passes over policies' rules in flight: a pass of a
-// policy deleted or changed meanwhile is cancelled, so that its rules stop
-// at their next step rather than at the end of the pass.
-type passes struct {
-	mu      sync.Mutex
-	running map[types.UID]*pass
-}
+// A pass over a policy's rules in flight is cancelled when its policy is
+// deleted or changed meanwhile, so that its rules stop at their next step
+// rather than at the end of the pass.
 
-type pass struct {
-	generation int64
-	cancel     context.CancelFunc
-}
-
-// start returns the context of a pass over the policy's rules at
+// startPass returns the context of a pass over the policy's rules at
 // generation, and the function that ends it.
-func (ps *passes) start(ctx context.Context, uid types.UID, generation int64) (context.Context, func()) {
+func (s *state) startPass(ctx context.Context, uid types.UID, generation int64) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &pass{generation: generation, cancel: cancel}
-	ps.mu.Lock()
-	if ps.running == nil {
-		ps.running = map[types.UID]*pass{}
+	s.mu.Lock()
+	if s.passes == nil {
+		s.passes = map[types.UID]*pass{}
 	}
-	ps.running[uid] = p
-	ps.mu.Unlock()
+	s.passes[uid] = p
+	s.mu.Unlock()
 	return ctx, func() {
 		cancel()
-		ps.mu.Lock()
-		if ps.running[uid] == p {
-			delete(ps.running, uid)
+		s.mu.Lock()
+		if s.passes[uid] == p {
+			delete(s.passes, uid)
 		}
-		ps.mu.Unlock()
+		s.mu.Unlock()
 	}
 }
 
 // outdated cancels the pass of the policy uid unless it is at generation
 // (a deleted policy's is cancelled with generation 0).
-func (ps *passes) outdated(uid types.UID, generation int64) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if p, ok := ps.running[uid]; ok && p.generation != generation {
+func (s *state) outdated(uid types.UID, generation int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.passes[uid]; ok && p.generation != generation {
 		p.cancel()
 	}
 }
@@ -59,10 +49,10 @@ func (ps *passes) outdated(uid types.UID, generation int64) {
 func (r *Reconciler) policyChanges() handler.EventHandler {
 	return handler.Funcs{
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.passes.outdated(e.ObjectNew.GetUID(), e.ObjectNew.GetGeneration())
+			r.state.outdated(e.ObjectNew.GetUID(), e.ObjectNew.GetGeneration())
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.passes.outdated(e.Object.GetUID(), 0)
+			r.state.outdated(e.Object.GetUID(), 0)
 		},
 	}
 }

@@ -61,9 +61,9 @@ func TestAChangedOrDeletedPolicyStopsItsPass(t *testing.T) {
 		}()
 		// Once its pass runs.
 		for {
-			c.passes.mu.Lock()
-			_, running := c.passes.running[p.UID]
-			c.passes.mu.Unlock()
+			c.state.mu.Lock()
+			_, running := c.state.passes[p.UID]
+			c.state.mu.Unlock()
 			if running {
 				break
 			}

@@ -8,11 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -100,105 +98,104 @@ type Decided struct {
 }
 
 // PreviewPolicy works out what a pass of the policy would decide now over
-// in's objects, as the controller would, and creates nothing.
+// in's objects, as the controller would: the same steps, read from in,
+// judged, planned and rendered rather than acted on. Nothing is created.
 func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewInput) (*Preview, error) {
 	spec, errs := policyspec.Parse(&p.Spec)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("RecreatePolicy %s: %w", p.Name, errs.ToAggregate())
 	}
-	now := in.Now
-	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }})
-	r := &Reconciler{Engine: engine, Memory: in.Memory, Signals: in.Signals}
-	if r.Memory == nil {
-		r.Memory = noMemory(in.NoMemory)
-	}
-	if r.Signals == nil {
-		r.Signals = noSignals(in.NoSignals)
-	}
-	byName := make(map[string]*corev1.Pod, len(in.Pods))
-	var pods []*corev1.Pod
-	for i := range in.Pods {
-		pod := &in.Pods[i]
-		byName[pod.Name] = pod
-		if apipods.Running(pod) && spec.Selector.Matches(labels.Set(pod.Labels)) {
-			pods = append(pods, pod)
-		}
-	}
-	facts := gatherRequests(p.Name, in.Requests, byName, now)
-	s := newSituation(p, spec, pods, facts, now)
-	if respectsDisruptionBudgets(p) && in.DisruptionBudgets != nil {
-		s.Disruption = disruptionCheck(in.DisruptionBudgets, in.Pods, facts.inFlight)
-	}
-	out := &Preview{Selected: len(pods)}
-
+	// The plan builds a status: on a copy.
+	p = p.DeepCopy()
+	read := previewRead(p, spec, in.Pods, in.Requests, in.DisruptionBudgets, in.Now)
+	pl := newPlan(p, read, true)
+	out := &Preview{Selected: len(read.pods)}
 	if len(spec.Rules) > 0 {
-		program, err := engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
-		if err != nil {
-			return nil, fmt.Errorf("RecreatePolicy %s: %w", p.Name, err)
-		}
-		hist := &history{}
-		for _, pod := range pods {
-			hist.seed(pod)
-		}
-		j := r.judge(ctx, p, program, spec, facts, hist, now)
-		var candidates []*planner.PodCandidate
-		var at []int
-		for _, pod := range pods {
-			if pod.Name == in.InputOf {
-				if out.Inputs, err = inputs(program, j, pod); err != nil {
-					return nil, err
-				}
-			}
-			v, ok := j.pod(ctx, pod)
-			if !ok {
-				continue
-			}
-			pp := PodPreview{Pod: pod, Containers: v.containers}
-			if v.err != nil {
-				pp.Error = v.err.Error()
-			}
-			for _, res := range v.results {
-				rp := RulePreview{Rule: res.Rule, Matches: res.Matches}
-				if res.Err != nil {
-					rp.Error = res.Err.Error()
-				}
-				for _, nd := range v.noData {
-					if nd.Rule == res.Rule {
-						rp.NoData = append(rp.NoData, SignalNoData{Signal: nd.Signal, Reason: nd.Reason})
-					}
-				}
-				pp.Rules = append(pp.Rules, rp)
-			}
-			if v.unrestartable != nil && v.candidate == nil {
-				pp.Decided = &Decided{Decision: candidateDecision(v.unrestartable, v1alpha1.OutcomeSkipped, unrestartableMessage(pod, v.unrestartable.Containers), now)}
-			}
-			if v.candidate != nil {
-				candidates = append(candidates, v.candidate)
-				at = append(at, len(out.Pods))
-			}
-			out.Pods = append(out.Pods, pp)
-		}
-		s.Matching = len(candidates)
-		if s.Halted() {
-			out.Halted = s.HaltMessage()
-		}
-		for i, c := range candidates {
-			out.Pods[at[i]].Decided = decidePreview(s, c, now)
+		if err := previewRules(ctx, p, pl, in, out); err != nil {
+			return nil, err
 		}
 	}
-
 	if spec.Schedule != nil || p.Spec.RestartAt != nil {
-		run := planner.Trigger{Kind: planner.TriggerSchedule, Run: now, Requested: spec.Schedule == nil}
-		prog := progress(run, pods, spec.Containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, baselineOf(pods))
+		run := &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(in.Now), Requested: spec.Schedule == nil, Baseline: baselineOf(read.pods)}
+		pl.carryRun(run, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, true)
 		out.Run = []Decided{}
-		for _, c := range prog.leftAlone {
-			out.Run = append(out.Run, Decided{Decision: candidateDecision(c, v1alpha1.OutcomeSkipped, unrestartableMessage(c.Pod, c.Containers), now)})
-		}
-		for _, c := range prog.pending {
-			out.Run = append(out.Run, *decidePreview(s, c, now))
+		for _, e := range pl.runs.decisions {
+			out.Run = append(out.Run, Decided{Decision: e.decision, Gates: e.gates})
 		}
 	}
 	return out, nil
+}
+
+// previewRules judges the selected pods by the policy's rules and plans
+// what comes of their verdicts, into out: each pod whose containers the
+// patterns name with what the rules said and what was decided.
+func previewRules(ctx context.Context, p *v1alpha1.RecreatePolicy, pl *plan, in PreviewInput, out *Preview) error {
+	now := pl.in.now
+	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }})
+	program, err := engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, pl.in.spec.Rules)
+	if err != nil {
+		return fmt.Errorf("RecreatePolicy %s: %w", p.Name, err)
+	}
+	// It sees each pod once: the history is estimated from the pods.
+	hist := &history{}
+	for _, pod := range pl.in.pods {
+		hist.seed(pod)
+	}
+	var memory MemoryHistory = noMemory(in.NoMemory)
+	if in.Memory != nil {
+		memory = in.Memory
+	}
+	var sigs SignalSource = noSignals(in.NoSignals)
+	if in.Signals != nil {
+		sigs = in.Signals
+	}
+	j := newJudge(ctx, p, program, pl.in, hist, memory, sigs, 0)
+	at := map[string]int{}
+	v := j.all(ctx, pl.in.pods, func(pod *corev1.Pod, pv podVerdict) {
+		at[pod.Name] = len(out.Pods)
+		out.Pods = append(out.Pods, podPreview(pod, pv))
+	})
+	for _, pod := range pl.in.pods {
+		if pod.Name == in.InputOf {
+			if out.Inputs, err = inputs(program, j, pod); err != nil {
+				return err
+			}
+		}
+	}
+	pl.judged(&v, 0)
+	switch {
+	case v.stopped != nil:
+		out.Halted = stoppedMessage(v.stopped)
+	case pl.s.Halted():
+		out.Halted = pl.s.HaltMessage()
+	}
+	for _, e := range pl.rules.decisions {
+		if pp := &out.Pods[at[e.c.Pod.Name]]; e.gated || pp.Decided == nil {
+			pp.Decided = &Decided{Decision: e.decision, Gates: e.gates}
+		}
+	}
+	return nil
+}
+
+// podPreview is what the rules said of one pod.
+func podPreview(pod *corev1.Pod, v podVerdict) PodPreview {
+	pp := PodPreview{Pod: pod, Containers: v.containers}
+	if v.err != nil {
+		pp.Error = v.err.Error()
+	}
+	for _, res := range v.results {
+		rp := RulePreview{Rule: res.Rule, Matches: res.Matches}
+		if res.Err != nil {
+			rp.Error = res.Err.Error()
+		}
+		for _, nd := range v.noData {
+			if nd.Rule == res.Rule {
+				rp.NoData = append(rp.NoData, SignalNoData{Signal: nd.Signal, Reason: nd.Reason})
+			}
+		}
+		pp.Rules = append(pp.Rules, rp)
+	}
+	return pp
 }
 
 // inputs are the input documents each rule of program sees for pod.
@@ -214,20 +211,6 @@ func inputs(program *policy.Program, j *judge, pod *corev1.Pod) (map[string]any,
 		out[rule] = doc
 	}
 	return out, nil
-}
-
-// decidePreview is what the gates make of c, each of them and in order,
-// counting it against the limits when it gets through as a pass would.
-func decidePreview(s *planner.Situation, c *planner.PodCandidate, now time.Time) *Decided {
-	gates := s.Check(c)
-	v := s.Admit(c)
-	return &Decided{
-		Decision: v1alpha1.Decision{
-			Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,
-			Trigger: c.Trigger.String(), Outcome: v.Outcome, Reason: c.Reason, Message: v.Message,
-		},
-		Gates: gates,
-	}
 }
 
 // noMemory is a memory history that has nothing, saying why.

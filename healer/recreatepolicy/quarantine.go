@@ -49,22 +49,13 @@ func (q *quarantine) Start(ctx context.Context) error {
 	return nil
 }
 
-// interruption is a policy generation the journal quarantined, and the
-// message of its Halted condition.
-type interruption struct {
-	generation int64
-	message    string
-}
-
 // keepInterruption sets the Halted condition of a policy the journal
 // quarantined, on the copy the reconciler writes its status from: the
 // cache may not show the quarantine's own write yet.
 func (r *Reconciler) keepInterruption(p *v1alpha1.RecreatePolicy) {
-	r.mu.Lock()
-	i, ok := r.interrupted[p.UID]
-	r.mu.Unlock()
+	i, ok := r.state.interruption(p.UID)
 	if ok && i.generation == p.Generation && haltedFor(p, v1alpha1.ReasonEvaluationInterrupted) == nil {
-		r.setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, i.message)
+		setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, i.message)
 	}
 }
 
@@ -73,12 +64,7 @@ func (r *Reconciler) keepInterruption(p *v1alpha1.RecreatePolicy) {
 // it again in any case.
 func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) error {
 	msg := interruptedMessage(o)
-	r.mu.Lock()
-	if r.interrupted == nil {
-		r.interrupted = map[types.UID]interruption{}
-	}
-	r.interrupted[o.UID] = interruption{generation: o.Generation, message: msg}
-	r.mu.Unlock()
+	r.state.interrupt(o.UID, interruption{generation: o.Generation, message: msg})
 	var halted *v1alpha1.RecreatePolicy
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p := &v1alpha1.RecreatePolicy{}
@@ -91,7 +77,7 @@ func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) er
 		if p.UID != o.UID || p.Generation != o.Generation || r.quarantined(p) {
 			return nil
 		}
-		r.setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
+		setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
 		if err := r.Client.Status().Update(ctx, p); err != nil {
 			return err
 		}

@@ -19,15 +19,16 @@ const recurringListed = 5
 // decisions: True, naming the pods, while limits.memoryRecurrence holds
 // some back. The message names no elapsed time, so that it changes only
 // when the pods held do.
-func (r *Reconciler) reportRecurring(p *v1alpha1.RecreatePolicy, decisions []v1alpha1.Decision) {
+func reportRecurring(p *v1alpha1.RecreatePolicy, decisions []planned) {
 	var held []string
-	for _, d := range decisions {
+	for _, e := range decisions {
+		d := e.decision
 		if d.Outcome == v1alpha1.OutcomeRecurring {
 			held = append(held, fmt.Sprintf("%s (%s, %s)", d.Pod, strings.Join(d.Containers, ","), d.Trigger))
 		}
 	}
 	if len(held) == 0 {
-		r.setCondition(p, v1alpha1.ConditionMemoryRecurring, false, v1alpha1.ReasonNoRecurrence, "")
+		setCondition(p, v1alpha1.ConditionMemoryRecurring, false, v1alpha1.ReasonNoRecurrence, "")
 		return
 	}
 	msg := fmt.Sprintf("%d pods held back, their memory rules matching again within limits.memoryRecurrence of recreating them: %s",
@@ -35,26 +36,18 @@ func (r *Reconciler) reportRecurring(p *v1alpha1.RecreatePolicy, decisions []v1a
 	if len(held) > recurringListed {
 		msg += fmt.Sprintf(" and %d more", len(held)-recurringListed)
 	}
-	r.setCondition(p, v1alpha1.ConditionMemoryRecurring, true, v1alpha1.ReasonLeakRecurred, msg)
+	setCondition(p, v1alpha1.ConditionMemoryRecurring, true, v1alpha1.ReasonLeakRecurred, msg)
 }
 
 // reportRecurrence sends the Warning events of a candidate that
 // limits.memoryRecurrence holds back, on the policy and the pod, at the
 // first pass that holds it (the holds of the passes before say which).
-func (d *decider) reportRecurrence(c *planner.PodCandidate, dec v1alpha1.Decision) {
-	if d.r.heldBy(types.NamespacedName{Namespace: d.p.Namespace, Name: d.p.Name}, c.Pod.Name, c.Trigger.Kind) == v1alpha1.OutcomeRecurring {
+func (r *Reconciler) reportRecurrence(p *v1alpha1.RecreatePolicy, c *planner.PodCandidate, dec v1alpha1.Decision) {
+	if r.state.heldBy(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, c.Pod.Name, c.Trigger.Kind) == v1alpha1.OutcomeRecurring {
 		return
 	}
-	d.r.Recorder.Eventf(d.p, c.Pod, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
+	r.Recorder.Eventf(p, c.Pod, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
 		"pod %s held back: %s (%s)", c.Pod.Name, dec.Message, c.Reason)
-	d.r.Recorder.Eventf(c.Pod, d.p, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
-		"RecreatePolicy %s holds back %s: %s (%s)", d.p.Name, strings.Join(c.Containers, ","), dec.Message, c.Reason)
-}
-
-// heldBy is the gate that held a policy's candidate back at its last
-// pass, "" for none.
-func (r *Reconciler) heldBy(policy types.NamespacedName, pod string, kind planner.TriggerKind) v1alpha1.DecisionOutcome {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.holds[policy][holdKey{pod: pod, kind: kind}].gate
+	r.Recorder.Eventf(c.Pod, p, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
+		"RecreatePolicy %s holds back %s: %s (%s)", p.Name, strings.Join(c.Containers, ","), dec.Message, c.Reason)
 }

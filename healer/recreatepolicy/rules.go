@@ -16,7 +16,8 @@ import (
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
-// ruleVerdicts is what the rules said of the selected pods.
+// ruleVerdicts is what the rules said of the selected pods: the judge
+// step's output.
 type ruleVerdicts struct {
 	candidates []*planner.PodCandidate
 	// unrestartable are the pods the rules matched whose matched
@@ -28,14 +29,18 @@ type ruleVerdicts struct {
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
 	failures map[string]failure
-	// overBudget is set when the pass ran out of the evaluation overBudget; the
+	// overBudget is set when the pass ran out of the evaluation budget; the
 	// pods after that were not evaluated.
 	overBudget *overEvaluationBudget
 	// stopped is set when the sandbox stopped a rule so that the policy
 	// halts; the pods after that were not evaluated.
 	stopped *policy.Stop
-	// evaluated is how many pods were evaluated.
+	// evaluated is how many pods were evaluated; outcomes counts them by
+	// what came of each ("match", "no_data", "no_match", "error") and
+	// took is how long it took, the signals' queries aside.
 	evaluated int
+	outcomes  map[string]int
+	took      time.Duration
 }
 
 type failure struct {
@@ -43,29 +48,47 @@ type failure struct {
 	err  error
 }
 
-// evaluate runs the program for every selected pod, within the evaluation
-// budget, and sums up what the rules said.
-func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, pods []*corev1.Pod, facts *requestFacts, hist *history, now time.Time) ruleVerdicts {
-	v := ruleVerdicts{failures: map[string]failure{}}
+// judge is what one pass knows to evaluate the rules pod by pod: the
+// signals' values, which rules read which signal, the requests and the
+// containers' history.
+type judge struct {
+	program *policy.Program
+	spec    *policyspec.Spec
+	memory  MemoryHistory
+	values  *signals.Values
+	readers map[string][]string
+	facts   *requestFacts
+	hist    *history
+	now     time.Time
+	// budget bounds the pass's evaluation, the signals' queries included;
+	// none when 0.
+	budget time.Duration
+}
+
+// newJudge is the judge of one pass of the policy over in, its signals
+// queried once from sigs within budget (none when 0).
+func newJudge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *passInput, hist *history, memory MemoryHistory, sigs SignalSource, budget time.Duration) *judge {
+	return &judge{program: program, spec: in.spec, memory: memory, values: signalValues(ctx, p, sigs, budget, in.now),
+		readers: readersOf(p), facts: in.facts, hist: hist, now: in.now, budget: budget}
+}
+
+// all runs the program for every pod, within the budget, and sums up
+// what the rules said; each, when set, is given every pod whose
+// containers the patterns name, with its verdict.
+func (j *judge) all(ctx context.Context, pods []*corev1.Pod, each func(*corev1.Pod, podVerdict)) ruleVerdicts {
+	v := ruleVerdicts{failures: map[string]failure{}, outcomes: map[string]int{}}
 	type noDataKey struct{ rule, signal string }
 	noData := map[noDataKey]*v1alpha1.RuleNoData{}
-	j := r.judge(ctx, p, program, spec, facts, hist, now)
-	// Each rule's error counter exists from its first pass, at 0, so that
-	// an increase over it counts the first errors too.
-	for _, rule := range program.Rules() {
-		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
-	}
 	// The signals' queries were Prometheus' work for this policy: they
 	// count in its budget (time lost to an unreachable Prometheus does not).
 	start := time.Now()
-	budget := r.evaluationBudget()
 	queries := j.values.QueryTime()
 	for i, pod := range pods {
 		if ctx.Err() != nil {
 			break
 		}
 		v.evaluated = i + 1
-		if took := time.Since(start) + queries; took > budget {
+		if took := time.Since(start) + queries; j.budget > 0 && took > j.budget {
 			v.overBudget = &overEvaluationBudget{evaluated: i, took: took, queries: queries}
 			break
 		}
@@ -73,16 +96,17 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		if !ok {
 			continue
 		}
+		if each != nil {
+			each(pod, pj)
+		}
 		if pj.err != nil {
-			evaluations.WithLabelValues(p.Name, p.Namespace, "error").Inc()
-			ruleErrors.WithLabelValues(p.Name, p.Namespace, "").Inc()
+			v.outcomes["error"]++
 			f := v.failures[""]
 			v.failures[""] = failure{pods: f.pods + 1, err: pj.err}
 			continue
 		}
 		for _, res := range pj.results {
 			if res.Err != nil {
-				ruleErrors.WithLabelValues(p.Name, p.Namespace, res.Rule).Inc()
 				f := v.failures[res.Rule]
 				v.failures[res.Rule] = failure{pods: f.pods + 1, err: res.Err}
 			}
@@ -102,18 +126,18 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		}
 		switch {
 		case pj.candidate != nil || pj.unrestartable != nil:
-			evaluations.WithLabelValues(p.Name, p.Namespace, "match").Inc()
+			v.outcomes["match"]++
 		case len(pj.noData) > 0:
-			evaluations.WithLabelValues(p.Name, p.Namespace, "no_data").Inc()
+			v.outcomes["no_data"]++
 		default:
-			evaluations.WithLabelValues(p.Name, p.Namespace, "no_match").Inc()
+			v.outcomes["no_match"]++
 		}
-		if s := program.Stopped(); s != nil {
+		if s := j.program.Stopped(); s != nil {
 			v.stopped = s
 			break
 		}
 	}
-	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(time.Since(start).Seconds())
+	v.took = time.Since(start)
 	for _, nd := range noData {
 		v.noData = append(v.noData, *nd)
 	}
@@ -124,24 +148,6 @@ func (r *Reconciler) evaluate(ctx context.Context, p *v1alpha1.RecreatePolicy, p
 		v.noData = v.noData[:32]
 	}
 	return v
-}
-
-// judge is what one pass knows to evaluate the rules pod by pod: the
-// signals' values, which rules read which signal, the requests and the
-// containers' history.
-type judge struct {
-	r       *Reconciler
-	program *policy.Program
-	spec    *policyspec.Spec
-	values  *signals.Values
-	readers map[string][]string
-	facts   *requestFacts
-	hist    *history
-	now     time.Time
-}
-
-func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, spec *policyspec.Spec, facts *requestFacts, hist *history, now time.Time) *judge {
-	return &judge{r: r, program: program, spec: spec, values: r.signalValues(ctx, p, now), readers: readersOf(p), facts: facts, hist: hist, now: now}
 }
 
 // podVerdict is what the rules said of one pod.
@@ -170,7 +176,7 @@ func (j *judge) target(pod *corev1.Pod, containers []string, memory *memoryNotes
 	for _, name := range containers {
 		key := planner.ContainerKey{Pod: pod.UID, Container: name}
 		target.Containers = append(target.Containers, policy.ContainerCandidate{
-			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.r.Memory, pod, name),
+			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.memory, pod, name),
 			Signals:     j.values.Container(pod.Name, name),
 			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
 		})
@@ -217,7 +223,7 @@ func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
 			}
 		}
 		for _, nd := range res.NoData {
-			out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: nd.Signal, Reason: truncate(memory.reason(j.r.Memory, nd))})
+			out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: nd.Signal, Reason: truncate(memory.reason(j.memory, nd))})
 		}
 		for _, m := range res.Matches {
 			into := &act

@@ -77,7 +77,7 @@ func (r *Reconciler) requestEvents(mgr ctrl.Manager) handler.EventHandler {
 		UpdateFunc:  owner.Update,
 		GenericFunc: owner.Generic,
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.dropped.requestDeleted(e.Object)
+			r.state.requestDeleted(e.Object)
 			owner.Delete(ctx, e, q)
 		},
 	}

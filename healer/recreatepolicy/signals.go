@@ -18,23 +18,28 @@ type SignalSource interface {
 // Prometheus.
 const noPrometheus = "the manager has no Prometheus to query (--prometheus-url)"
 
-// signalValues evaluates the policy's signals once for the pass; nil when
-// it has none.
-func (r *Reconciler) signalValues(ctx context.Context, p *v1alpha1.RecreatePolicy, now time.Time) *signals.Values {
+// signalValues evaluates the policy's signals once for the pass, from
+// source (nil when the manager has no Prometheus) within budget (none when
+// 0); nil when it has none.
+func signalValues(ctx context.Context, p *v1alpha1.RecreatePolicy, source SignalSource, budget time.Duration, now time.Time) *signals.Values {
 	if len(p.Spec.Signals) == 0 {
 		return nil
 	}
-	if r.Signals == nil {
+	if source == nil {
 		names := make([]string, len(p.Spec.Signals))
 		for i, s := range p.Spec.Signals {
 			names[i] = s.Name
 		}
 		return signals.Unavailable(names, noPrometheus)
 	}
-	// Prometheus may spend at most the pass's evaluation budget on them.
-	ctx, cancel := context.WithTimeout(ctx, r.evaluationBudget())
-	defer cancel()
-	return r.Signals.Query(ctx, p.Namespace, p.Spec.Signals, now)
+	if budget > 0 {
+		// Prometheus may spend at most the pass's evaluation budget on
+		// them.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	return source.Query(ctx, p.Namespace, p.Spec.Signals, now)
 }
 
 // readersOf maps each of the policy's inline rules to the signals it

@@ -3,6 +3,7 @@ package recreatepolicy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,13 +42,13 @@ func TestStatusWritesNeeded(t *testing.T) {
 		{"after a manager's start, nothing changed", "", read("7", at(10*time.Second), 3), at(0), 3, false, at(10 * time.Second)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var w statusWrites
+			var s state
 			if tc.written != "" {
-				w.wrote(read(tc.written, nil, 0))
+				s.wrote(read(tc.written, nil, 0))
 			}
 			p := tc.original.DeepCopy()
 			p.Status.LastEvaluationTime, p.Status.SelectedPods = tc.evaluated, tc.selected
-			if got := w.needed(tc.original, p, interval, now); got != tc.want {
+			if got := statusWriteNeeded(s.lastWrite(types.NamespacedName{Namespace: "shop", Name: "heal"}), tc.original, p, interval, now); got != tc.want {
 				t.Errorf("write needed: %v, want %v", got, tc.want)
 			}
 			if got := p.Status.LastEvaluationTime; !got.Equal(tc.wantStatus) {
@@ -61,12 +62,13 @@ func TestStatusWritesNeeded(t *testing.T) {
 // new resourceVersions are not taken for a cache behind the old one's
 // writes.
 func TestStatusWritesForget(t *testing.T) {
-	var w statusWrites
+	var s state
+	key := types.NamespacedName{Namespace: "shop", Name: "heal"}
 	old := &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "heal", ResourceVersion: "8"}}
-	w.wrote(old)
-	w.forget(types.NamespacedName{Namespace: "shop", Name: "heal"})
+	s.wrote(old)
+	s.forget(key)
 	again := &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "heal", ResourceVersion: "12"}}
-	if w.needed(again, again.DeepCopy(), time.Minute, time.Now()) {
+	if statusWriteNeeded(s.lastWrite(key), again, again.DeepCopy(), time.Minute, time.Now()) {
 		t.Error("an unchanged status of the policy created again is written")
 	}
 }
@@ -135,4 +137,68 @@ func passCount(t *testing.T, p *v1alpha1.RecreatePolicy) float64 {
 		n += testutil.ToFloat64(evaluations.WithLabelValues(p.Name, p.Namespace, result))
 	}
 	return n
+}
+
+// A candidate held back at every evaluation, its message counting the
+// time since the last recreation, keeps one decision, the newest, and
+// the recreation before it stays in the list.
+func TestRepeatedHoldsReplaceEachOther(t *testing.T) {
+	var list []v1alpha1.Decision
+	for _, dec := range []v1alpha1.Decision{
+		{Pod: "a", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCreated, Request: "near-1"},
+		{Pod: "a", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCooldown, Message: "container app was recreated 1s ago"},
+		{Pod: "b", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCooldown, Message: "container app was recreated 5s ago"},
+		{Pod: "a", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCooldown, Message: "container app was recreated 2s ago"},
+		{Pod: "a", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCooldown, Message: "container app was recreated 3s ago"},
+	} {
+		list = prepend(list, dec)
+	}
+	want := []string{"a Cooldown container app was recreated 3s ago", "b Cooldown container app was recreated 5s ago", "a Created "}
+	if len(list) != len(want) {
+		t.Fatalf("%d decisions %+v, want %d", len(list), list, len(want))
+	}
+	for i, w := range want {
+		if got := list[i].Pod + " " + string(list[i].Outcome) + " " + list[i].Message; got != w {
+			t.Errorf("decision %d: %q, want %q", i, got, w)
+		}
+	}
+	// Two recreations are both kept.
+	list = prepend(list, v1alpha1.Decision{Pod: "a", Trigger: "rule/near", Outcome: v1alpha1.OutcomeCreated, Request: "near-2"})
+	if list[0].Request != "near-2" || len(list) != 4 {
+		t.Errorf("a second recreation: %+v", list)
+	}
+}
+
+// A pass of a run over many pods has far more decisions than the status
+// keeps: cutting the list on each prepend keeps exactly what cutting it
+// once at the end would.
+func TestFlushKeepsTheSameDecisionsAsCuttingOnceAtTheEnd(t *testing.T) {
+	outcomes := []v1alpha1.DecisionOutcome{v1alpha1.OutcomeCreated, v1alpha1.OutcomeUnavailable, v1alpha1.OutcomeCooldown}
+	var earlier, pass []v1alpha1.Decision
+	for i := range 30 {
+		earlier = append(earlier, v1alpha1.Decision{Pod: fmt.Sprintf("p%d", i%7), Trigger: "schedule", Outcome: outcomes[i%3], Message: fmt.Sprintf("earlier %d", i)})
+	}
+	earlier = earlier[:v1alpha1.MaxRecentDecisions]
+	for i := range 1000 {
+		pass = append(pass, v1alpha1.Decision{Pod: fmt.Sprintf("p%d", i%37), Trigger: "schedule", Outcome: outcomes[(i/37)%3], Message: fmt.Sprintf("pass %d", i)})
+	}
+	want := slices.Clone(earlier)
+	for _, dec := range pass {
+		want = prepend(want, dec)
+	}
+	want = want[:v1alpha1.MaxRecentDecisions]
+
+	p := &v1alpha1.RecreatePolicy{Status: v1alpha1.RecreatePolicyStatus{RecentDecisions: slices.Clone(earlier)}}
+	flush(p, pass)
+	if !slices.EqualFunc(p.Status.RecentDecisions, want, func(a, b v1alpha1.Decision) bool { return a.Message == b.Message }) {
+		t.Fatalf("kept %v, want %v", messages(p.Status.RecentDecisions), messages(want))
+	}
+}
+
+func messages(ds []v1alpha1.Decision) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Message
+	}
+	return out
 }
