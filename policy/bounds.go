@@ -32,37 +32,11 @@ const (
 	maxExponentDigits = 3
 )
 
-// The bounds wrap OPA's own built-ins, which are process-wide: every
-// evaluation in this process runs with them.
-func init() {
-	registerFormats()
-	for _, a := range audit {
-		if a.verdict != bounded {
-			continue
-		}
-		for _, name := range a.names {
-			var check func([]*ast.Term) error
-			var result func(*ast.Term) error
-			if a.bound != nil {
-				check = a.bound(name)
-			}
-			if a.result != nil {
-				result = a.result(name)
-			}
-			bound(name, check, result)
-		}
-	}
-}
-
-// bound makes the built-in name check its operands first, and its result
-// before it is used; operands of the wrong type are left to OPA's own
-// errors.
-func bound(name string, check func([]*ast.Term) error, result func(*ast.Term) error) {
-	orig := topdown.GetBuiltin(name)
-	if orig == nil {
-		panic("policy: no built-in " + name + " to bound")
-	}
-	topdown.RegisterBuiltinFunc(name, func(bctx topdown.BuiltinContext, ops []*ast.Term, iter func(*ast.Term) error) error {
+// withBound wraps the built-in f so that it checks its operands first, and
+// its result before it is used; operands of the wrong type are left to
+// the built-in's own errors.
+func withBound(f topdown.BuiltinFunc, check func([]*ast.Term) error, result func(*ast.Term) error) topdown.BuiltinFunc {
+	return func(bctx topdown.BuiltinContext, ops []*ast.Term, iter func(*ast.Term) error) error {
 		if check != nil {
 			if err := check(ops); err != nil {
 				return halt(bctx.Location, err)
@@ -71,8 +45,8 @@ func bound(name string, check func([]*ast.Term) error, result func(*ast.Term) er
 		if result != nil {
 			iter = checked(bctx.Location, result, iter)
 		}
-		return orig(bctx, ops, iter)
-	})
+		return f(bctx, ops, iter)
+	}
 }
 
 // checked checks each result before iter uses it.

@@ -72,7 +72,7 @@ func fold(v ast.Value) (ast.Number, bool) {
 			operands[i] = ast.NewTerm(n)
 		}
 		var result ast.Number
-		err := topdown.GetBuiltin(name)(topdown.BuiltinContext{Context: context.Background()}, operands, func(t *ast.Term) error {
+		err := builtinFunc(name)(topdown.BuiltinContext{Context: context.Background()}, operands, func(t *ast.Term) error {
 			result, ok = t.Value.(ast.Number)
 			return nil
 		})

@@ -6,9 +6,11 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/open-policy-agent/opa/v1/types"
 )
 
@@ -28,36 +30,89 @@ const (
 	FormatDuration = "rejuv.format_duration"
 )
 
-// registerFormats registers the formatting built-ins (before their bounds
-// wrap them, see bounds.go).
-func registerFormats() {
-	format := func(name, description string, exact func(*big.Rat) string, fast func(float64) (string, bool)) {
-		rego.RegisterBuiltin1(&rego.Function{
-			Name:        name,
-			Description: description,
-			Decl:        types.NewFunction(types.Args(types.Named("x", types.N)), types.Named("text", types.S)),
-		}, func(_ rego.BuiltinContext, x *ast.Term) (*ast.Term, error) {
-			n, ok := x.Value.(ast.Number)
-			if !ok {
-				return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
-			}
-			// Numbers are mostly far from a half where they are rounded:
-			// those need no big numbers.
-			if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-				if text, ok := fast(f); ok {
-					return ast.StringTerm(text), nil
+// ownBuiltin is one of Rejuv's own built-ins: its declaration and what it
+// computes from its one operand.
+type ownBuiltin struct {
+	decl *ast.Builtin
+	impl func(*ast.Term) (*ast.Term, error)
+}
+
+// ownBuiltins are Rejuv's formatting built-ins.
+var ownBuiltins = sync.OnceValue(func() []ownBuiltin {
+	format := func(name, description string, exact func(*big.Rat) string, fast func(float64) (string, bool)) ownBuiltin {
+		return ownBuiltin{
+			decl: &ast.Builtin{
+				Name:        name,
+				Description: description,
+				Decl:        types.NewFunction(types.Args(types.Named("x", types.N)), types.Named("text", types.S)),
+			},
+			impl: func(x *ast.Term) (*ast.Term, error) {
+				n, ok := x.Value.(ast.Number)
+				if !ok {
+					return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
 				}
-			}
-			r, ok := new(big.Rat).SetString(string(n))
-			if !ok {
-				return nil, fmt.Errorf("%s: %s is not a finite number", name, n)
-			}
-			return ast.StringTerm(exact(r)), nil
-		})
+				// Numbers are mostly far from a half where they are
+				// rounded: those need no big numbers.
+				if f, err := strconv.ParseFloat(string(n), 64); err == nil {
+					if text, ok := fast(f); ok {
+						return ast.StringTerm(text), nil
+					}
+				}
+				r, ok := new(big.Rat).SetString(string(n))
+				if !ok {
+					return nil, fmt.Errorf("%s: %s is not a finite number", name, n)
+				}
+				return ast.StringTerm(exact(r)), nil
+			},
+		}
 	}
-	format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, fastNumber)
-	format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, fastBytes)
-	format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, fastDuration)
+	return []ownBuiltin{
+		format(FormatNumber, "Renders a number with at most two decimals: 50, 117.7, 0.93.", formatNumber, fastNumber),
+		format(FormatBytes, `Renders a byte count as a binary Kubernetes quantity: 52428800 is "50Mi", 123456789 is "117.74Mi".`, formatBytes, fastBytes),
+		format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, fastDuration),
+	}
+})
+
+// function is the built-in as the evaluator calls it: an error is the
+// built-in's, which leaves the expression undefined unless built-in errors
+// are strict, as OPA's own.
+func (b ownBuiltin) function() topdown.BuiltinFunc {
+	return func(bctx topdown.BuiltinContext, ops []*ast.Term, iter func(*ast.Term) error) error {
+		out, err := b.impl(ops[0])
+		if err != nil {
+			return (&topdown.Error{Code: topdown.BuiltinErr, Message: b.decl.Name + ": " + err.Error(), Location: bctx.Location}).Wrap(err)
+		}
+		return iter(out)
+	}
+}
+
+// OwnBuiltin is one of Rejuv's own built-ins, for evaluating Rejuv's rules
+// outside the engine with OPA's own packages (opa test's runner, a prepared
+// query to compare with): its declaration, and the option that gives it to
+// a query of OPA's rego package.
+type OwnBuiltin struct {
+	Decl *ast.Builtin
+	Rego func(*rego.Rego)
+}
+
+// WithOwnBuiltins adds Rejuv's own built-ins to options of a query of
+// OPA's rego package, which knows nothing of them.
+func WithOwnBuiltins(opts ...func(*rego.Rego)) []func(*rego.Rego) {
+	for _, b := range OwnBuiltins() {
+		opts = append(opts, b.Rego)
+	}
+	return opts
+}
+
+// OwnBuiltins are Rejuv's own built-ins (the formatting ones, see
+// FormatNumber), which the engine gives its own queries alone.
+func OwnBuiltins() []OwnBuiltin {
+	var out []OwnBuiltin
+	for _, b := range ownBuiltins() {
+		out = append(out, OwnBuiltin{Decl: b.decl, Rego: rego.Function1(&rego.Function{Name: b.decl.Name, Description: b.decl.Description, Decl: b.decl.Decl},
+			func(_ rego.BuiltinContext, x *ast.Term) (*ast.Term, error) { return b.impl(x) })})
+	}
+	return out
 }
 
 // roundFloat rounds x*scale half away from zero, as Rego's round does;

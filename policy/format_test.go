@@ -50,7 +50,7 @@ func TestFormattingBuiltinsWriteWhatTheRegoHelpersWrote(t *testing.T) {
 	for i := range 200 {
 		inputs = append(inputs, float64(i)*7.77, i*1048576/3, i*13)
 	}
-	rs, err := rego.New(rego.Module("fmt.rego", regoFormatting), rego.Query("data.fmt.cases"), rego.Input(inputs)).Eval(context.Background())
+	rs, err := rego.New(WithOwnBuiltins(rego.Module("fmt.rego", regoFormatting), rego.Query("data.fmt.cases"), rego.Input(inputs))...).Eval(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +74,12 @@ func TestFormattingBuiltinsOnNegativeAndWrongOperands(t *testing.T) {
 		`rejuv.format_bytes(-1572864)`: "-1.5Mi",
 		`rejuv.format_duration(-5)`:    "0s",
 	} {
-		rs, err := rego.New(rego.Query(query)).Eval(context.Background())
+		rs, err := rego.New(WithOwnBuiltins(rego.Query(query))...).Eval(context.Background())
 		if err != nil || len(rs) == 0 || rs[0].Expressions[0].Value != want {
 			t.Errorf("%s = %v (%v), want %q", query, rs, err, want)
 		}
 	}
-	_, err := rego.New(rego.Query(`rejuv.format_bytes("1Mi")`)).Eval(context.Background())
+	_, err := rego.New(WithOwnBuiltins(rego.Query(`rejuv.format_bytes("1Mi")`))...).Eval(context.Background())
 	if err == nil {
 		t.Error("a string operand was accepted")
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -164,10 +165,11 @@ func pureOfPods(r *ast.Rule) bool {
 // same result for the same operands with nothing lost when that result is
 // reused: not a nondeterministic one (time.now_ns among them), not print.
 func pureBuiltin(name string) (builtin, pure bool) {
-	b, ok := ast.BuiltinMap[name]
-	if !ok {
+	b := declOf(name)
+	if b == nil {
 		return false, false
 	}
+	name = strings.TrimPrefix(name, boundedPrefix)
 	return true, !b.Nondeterministic && name != ast.Print.Name && name != ast.InternalPrint.Name
 }
 

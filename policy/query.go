@@ -40,10 +40,15 @@ func prepare(ctx context.Context, body ast.Body, modules ...*ast.Module) (*query
 	return compileQuery(c, body)
 }
 
-// compileModules compiles modules in the sandbox of Capabilities.
+// compileModules compiles modules in the sandbox of Capabilities, with the
+// bounded built-ins' calls renamed to their wrappers (see sandbox.go).
 func compileModules(modules []*ast.Module) (*ast.Compiler, error) {
 	c := ast.NewCompiler().
 		WithCapabilities(Capabilities()).
+		WithBuiltins(customBuiltins()).
+		WithStageAfterID(ast.StageBuildRequiredCapabilities, ast.CompilerStageDefinition{
+			Name: "ScopeBuiltins", MetricName: "compile_stage_scope_builtins", Stage: scopeBuiltins,
+		}).
 		WithEnablePrintStatements(true).
 		// Schemas are refused (refuseSchemas); were one to get through, it
 		// is not loaded.
@@ -69,6 +74,7 @@ func compileQuery(c *ast.Compiler, body ast.Body) (*query, error) {
 	if err != nil {
 		return nil, err
 	}
+	renameBounded(compiled)
 	return &query{compiler: c, qc: qc, body: compiled, store: inmem.New()}, nil
 }
 
@@ -88,6 +94,7 @@ func (q *query) eval(ctx context.Context, input *ast.Term, now time.Time, hook p
 	err = topdown.NewQuery(q.body).
 		WithQueryCompiler(q.qc).
 		WithCompiler(q.compiler).
+		WithBuiltins(sandbox().byName).
 		WithStore(q.store).
 		WithTransaction(txn).
 		WithInput(input).

@@ -6,6 +6,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // BenchmarkRules evaluates each rule for one pod of three containers, as the
@@ -18,11 +20,11 @@ func BenchmarkRules(b *testing.B) {
 		Source: "package rejuv.rules.baseline\n\nrecreate contains c.name if {\n\tsome c in input.containers\n\tc.state == \"gone\"\n}\n\nno_data := set()\n",
 	}
 	for _, r := range append([]Rule{baseline}, Builtins()...) {
-		pq, err := rego.New(
+		pq, err := rego.New(policy.WithOwnBuiltins(
 			rego.Query("recreate := data."+r.Package+".recreate; no_data := data."+r.Package+".no_data"),
 			rego.Module(r.Module, r.Source),
 			rego.Capabilities(sandbox()),
-		).PrepareForEval(context.Background())
+		)...).PrepareForEval(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -53,8 +53,13 @@ func TestRego(t *testing.T) {
 		}
 	}
 	compiler := ast.NewCompiler().WithCapabilities(sandbox())
+	var own []*tester.Builtin
+	for _, b := range policy.OwnBuiltins() {
+		own = append(own, &tester.Builtin{Decl: b.Decl, Func: b.Rego})
+	}
 	results, err := tester.NewRunner().
 		SetCompiler(compiler).
+		AddCustomBuiltins(own).
 		SetModules(mods).
 		RaiseBuiltinErrors(true).
 		RunTests(context.Background(), nil)
@@ -110,11 +115,11 @@ func TestTestDefaultsMatchMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := rego.New(
+			rs, err := rego.New(policy.WithOwnBuiltins(
 				rego.Query("data."+r.Package+"_test.defaults"),
 				rego.Module(r.Module, r.Source),
 				rego.Module(test, string(testSrc)),
-			).Eval(context.Background())
+			)...).Eval(context.Background())
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("%s defines no defaults: %v", test, err)
 			}
@@ -157,13 +162,13 @@ func TestMissingSignalsAreNoData(t *testing.T) {
 	for _, r := range Builtins() {
 		t.Run(r.Name, func(t *testing.T) {
 			input["parameters"], _ = r.Resolve(nil)
-			rs, err := rego.New(
+			rs, err := rego.New(policy.WithOwnBuiltins(
 				rego.Query("recreate := data."+r.Package+".recreate; no_data := data."+r.Package+".no_data"),
 				rego.Module(r.Module, r.Source),
 				rego.Capabilities(sandbox()),
 				rego.StrictBuiltinErrors(true),
 				rego.Input(input),
-			).Eval(context.Background())
+			)...).Eval(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -218,10 +218,10 @@ func simpleWay(b *testing.B, prules []policy.Rule, t policy.Target) int {
 	input := JSONInput(t, now)
 	for _, r := range prules {
 		input["parameters"] = r.Parameters
-		q, err := rego.New(
+		q, err := rego.New(policy.WithOwnBuiltins(
 			rego.Module(r.Name+".rego", r.Module),
 			rego.Query("data."+rulePackage(r)+".recreate"),
-		).PrepareForEval(context.Background())
+		)...).PrepareForEval(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}

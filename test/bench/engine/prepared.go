@@ -35,7 +35,7 @@ func PreparedJSON(prules []policy.Rule, now time.Time) (func(policy.Target) (int
 		if err != nil {
 			return nil, fmt.Errorf("parse rule %s: %w", r.Name, err)
 		}
-		q, err := rego.New(rego.ParsedModule(module), rego.Query(module.Package.Path.String()+".recreate")).PrepareForEval(context.Background())
+		q, err := rego.New(policy.WithOwnBuiltins(rego.ParsedModule(module), rego.Query(module.Package.Path.String()+".recreate"))...).PrepareForEval(context.Background())
 		if err != nil {
 			return nil, fmt.Errorf("prepare rule %s: %w", r.Name, err)
 		}
