@@ -15,50 +15,19 @@ import (
 type containerEntry struct {
 	facts containerFacts
 	pairs [][2]*ast.Term
-	// resources and lastTermination are objects of pairs, kept apart to
-	// be taken over by the container's next part (newContainerEntry).
-	resources, lastTermination *ast.Term
 }
 
-// newContainerEntry builds the container's part from its facts. From
-// before, the container's part in the pod's previous resourceVersion (or
-// nil), it takes over the objects whose facts did not change: a restart
-// changes the status, not the resources. Building an object costs more
-// than comparing the facts it says.
-func newContainerEntry(f containerFacts, before *containerEntry) *containerEntry {
-	e := &containerEntry{facts: f}
-	if before != nil && before.facts.requests == f.requests && before.facts.limits == f.limits {
-		e.resources = before.resources
-	} else {
-		e.resources = sharedTerms.resources(f.requests, f.limits)
-	}
-	if before != nil && before.facts.sameTermination(&f) {
-		e.lastTermination = before.lastTermination
-	} else {
-		e.lastTermination = f.lastTerminationTerm()
-	}
-	e.pairs = f.pairs(e.resources, e.lastTermination)
-	return e
+// newContainerEntry builds the container's part from its facts.
+func newContainerEntry(f containerFacts) *containerEntry {
+	return &containerEntry{facts: f, pairs: f.pairs(sharedTerms.resources(f.requests, f.limits), f.lastTerminationTerm())}
 }
 
 // entry is the full input.containers entry of candidate c: the container's
-// part and the manager's history of it. From before, the container's
-// previous entry (or nil), it takes over the memory and recreations
-// objects when they did not change.
-func (e *containerEntry) entry(c *ContainerCandidate, before *candidateEntry) candidateEntry {
-	out := candidateEntry{candidate: c.snapshot(), base: e}
-	if before != nil && before.candidate.sameMemory(c) {
-		out.memory = before.memory
-	} else {
-		out.memory = memoryTerm(c.Memory)
-	}
-	switch {
-	case before != nil && before.candidate.sameRecreations(c):
-		out.recreations = before.recreations
-	case c.Recreations == 0 && c.LastRecreation.IsZero():
-		out.recreations = neverRecreated
-	default:
-		out.recreations = ast.ObjectTerm(
+// part and the manager's history of it.
+func (e *containerEntry) entry(c *ContainerCandidate) candidateEntry {
+	recreations := neverRecreated
+	if c.Recreations != 0 || !c.LastRecreation.IsZero() {
+		recreations = ast.ObjectTerm(
 			[2]*ast.Term{keyTotal, ast.IntNumberTerm(c.Recreations)},
 			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
 		)
@@ -67,12 +36,11 @@ func (e *containerEntry) entry(c *ContainerCandidate, before *candidateEntry) ca
 	pairs = append(pairs, e.pairs...)
 	pairs = append(pairs,
 		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
-		[2]*ast.Term{keyMemory, out.memory},
+		[2]*ast.Term{keyMemory, memoryTerm(c.Memory)},
 		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
-		[2]*ast.Term{keyRecreations, out.recreations},
+		[2]*ast.Term{keyRecreations, recreations},
 	)
-	out.term = ast.ObjectTerm(pairs...)
-	return out
+	return candidateEntry{candidate: c.snapshot(), base: e, term: ast.ObjectTerm(pairs...)}
 }
 
 // memoryTerm is an entry's memory: null without a window.
@@ -234,12 +202,6 @@ var (
 		stateTerminated: ast.StringTerm("terminated"),
 	}
 )
-
-// sameTermination reports whether f and x say the same last termination.
-func (f *containerFacts) sameTermination(x *containerFacts) bool {
-	return f.hasStatus == x.hasStatus && f.terminated == x.terminated && f.lastReason == x.lastReason &&
-		f.lastExitCode == x.lastExitCode && f.lastStarted == x.lastStarted && f.lastFinished == x.lastFinished
-}
 
 // lastTerminationTerm is the entry's lastTermination: null unless the
 // status says how the container last ended.

@@ -17,13 +17,9 @@ func TestContainersOfOneTemplateShareTheirEntriesTerms(t *testing.T) {
 	if !ok1 || !ok2 || fa.image != fb.image || fa.limits != fb.limits {
 		t.Fatalf("premise: two pods of one template, found %v %v, %+v %+v", ok1, ok2, fa, fb)
 	}
-	ea, eb := newContainerEntry(fa, nil), newContainerEntry(fb, nil)
-	if ea.resources != eb.resources {
-		t.Error("two containers with the same resources hold two resources objects")
-	}
-	ca := ea.entry(&ContainerCandidate{Name: "app"}, nil)
-	cb := eb.entry(&ContainerCandidate{Name: "app"}, nil)
-	for _, key := range []*ast.Term{keyName, keyImage, keyRecreations, keyMemory} {
+	ca := newContainerEntry(fa).entry(&ContainerCandidate{Name: "app"})
+	cb := newContainerEntry(fb).entry(&ContainerCandidate{Name: "app"})
+	for _, key := range []*ast.Term{keyName, keyImage, keyResources, keyRecreations, keyMemory} {
 		if x, y := ca.term.Get(key), cb.term.Get(key); x != y {
 			t.Errorf("%v: two terms, %v and %v", key, x, y)
 		}

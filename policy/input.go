@@ -99,8 +99,10 @@ func signalsTerm(values map[string]float64) *ast.Term {
 // podInput is a pod's part of the input document, which every rule of a
 // program shares: input.pod, input.containers and input.signals.
 type podInput struct {
-	// doc keeps the conversion for the pod's next evaluation.
+	// doc keeps the conversion for the pod's next evaluation; results
+	// are what the programs said of the pod before.
 	doc        *podDoc
+	results    *podResults
 	pod        *ast.Term
 	containers []*ast.Term
 	names      candidateNames
@@ -113,9 +115,10 @@ type podInput struct {
 // of it), input.signals the pod's signal values. A part the pod's cached
 // document already holds is taken from it, see podDoc.
 func (p *Program) inputOf(t Target) (podInput, error) {
-	doc := p.opts.Pods.doc(t.Pod)
+	doc, results := p.opts.Pods.pod(t.Pod)
 	in := podInput{
 		doc:        doc,
+		results:    results,
 		containers: make([]*ast.Term, 0, len(t.Containers)),
 		names:      make(candidateNames, 0, len(t.Containers)),
 		signals:    signalsTerm(t.Signals),

@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -169,7 +168,7 @@ func pureBuiltin(name string) (builtin, pure bool) {
 	if b == nil {
 		return false, false
 	}
-	name = strings.TrimPrefix(name, boundedPrefix)
+	name = opaName(name)
 	return true, !b.Nondeterministic && name != ast.Print.Name && name != ast.InternalPrint.Name
 }
 

@@ -97,9 +97,9 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(tg.Containers) > 1 {
-			doc := p.opts.Pods.doc(tg.Pod)
+			doc, results := p.opts.Pods.pod(tg.Pod)
 			proxy, _ := doc.latest("proxy")
-			proxyResults = append(proxyResults, doc.keptResults[p].entries[proxy.term])
+			proxyResults = append(proxyResults, results.byProgram[p].entries[proxy.term])
 		}
 		want, err := whole.Evaluate(ctx, tg)
 		if err != nil {

@@ -11,14 +11,13 @@ import (
 
 // podDoc is the converted, policy-independent part of a pod's input for
 // one resourceVersion: the pod object per shape, each container's fields
-// taken from the pod, the last full entry built for each candidate (reused
-// while the manager's history of the container stays the same), and each
-// program's kept results.
+// taken from the pod, and the last full entry built for each candidate
+// (reused while the manager's history of the container stays the same).
 //
 // A pod's next resourceVersion starts from the document before (prev): the
-// parts that did not change are taken over instead of converted again, and
-// with them the results they gave. Usually only a container or two
-// changed.
+// parts that did not change are taken over instead of converted again (and
+// so the results the programs kept for them still apply, see podResults).
+// Usually only a container or two changed.
 type podDoc struct {
 	resourceVersion string
 
@@ -30,93 +29,16 @@ type podDoc struct {
 	// rules read), see podShape.
 	pods map[string]*ast.Term
 	// containers are the containers' parts, one per container name.
-	containers  []*containerEntry
-	candidates  []candidateEntry
-	keptResults map[*Program]*keptResults
+	containers []*containerEntry
+	candidates []candidateEntry
 }
 
-// candidateEntry is a candidate's full entry and the history it was built
-// with, and the entry's history objects, for the container's next entry to
-// take over (containerEntry.entry).
+// candidateEntry is a candidate's full entry, the container's part it
+// was built on and the history it was built with.
 type candidateEntry struct {
-	candidate           ContainerCandidate
-	base                *containerEntry
-	term                *ast.Term
-	memory, recreations *ast.Term
-}
-
-// keptResults are a program's no-data results for the pod and candidates they
-// were evaluated with, and, for a program whose rules do not read the time
-// (see Program.timeless), its matches too.
-type keptResults struct {
-	pod        *ast.Term
-	candidates []*ast.Term
-	noData     [][]NoData
-	// matches is nil unless the program is timeless.
-	matches [][]Match
-	// entries are, for a per-container program, what each candidate's
-	// entry gave with this pod value and the signals (see
-	// Program.evalChanged).
-	entries map[*ast.Term]*entryVerdict
-}
-
-func (v *keptResults) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
-	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
-}
-
-// keptResultsOf returns the program's kept results for this pod and these
-// candidates, if they were evaluated before, for this resourceVersion or,
-// with the same converted parts, the one before; nil otherwise. Converted
-// parts are shared while nothing changed, so comparing them by identity is
-// enough.
-func (d *podDoc) keptResultsOf(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
-	d.mu.Lock()
-	v, prev := d.keptResults[p], d.prev
-	d.mu.Unlock()
-	if v.sameInput(pod, candidates) {
-		return v
-	}
-	if prev == nil {
-		return nil
-	}
-	prev.mu.Lock()
-	v = prev.keptResults[p]
-	prev.mu.Unlock()
-	if !v.sameInput(pod, candidates) {
-		return nil
-	}
-	d.keepResults(p, v)
-	return v
-}
-
-// entryVerdicts returns what each candidate's entry gave the program with
-// this pod value and these signals, kept in this document or the one
-// before; nil if nothing was.
-func (d *podDoc) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
-	for _, doc := range []*podDoc{d, d.previous()} {
-		if doc == nil {
-			continue
-		}
-		doc.mu.Lock()
-		v := doc.keptResults[p]
-		doc.mu.Unlock()
-		if v != nil && v.entries != nil && v.pod == pod && v.candidates[len(v.candidates)-1] == signals {
-			return v.entries
-		}
-	}
-	return nil
-}
-
-// keepResults keeps the program's results for the pod.
-func (d *podDoc) keepResults(p *Program, v *keptResults) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	// A pod outlives programs (a policy's next generation is a new one):
-	// start afresh rather than keep the results of old ones.
-	if d.keptResults == nil || len(d.keptResults) >= 8 {
-		d.keptResults = map[*Program]*keptResults{}
-	}
-	d.keptResults[p] = v
+	candidate ContainerCandidate
+	base      *containerEntry
+	term      *ast.Term
 }
 
 // dropPrevious lets go of the document before: once an evaluation took
@@ -126,12 +48,6 @@ func (d *podDoc) dropPrevious() {
 	d.mu.Lock()
 	d.prev = nil
 	d.mu.Unlock()
-}
-
-func (d *podDoc) previous() *podDoc {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.prev
 }
 
 // pod returns input.pod of the shape: converted once per resourceVersion,
@@ -167,52 +83,46 @@ func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 // container returns the input.containers entry of candidate c: the one
 // built before for the same history, in this resourceVersion or, when the
 // container's facts did not change, the one before; otherwise one built
-// from the container's facts and c's history, taking over what did not
-// change from the container's part and entry before. False when the pod
-// has no such container.
+// on the container's part (taken over from the resourceVersion before
+// when its facts did not change). False when the pod has no such
+// container.
 func (d *podDoc) container(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, bool) {
 	d.mu.Lock()
 	base, entry, found := d.entryFor(c)
-	before, hasBefore := d.latest(c.Name)
 	prev := d.prev
 	d.mu.Unlock()
-	if found {
-		return entry.term, true
-	}
 	if base == nil {
 		facts, ok := findContainerFacts(pod, c.Name)
 		if !ok {
 			return nil, false
 		}
-		var old *containerEntry
-		if prev != nil {
-			prev.mu.Lock()
-			var oldEntry candidateEntry
-			if old, oldEntry, found = prev.entryFor(c); old != nil && old.facts == facts {
-				base, entry = old, oldEntry
-			} else {
-				found = false
-			}
-			if !hasBefore {
-				before, hasBefore = prev.latest(c.Name)
-			}
-			prev.mu.Unlock()
-		}
-		if base == nil {
-			base = newContainerEntry(facts, old)
+		if base, entry, found = prev.unchanged(c, facts); base == nil {
+			base = newContainerEntry(facts)
 		}
 	}
 	if !found {
-		var from *candidateEntry
-		if hasBefore {
-			from = &before
-		}
-		entry = base.entry(c, from)
+		entry = base.entry(c)
 	}
 	d.mu.Lock()
 	d.keep(entry)
 	d.mu.Unlock()
 	return entry.term, true
+}
+
+// unchanged gives the container's part in d, and c's entry when one was
+// built for the same history, if the container's facts are still facts;
+// nothing when d is nil or they changed.
+func (d *podDoc) unchanged(c *ContainerCandidate, facts containerFacts) (*containerEntry, candidateEntry, bool) {
+	if d == nil {
+		return nil, candidateEntry{}, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	base, entry, found := d.entryFor(c)
+	if base == nil || base.facts != facts {
+		return nil, candidateEntry{}, false
+	}
+	return base, entry, found
 }
 
 // part gives the container's part of its entry in this document, nil if
@@ -241,17 +151,6 @@ func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntr
 	return base, candidateEntry{}, false
 }
 
-// latest gives the newest entry built for the container name in this
-// document. d.mu is held.
-func (d *podDoc) latest(name string) (candidateEntry, bool) {
-	for _, e := range slices.Backward(d.candidates) {
-		if e.candidate.Name == name {
-			return e, true
-		}
-	}
-	return candidateEntry{}, false
-}
-
 // keep records the container's part and a candidate's full entry. d.mu is
 // held.
 func (d *podDoc) keep(e candidateEntry) {
@@ -267,13 +166,21 @@ func (d *podDoc) keep(e candidateEntry) {
 	d.candidates = append(d.candidates, e)
 }
 
-// PodCache keeps each pod's converted document per resourceVersion, so that
-// a pod that did not change is not converted again, and one that changed
-// only where it changed. Safe for concurrent use.
+// PodCache keeps, for each pod, its converted document per resourceVersion,
+// so that a pod that did not change is not converted again, and one that
+// changed only where it changed; and, apart from it, what each program's
+// rules last said of the pod (podResults). Safe for concurrent use.
 type PodCache struct {
 	mu      sync.Mutex
-	entries map[types.UID]*podDoc
+	entries map[types.UID]*cachedPod
 	limit   int
+}
+
+// cachedPod is a pod's document for its latest resourceVersion and the
+// programs' results, which outlive resourceVersions.
+type cachedPod struct {
+	doc     *podDoc
+	results *podResults
 }
 
 // NewPodCache returns a cache of at most limit pods (0 means 100,000).
@@ -281,7 +188,7 @@ func NewPodCache(limit int) *PodCache {
 	if limit <= 0 {
 		limit = 100_000
 	}
-	return &PodCache{entries: map[types.UID]*podDoc{}, limit: limit}
+	return &PodCache{entries: map[types.UID]*cachedPod{}, limit: limit}
 }
 
 // Forget drops a pod, for example once it is deleted.
@@ -298,26 +205,29 @@ func (c *PodCache) Len() int {
 	return len(c.entries)
 }
 
-func (c *PodCache) doc(pod *corev1.Pod) *podDoc {
+// pod returns the pod's document for its resourceVersion, started from the
+// one before, and the programs' results for the pod.
+func (c *PodCache) pod(pod *corev1.Pod) (*podDoc, *podResults) {
 	if c == nil || pod.UID == "" || pod.ResourceVersion == "" {
-		return &podDoc{resourceVersion: pod.ResourceVersion}
+		return &podDoc{resourceVersion: pod.ResourceVersion}, &podResults{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.entries[pod.UID]
-	if old != nil && old.resourceVersion == pod.ResourceVersion {
-		return old
+	if old != nil && old.doc.resourceVersion == pod.ResourceVersion {
+		return old.doc, old.results
 	}
 	d := &podDoc{resourceVersion: pod.ResourceVersion}
+	results := &podResults{}
 	if old != nil {
-		old.dropPrevious()
-		d.prev = old
+		old.doc.dropPrevious()
+		d.prev, results = old.doc, old.results
 	}
 	if len(c.entries) >= c.limit {
 		// Over the limit the cache starts afresh rather than tracking
 		// recency on every hit; the limit is far above a manager's pods.
 		clear(c.entries)
 	}
-	c.entries[pod.UID] = d
-	return d
+	c.entries[pod.UID] = &cachedPod{doc: d, results: results}
+	return d, results
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -15,21 +16,26 @@ import (
 //
 // OPA's evaluator calls a built-in OPA declares from OPA's own table,
 // whatever a query is given. So each built-in the audit bounds gets a name
-// of its own (boundedPrefix and its name), under which the engine's queries
-// are given it wrapped in its bound, and each call of it in a compiled
-// module is renamed to that name (scopeBuiltins, the compiler's last
-// stage). Rejuv's own built-ins keep their names, which OPA does not
-// declare.
+// of its own (wrapperName), under which the engine's queries are given it
+// wrapped in its bound, and each call of it in a compiled module is renamed
+// to that name (scopeBuiltins, the compiler's last stage). Rejuv's own
+// built-ins keep their names, which OPA does not declare.
 
-// boundedPrefix starts the name of a bounded built-in's wrapper.
-const boundedPrefix = "rejuv.bounded."
+// wrapperName is the name of the bounded wrapper of OPA's built-in name:
+// one word, which the evaluator reads without allocating at each call (a
+// dotted name is built again every time).
+func wrapperName(name string) string {
+	return "rejuv_bounded_" + strings.ReplaceAll(name, ".", "_")
+}
 
 // sandboxBuiltins are the built-ins the engine's queries are given.
 type sandboxBuiltins struct {
 	// byName are they, by the name calls use.
 	byName map[string]*topdown.Builtin
-	// renamed maps each bounded OPA built-in's name to its wrapper's.
-	renamed map[string]ast.Ref
+	// renamed maps each bounded OPA built-in's name to its wrapper's, and
+	// original back.
+	renamed  map[string]ast.Ref
+	original map[string]string
 	// own are the declarations of Rejuv's own built-ins, and wrappers the
 	// wrappers' declarations: the compiler is told of both.
 	own, wrappers []*ast.Builtin
@@ -37,7 +43,7 @@ type sandboxBuiltins struct {
 
 // sandbox is built once, the first time a module is compiled.
 var sandbox = sync.OnceValue(func() *sandboxBuiltins {
-	s := &sandboxBuiltins{byName: map[string]*topdown.Builtin{}, renamed: map[string]ast.Ref{}}
+	s := &sandboxBuiltins{byName: map[string]*topdown.Builtin{}, renamed: map[string]ast.Ref{}, original: map[string]string{}}
 	own := map[string]ownBuiltin{}
 	for _, b := range ownBuiltins() {
 		own[b.decl.Name] = b
@@ -66,7 +72,11 @@ var sandbox = sync.OnceValue(func() *sandboxBuiltins {
 				panic("policy: no built-in " + name + " to bound")
 			}
 			wrapper := *decl
-			wrapper.Name = boundedPrefix + name
+			wrapper.Name = wrapperName(name)
+			if _, taken := s.original[wrapper.Name]; taken {
+				panic("policy: two bounded built-ins are wrapped as " + wrapper.Name)
+			}
+			s.original[wrapper.Name] = name
 			s.wrappers = append(s.wrappers, &wrapper)
 			s.byName[wrapper.Name] = &topdown.Builtin{Decl: &wrapper, Func: withBound(f, check, result)}
 			s.renamed[name] = wrapper.Ref()
@@ -82,6 +92,14 @@ func declOf(name string) *ast.Builtin {
 		return b.Decl
 	}
 	return ast.BuiltinMap[name]
+}
+
+// opaName is the name OPA gives the built-in a call of name reaches.
+func opaName(name string) string {
+	if original, ok := sandbox().original[name]; ok {
+		return original
+	}
+	return name
 }
 
 // builtinFunc is the function calls of the built-in name reach in the

@@ -80,18 +80,18 @@ recreate contains {"container": c.name, "reason": rejuv.format_bytes(c.memory.wo
 		}
 	}
 	evaluate(0)
-	doc := p.opts.Pods.doc(tg.Pod)
-	kept := doc.keptResults[p]
+	_, results := p.opts.Pods.pod(tg.Pod)
+	kept := results.byProgram[p]
 	if kept == nil || kept.matches == nil {
 		t.Fatalf("no verdict kept: %+v", kept)
 	}
 	evaluate(0)
-	if doc.keptResults[p] != kept {
+	if results.byProgram[p] != kept {
 		t.Error("the unchanged pod was evaluated again")
 	}
 	tg.Containers[0].Memory = &MemoryWindow{WorkingSetBytes: 150 << 20, Samples: 4}
 	evaluate(1)
-	if doc.keptResults[p] == kept {
+	if results.byProgram[p] == kept {
 		t.Error("the candidate's new memory did not replace the kept verdict")
 	}
 }

@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// keptResults are a program's no-data results for the pod and candidates
+// they were evaluated with, and, for a program whose rules do not read the
+// time (see Program.timeless), its matches too.
+type keptResults struct {
+	pod        *ast.Term
+	candidates []*ast.Term
+	noData     [][]NoData
+	// matches is nil unless the program is timeless.
+	matches [][]Match
+	// entries are, for a per-container program, what each candidate's
+	// entry gave with this pod value and the signals (see
+	// Program.evalChanged).
+	entries map[*ast.Term]*entryVerdict
+}
+
+func (v *keptResults) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
+	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
+}
+
+// podResults are what each program's rules last said of one pod, and the
+// converted parts they said it of. A pod's document hands the parts that
+// did not change over to its next resourceVersion, so comparing the parts
+// by identity tells whether results still apply.
+type podResults struct {
+	mu        sync.Mutex
+	byProgram map[*Program]*keptResults
+}
+
+// of returns the program's kept results for this pod value and these
+// candidates, nil if none were kept for them.
+func (r *podResults) of(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
+	r.mu.Lock()
+	v := r.byProgram[p]
+	r.mu.Unlock()
+	if !v.sameInput(pod, candidates) {
+		return nil
+	}
+	return v
+}
+
+// entries returns what each candidate's entry gave the program with this
+// pod value and these signals; nil if nothing was kept for them.
+func (r *podResults) entries(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
+	r.mu.Lock()
+	v := r.byProgram[p]
+	r.mu.Unlock()
+	if v != nil && v.entries != nil && v.pod == pod && v.candidates[len(v.candidates)-1] == signals {
+		return v.entries
+	}
+	return nil
+}
+
+// keep keeps the program's results for the pod.
+func (r *podResults) keep(p *Program, v *keptResults) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// A pod outlives programs (a policy's next generation is a new one):
+	// start afresh rather than keep the results of old ones.
+	if r.byProgram == nil || len(r.byProgram) >= 8 {
+		r.byProgram = map[*Program]*keptResults{}
+	}
+	r.byProgram[p] = v
+}
