@@ -44,8 +44,7 @@ func prepare(ctx context.Context, body ast.Body, modules ...*ast.Module) (*query
 // bounded built-ins' calls renamed to their wrappers (see sandbox.go).
 func compileModules(modules []*ast.Module) (*ast.Compiler, error) {
 	c := ast.NewCompiler().
-		WithCapabilities(Capabilities()).
-		WithBuiltins(customBuiltins()).
+		WithCapabilities(compilerCapabilities()).
 		WithStageAfterID(ast.StageBuildRequiredCapabilities, ast.CompilerStageDefinition{
 			Name: "ScopeBuiltins", MetricName: "compile_stage_scope_builtins", Stage: scopeBuiltins,
 		}).

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -115,17 +116,15 @@ func builtinFunc(name string) topdown.BuiltinFunc {
 	return topdown.GetBuiltin(name)
 }
 
-// customBuiltins are the declarations the compiler is told of beside the
-// capabilities: the bounded built-ins' wrappers, so that it knows their
-// types once calls are renamed to them (a with that replaces one function
-// by another needs it).
-func customBuiltins() map[string]*ast.Builtin {
-	out := map[string]*ast.Builtin{}
-	for _, b := range sandbox().wrappers {
-		out[b.Name] = b
-	}
-	return out
-}
+// compilerCapabilities are Capabilities and the bounded built-ins'
+// wrappers, which the compiler is told of so that it knows their types
+// once calls are renamed to them (a with that replaces one function by
+// another needs it).
+var compilerCapabilities = sync.OnceValue(func() *ast.Capabilities {
+	c := *Capabilities()
+	c.Builtins = append(slices.Clone(c.Builtins), sandbox().wrappers...)
+	return &c
+})
 
 // scopeBuiltins is the compiler's last stage: it renames the calls of the
 // bounded built-ins in the compiled modules to their wrappers.
