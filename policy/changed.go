@@ -24,7 +24,7 @@ type entryVerdict struct {
 // apart by container: then the pod is evaluated whole. inputs are the
 // pod's no-data inputs (podInput.noDataInputs).
 func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs []*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
-	prior := in.results.entries(p, in.pod, in.signals)
+	prior := in.results.entryVerdicts(p, in.pod, in.signals)
 	entries := make(map[*ast.Term]*entryVerdict, len(in.containers))
 	var changed []*ast.Term
 	for _, e := range in.containers {

@@ -40,7 +40,7 @@ func (e *containerEntry) entry(c *ContainerCandidate) candidateEntry {
 		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
 		[2]*ast.Term{keyRecreations, recreations},
 	)
-	return candidateEntry{candidate: c.snapshot(), base: e, term: ast.ObjectTerm(pairs...)}
+	return candidateEntry{candidate: snapshot(c), base: e, term: ast.ObjectTerm(pairs...)}
 }
 
 // memoryTerm is an entry's memory: null without a window.

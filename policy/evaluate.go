@@ -162,7 +162,7 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 // one of those changed; so are the matches of a timeless program.
 func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) error {
 	inputs := in.noDataInputs()
-	kept := in.results.of(p, in.pod, inputs)
+	kept := in.results.kept(p, in.pod, inputs)
 	if kept != nil && kept.matches != nil {
 		for i, r := range p.rules {
 			results[i] = RuleResult{Rule: r.name, Matches: kept.matches[i], NoData: kept.noData[i]}

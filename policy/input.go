@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -53,37 +52,6 @@ type MemoryWindow struct {
 	RecentSlopeBytesPerSecond  float64
 }
 
-// sameAs reports whether c carries the same history as x.
-func (c ContainerCandidate) sameAs(x *ContainerCandidate) bool {
-	return c.Name == x.Name && c.NotReadySince.Equal(x.NotReadySince) && c.sameRecreations(x) &&
-		maps.Equal(c.Signals, x.Signals) && c.sameMemory(x)
-}
-
-// sameRecreations reports whether c and x carry the same recreations.
-func (c ContainerCandidate) sameRecreations(x *ContainerCandidate) bool {
-	return c.Recreations == x.Recreations && c.LastRecreation.Equal(x.LastRecreation)
-}
-
-// sameMemory reports whether c and x carry the same memory window.
-func (c ContainerCandidate) sameMemory(x *ContainerCandidate) bool {
-	if c.Memory == nil || x.Memory == nil {
-		return c.Memory == x.Memory
-	}
-	return *c.Memory == *x.Memory
-}
-
-// snapshot is a copy of c that its caller's later changes do not reach:
-// the window and the signals are compared by value, not by reference.
-func (c *ContainerCandidate) snapshot() ContainerCandidate {
-	key := *c
-	if key.Memory != nil {
-		m := *key.Memory
-		key.Memory = &m
-	}
-	key.Signals = maps.Clone(key.Signals)
-	return key
-}
-
 // signalsTerm is a signals object: each name with its value.
 func signalsTerm(values map[string]float64) *ast.Term {
 	if len(values) == 0 {
@@ -115,7 +83,7 @@ type podInput struct {
 // of it), input.signals the pod's signal values. A part the pod's cached
 // document already holds is taken from it, see podDoc.
 func (p *Program) inputOf(t Target) (podInput, error) {
-	doc, results := p.opts.Pods.pod(t.Pod)
+	doc, results := p.opts.Pods.cached(t.Pod)
 	in := podInput{
 		doc:        doc,
 		results:    results,
@@ -124,12 +92,12 @@ func (p *Program) inputOf(t Target) (podInput, error) {
 		signals:    signalsTerm(t.Signals),
 	}
 	var err error
-	if in.pod, err = doc.pod(t.Pod, p.shape); err != nil {
+	if in.pod, err = doc.podValue(t.Pod, p.shape); err != nil {
 		return in, err
 	}
 	for i := range t.Containers {
 		c := &t.Containers[i]
-		entry, ok := doc.container(t.Pod, c)
+		entry, ok := doc.entryOf(t.Pod, c)
 		if !ok {
 			return in, fmt.Errorf("container %q is not in the pod", c.Name)
 		}

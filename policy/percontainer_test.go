@@ -97,7 +97,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(tg.Containers) > 1 {
-			doc, results := p.opts.Pods.pod(tg.Pod)
+			doc, results := p.opts.Pods.cached(tg.Pod)
 			proxy, _ := doc.latest("proxy")
 			proxyResults = append(proxyResults, results.byProgram[p].entries[proxy.term])
 		}

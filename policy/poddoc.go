@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -41,6 +42,27 @@ type candidateEntry struct {
 	term      *ast.Term
 }
 
+// sameHistory reports whether c carries the history the entry was built
+// with.
+func (e *candidateEntry) sameHistory(c *ContainerCandidate) bool {
+	h := &e.candidate
+	sameMemory := h.Memory == c.Memory || h.Memory != nil && c.Memory != nil && *h.Memory == *c.Memory
+	return h.Name == c.Name && h.NotReadySince.Equal(c.NotReadySince) && h.Recreations == c.Recreations &&
+		h.LastRecreation.Equal(c.LastRecreation) && maps.Equal(h.Signals, c.Signals) && sameMemory
+}
+
+// snapshot is a copy of c that its caller's later changes do not reach:
+// the window and the signals are compared by value, not by reference.
+func snapshot(c *ContainerCandidate) ContainerCandidate {
+	out := *c
+	if out.Memory != nil {
+		m := *out.Memory
+		out.Memory = &m
+	}
+	out.Signals = maps.Clone(out.Signals)
+	return out
+}
+
 // dropPrevious lets go of the document before: once an evaluation took
 // over what it could from it, and when a newer document takes this one's
 // place (one document back at most).
@@ -50,10 +72,10 @@ func (d *podDoc) dropPrevious() {
 	d.mu.Unlock()
 }
 
-// pod returns input.pod of the shape: converted once per resourceVersion,
+// podValue returns input.pod of the shape: converted once per resourceVersion,
 // and the previous resourceVersion's value when the fields the shape reads
 // did not change (so that the no-data results kept with it still apply).
-func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
+func (d *podDoc) podValue(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	d.mu.Lock()
 	t, prev := d.pods[shape.key], d.prev
 	d.mu.Unlock()
@@ -80,13 +102,13 @@ func (d *podDoc) pod(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	return t, nil
 }
 
-// container returns the input.containers entry of candidate c: the one
+// entryOf returns the input.containers entry of candidate c: the one
 // built before for the same history, in this resourceVersion or, when the
 // container's facts did not change, the one before; otherwise one built
 // on the container's part (taken over from the resourceVersion before
 // when its facts did not change). False when the pod has no such
 // container.
-func (d *podDoc) container(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, bool) {
+func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, bool) {
 	d.mu.Lock()
 	base, entry, found := d.entryFor(c)
 	prev := d.prev
@@ -104,7 +126,7 @@ func (d *podDoc) container(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, b
 		entry = base.entry(c)
 	}
 	d.mu.Lock()
-	d.keep(entry)
+	d.keepEntry(entry)
 	d.mu.Unlock()
 	return entry.term, true
 }
@@ -144,16 +166,16 @@ func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntr
 		return nil, candidateEntry{}, false
 	}
 	for _, e := range d.candidates {
-		if e.base == base && e.candidate.sameAs(c) {
+		if e.base == base && e.sameHistory(c) {
 			return base, e, true
 		}
 	}
 	return base, candidateEntry{}, false
 }
 
-// keep records the container's part and a candidate's full entry. d.mu is
+// keepEntry records the container's part and a candidate's full entry. d.mu is
 // held.
-func (d *podDoc) keep(e candidateEntry) {
+func (d *podDoc) keepEntry(e candidateEntry) {
 	if i := slices.IndexFunc(d.containers, func(x *containerEntry) bool { return x.facts.name == e.base.facts.name }); i >= 0 {
 		d.containers[i] = e.base
 	} else {
@@ -205,9 +227,9 @@ func (c *PodCache) Len() int {
 	return len(c.entries)
 }
 
-// pod returns the pod's document for its resourceVersion, started from the
+// cached returns the pod's document for its resourceVersion, started from the
 // one before, and the programs' results for the pod.
-func (c *PodCache) pod(pod *corev1.Pod) (*podDoc, *podResults) {
+func (c *PodCache) cached(pod *corev1.Pod) (*podDoc, *podResults) {
 	if c == nil || pod.UID == "" || pod.ResourceVersion == "" {
 		return &podDoc{resourceVersion: pod.ResourceVersion}, &podResults{}
 	}

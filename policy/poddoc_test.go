@@ -49,7 +49,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 		if _, err := p.Evaluate(ctx, tg); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := p.opts.Pods.pod(tg.Pod)
+		before, _ := p.opts.Pods.cached(tg.Pod)
 		for round := range 6 {
 			// The app container restarts; from the third round on the
 			// proxy loses its memory window; the last round changes
@@ -73,7 +73,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("pod %d round %d: %+v, converted afresh %+v", i, round, got, want)
 			}
-			doc, _ := p.opts.Pods.pod(tg.Pod)
+			doc, _ := p.opts.Pods.cached(tg.Pod)
 			for _, c := range tg.Containers {
 				entry, ok := doc.latest(c.Name)
 				facts, _ := findContainerFacts(tg.Pod, c.Name)
@@ -82,7 +82,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 				}
 			}
 		}
-		after, _ := p.opts.Pods.pod(tg.Pod)
+		after, _ := p.opts.Pods.cached(tg.Pod)
 		if after == before || after.prev != nil {
 			t.Fatalf("pod %d: the document was not replaced, or still holds the one before", i)
 		}

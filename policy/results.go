@@ -35,9 +35,9 @@ type podResults struct {
 	byProgram map[*Program]*keptResults
 }
 
-// of returns the program's kept results for this pod value and these
+// kept returns the program's kept results for this pod value and these
 // candidates, nil if none were kept for them.
-func (r *podResults) of(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
+func (r *podResults) kept(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
 	r.mu.Lock()
 	v := r.byProgram[p]
 	r.mu.Unlock()
@@ -47,9 +47,9 @@ func (r *podResults) of(p *Program, pod *ast.Term, candidates []*ast.Term) *kept
 	return v
 }
 
-// entries returns what each candidate's entry gave the program with this
+// entryVerdicts returns what each candidate's entry gave the program with this
 // pod value and these signals; nil if nothing was kept for them.
-func (r *podResults) entries(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
+func (r *podResults) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
 	r.mu.Lock()
 	v := r.byProgram[p]
 	r.mu.Unlock()

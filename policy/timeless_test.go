@@ -80,7 +80,7 @@ recreate contains {"container": c.name, "reason": rejuv.format_bytes(c.memory.wo
 		}
 	}
 	evaluate(0)
-	_, results := p.opts.Pods.pod(tg.Pod)
+	_, results := p.opts.Pods.cached(tg.Pod)
 	kept := results.byProgram[p]
 	if kept == nil || kept.matches == nil {
 		t.Fatalf("no verdict kept: %+v", kept)

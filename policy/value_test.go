@@ -68,7 +68,7 @@ func TestToValueMatchesJSON(t *testing.T) {
 
 func TestPodDocumentDropsManagedFields(t *testing.T) {
 	pod := policytest.Pod(1, time.Now())
-	v, err := (&podDoc{}).pod(pod, newPodShape(everyPodField))
+	v, err := (&podDoc{}).podValue(pod, newPodShape(everyPodField))
 	if err != nil {
 		t.Fatal(err)
 	}
