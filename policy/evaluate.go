@@ -274,7 +274,7 @@ func (p *Program) evalWatched(ctx context.Context, query *query, input ast.Value
 			watch.recorded.Wait()
 			p.forgetOverrun()
 		}
-		return nil, crowded, &overrunError{why: final.why, memory: final.memory}
+		return nil, crowded, &overrunError{final}
 	}
 	if err != nil {
 		var te *topdown.Error

@@ -17,9 +17,7 @@ var ErrOverrun = errors.New("one step of the evaluation ran past its bounds")
 // overrunError is an evaluation that ran past its bounds in one step: it
 // wraps ErrOverrun.
 type overrunError struct {
-	why string
-	// memory: it allocated past its memory bound after it was stopped.
-	memory bool
+	overrunWhy
 }
 
 func (e *overrunError) Error() string { return ErrOverrun.Error() + ": " + e.why }
