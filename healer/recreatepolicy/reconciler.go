@@ -66,8 +66,8 @@ type Reconciler struct {
 // lock), then under it read what the gates need, plan the decisions and
 // act on them, and write the status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	p, err := r.readPolicy(ctx, req.NamespacedName)
-	if p == nil || err != nil {
+	p := &v1alpha1.RecreatePolicy{}
+	if live, err := r.readPolicy(ctx, req.NamespacedName, p); !live || err != nil {
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
@@ -120,29 +120,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: pl.requeue}, nil
 }
 
-// readPolicy reads the policy, once the journal was read; nil when it is
-// gone (then it is forgotten) or being deleted.
-func (r *Reconciler) readPolicy(ctx context.Context, key types.NamespacedName) (*v1alpha1.RecreatePolicy, error) {
+// readPolicy reads the policy into p, once the journal was read; live is
+// false when it is gone (then it is forgotten) or being deleted.
+func (r *Reconciler) readPolicy(ctx context.Context, key types.NamespacedName, p *v1alpha1.RecreatePolicy) (live bool, err error) {
 	if r.journaled != nil {
 		select {
 		case <-r.journaled:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	p := &v1alpha1.RecreatePolicy{}
 	if err := r.Client.Get(ctx, key, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(key)
 			r.releaseDropped(ctx, key.Namespace)
-			return nil, nil
+			return false, nil
 		}
-		return nil, fmt.Errorf("read RecreatePolicy %s: %w", key, err)
+		return false, fmt.Errorf("read RecreatePolicy %s: %w", key, err)
 	}
-	if p.DeletionTimestamp != nil {
-		return nil, nil
-	}
-	return p, nil
+	return p.DeletionTimestamp == nil, nil
 }
 
 // judge evaluates the policy's rules over the pods in, within the
