@@ -46,6 +46,15 @@ func passPolicy(spec v1alpha1.RecreatePolicySpec) *v1alpha1.RecreatePolicy {
 	}
 }
 
+// oneAtATime is a policy of the annotated rule that recreates one pod at a
+// time (rollout.maxUnavailable 1) and never halts for matching too many.
+func oneAtATime() *v1alpha1.RecreatePolicy {
+	spec := rulePolicy("web", annotated)
+	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
+	spec.Limits.MaxMatchingPercent = new(int32(100))
+	return passPolicy(spec)
+}
+
 // judgeOf reads pods as a pass would and judges them by the policy's rules.
 func judgeOf(t *testing.T, p *v1alpha1.RecreatePolicy, pods []corev1.Pod, now time.Time, budget time.Duration) (*passInput, ruleVerdicts) {
 	t.Helper()
@@ -77,10 +86,7 @@ func outcomes(sec section) []string {
 // evaluation interval, and says what the rules decided.
 func TestPlanAdmitsTheRulesCandidatesInOrder(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	spec := rulePolicy("web", annotated)
-	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
-	spec.Limits.MaxMatchingPercent = new(int32(100))
-	p := passPolicy(spec)
+	p := oneAtATime()
 	pods := []corev1.Pod{passPod("web-a", true, now), passPod("web-b", false, now), passPod("web-c", true, now), passPod("web-d", true, now)}
 	in, v := judgeOf(t, p, pods, now, 0)
 	if len(v.candidates) != 3 || v.evaluated != 4 || v.outcomes["match"] != 3 || v.outcomes["no_match"] != 1 {
@@ -235,10 +241,7 @@ func TestPlanSaysAPodUpToDateOncePerRun(t *testing.T) {
 // no other candidate, and the budget's count says so.
 func TestPlanCountsRequestsInFlight(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	spec := rulePolicy("web", annotated)
-	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
-	spec.Limits.MaxMatchingPercent = new(int32(100))
-	p := passPolicy(spec)
+	p := oneAtATime()
 	pods := []corev1.Pod{passPod("web-a", true, now), passPod("web-b", false, now)}
 	_, v := judgeOf(t, p, pods, now, 0)
 	parsed, _ := policyspec.Parse(&p.Spec)
