@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"maps"
 	"strconv"
 	"time"
 
@@ -41,6 +42,18 @@ func (e *containerEntry) entry(c *ContainerCandidate) candidateEntry {
 		[2]*ast.Term{keyRecreations, recreations},
 	)
 	return candidateEntry{candidate: snapshot(c), base: e, term: ast.ObjectTerm(pairs...)}
+}
+
+// snapshot is a copy of c that its caller's later changes do not reach:
+// the window and the signals are compared by value, not by reference.
+func snapshot(c *ContainerCandidate) ContainerCandidate {
+	out := *c
+	if out.Memory != nil {
+		m := *out.Memory
+		out.Memory = &m
+	}
+	out.Signals = maps.Clone(out.Signals)
+	return out
 }
 
 // memoryTerm is an entry's memory: null without a window.

@@ -51,18 +51,6 @@ func (e *candidateEntry) sameHistory(c *ContainerCandidate) bool {
 		h.LastRecreation.Equal(c.LastRecreation) && maps.Equal(h.Signals, c.Signals) && sameMemory
 }
 
-// snapshot is a copy of c that its caller's later changes do not reach:
-// the window and the signals are compared by value, not by reference.
-func snapshot(c *ContainerCandidate) ContainerCandidate {
-	out := *c
-	if out.Memory != nil {
-		m := *out.Memory
-		out.Memory = &m
-	}
-	out.Signals = maps.Clone(out.Signals)
-	return out
-}
-
 // dropPrevious lets go of the document before: once an evaluation took
 // over what it could from it, and when a newer document takes this one's
 // place (one document back at most).
