@@ -13,6 +13,8 @@ GO      ?= go
 # and what the binaries report.
 VERSION ?= $(shell sed -n 's/^appVersion: *//p' config/helm/rejuv/Chart.yaml)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+# A registry (host[:port][/path]) make images pushes to as well; none when empty.
+REGISTRY ?=
 LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSION) \
            -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Commit=$(COMMIT)
 
@@ -50,8 +52,8 @@ krew: ## Package kubectl-rejuv for krew (archives per platform and the plugin ma
 	$(GO) run ./config/krew -version '$(VERSION)' -commit '$(COMMIT)' -out bin/krew
 
 .PHONY: images
-images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, and print their sizes.
-	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images
+images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
+	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images -registry '$(REGISTRY)'
 
 .PHONY: test
 # On a fresh machine the cluster's start compiles Kubernetes, helm and

@@ -20,6 +20,11 @@ import (
 type Archive struct {
 	Path string
 	Ref  string
+	// Digest is the index's, the same in the archive and in a registry.
+	Digest v1.Hash
+	// Pushed is the reference by digest it was pushed as, "" when it was
+	// not pushed.
+	Pushed string
 	// Platforms are the images in it, with their sizes.
 	Platforms []PlatformImage
 }

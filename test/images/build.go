@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -46,14 +48,23 @@ func Build(ctx context.Context, img Image, outDir string) (string, error) {
 // if need be), that holds an index of the platforms under img.Ref() (see
 // writeArchive). It must run from inside the Rejuv module.
 func BuildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir string) (*Archive, error) {
-	a, err := buildFor(ctx, img, platforms, outDir)
+	return BuildAndPush(ctx, img, platforms, outDir, "")
+}
+
+// BuildAndPush builds img as BuildFor does and, when registry (a host, with
+// a port and a path if need be: 127.0.0.1:5000, ghcr.io/team) is set,
+// pushes its index there too, under img.RefIn(registry): over plain http to
+// a loopback or private address, https otherwise, with the credentials
+// docker login keeps.
+func BuildAndPush(ctx context.Context, img Image, platforms []v1.Platform, outDir, registry string) (*Archive, error) {
+	a, err := buildFor(ctx, img, platforms, outDir, registry)
 	if err != nil {
 		return nil, fmt.Errorf("build image %s: %w", img.Ref(), err)
 	}
 	return a, nil
 }
 
-func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir string) (*Archive, error) {
+func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir, registry string) (*Archive, error) {
 	if len(platforms) == 0 {
 		return nil, errors.New("no platform to build for")
 	}
@@ -115,7 +126,34 @@ func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir st
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", out, err)
 	}
-	return &Archive{Path: out, Ref: img.Ref(), Platforms: sizes}, nil
+	digest, err := index.Digest()
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{Path: out, Ref: img.Ref(), Digest: digest, Platforms: sizes}
+	if registry != "" {
+		// Before the layers' files are removed.
+		if a.Pushed, err = push(ctx, img.RefIn(registry), index); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// push pushes index as ref and returns ref by digest.
+func push(ctx context.Context, ref string, index v1.ImageIndex) (string, error) {
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return "", fmt.Errorf("push as %s: %w", ref, err)
+	}
+	if err := remote.WriteIndex(tag, index, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return "", fmt.Errorf("push %s: %w", ref, err)
+	}
+	digest, err := index.Digest()
+	if err != nil {
+		return "", err
+	}
+	return tag.Context().Digest(digest.String()).String(), nil
 }
 
 // assemble makes the image of the single layer at layerPath for platform p.

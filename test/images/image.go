@@ -1,5 +1,7 @@
 package images
 
+import "strings"
+
 // Registry is the registry part of every test image reference. Nothing serves
 // it: images reach the nodes by import, never by pull.
 const Registry = "rejuv.local"
@@ -39,6 +41,14 @@ var Pause = Image{Name: "pause", Package: "github.com/rejuv-dev/rejuv/test/image
 
 // TestApp is the end-to-end test workload.
 var TestApp = Image{Name: "testapp", Package: "github.com/rejuv-dev/rejuv/test/images/testapp", Busybox: true}
+
+// RefIn is the image's reference in registry (a host, with a port and a
+// path if need be): its
+// repository's path under it, without the test images' rejuv.local, e.g.
+// "127.0.0.1:5000/testapp:dev" or "127.0.0.1:5000/rejuv-healer:v0.1.0".
+func (i Image) RefIn(registry string) string {
+	return registry + "/" + strings.TrimPrefix(i.Ref(), Registry+"/")
+}
 
 // Ref is the image reference, e.g. "rejuv.local/testapp:dev".
 func (i Image) Ref() string {
