@@ -149,6 +149,9 @@ func preflight(ctx context.Context, cfg *Config) error {
 	if _, err := images.Build(ctx, images.Pause, cfg.path("images")); err != nil {
 		return err
 	}
+	if err := buildRegistry(ctx, *cfg); err != nil {
+		return err
+	}
 	if err := checkRuntimeSocket(ctx, *cfg); err != nil {
 		return err
 	}
@@ -230,7 +233,7 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range steps {
+	for _, s := range append([]step{registryStep(cfg)}, steps...) {
 		if err := c.phase(s.spec.name, func() error { return c.startStep(ctx, st, s) }); err != nil {
 			return err
 		}
@@ -363,6 +366,9 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	if _, err := os.Stat(cfg.admissionConfig()); err != nil {
 		return errors.New("its API server presents no webhook client certificate (a harness from before it did)")
+	}
+	if st.process("registry") == nil {
+		return errors.New("it runs no registry (a harness from before it did)")
 	}
 	c := &Cluster{Config: cfg}
 	cs, err := c.Clientset()

@@ -23,6 +23,8 @@ type Ports struct {
 	KubeletHealthz    int
 	KubeProxyHealthz  int
 	KubeProxyMetrics  int
+	// Registry is the cluster's registry's (see Config.Registry).
+	Registry int
 }
 
 // Config describes one cluster instance. The zero value is not usable; start
@@ -77,6 +79,7 @@ var (
 		KubeletHealthz:    20248,
 		KubeProxyHealthz:  20256,
 		KubeProxyMetrics:  20249,
+		Registry:          20500,
 	}
 )
 
@@ -184,6 +187,7 @@ func (c Config) portList() []namedPort {
 		{"KubeletHealthz", "kubelet", p.KubeletHealthz},
 		{"KubeProxyHealthz", "kube-proxy", p.KubeProxyHealthz},
 		{"KubeProxyMetrics", "kube-proxy", p.KubeProxyMetrics},
+		{"Registry", "registry", p.Registry},
 	}
 }
 

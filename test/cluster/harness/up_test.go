@@ -40,7 +40,7 @@ func isolatedConfig(t *testing.T, offset int) Config {
 	cfg.ServiceSubnet = netip.MustParsePrefix(fmt.Sprintf("10.213.%d.0/24", 140+offset))
 	base := 31000 + 10*offset
 	cfg.Ports = Ports{Etcd: base, EtcdPeer: base + 1, APIServer: base + 2, ControllerManager: base + 3,
-		Scheduler: base + 4, Kubelet: base + 5, KubeletHealthz: base + 6, KubeProxyHealthz: base + 7, KubeProxyMetrics: base + 8}
+		Scheduler: base + 4, Kubelet: base + 5, KubeletHealthz: base + 6, KubeProxyHealthz: base + 7, KubeProxyMetrics: base + 8, Registry: base + 9}
 	cfg.Out = testWriter{t}
 	return cfg
 }
