@@ -1,6 +1,7 @@
-// Package recreatepolicy is the policy controller: it selects each
-// RecreatePolicy's pods, fires its schedule and evaluates its rules, passes
-// every candidate through the planner's gates, creates the requests that
-// get through, and reports what it decided in the policy's status, events
-// and metrics. It never stops a container itself.
+// Package recreatepolicy is the policy controller: a pass over a
+// RecreatePolicy reads its pods and requests, judges them by its rules,
+// plans (the planner's gates, its schedule and runs, its conditions; no
+// client call) and acts on the plan (the requests that get through, events),
+// then writes the status once; PreviewPolicy runs the same steps and
+// renders the plan. It never stops a container itself.
 package recreatepolicy
