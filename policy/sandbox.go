@@ -45,9 +45,7 @@ type sandboxBuiltins struct {
 // sandbox is built once, the first time a module is compiled.
 var sandbox = sync.OnceValue(func() *sandboxBuiltins {
 	s := &sandboxBuiltins{byName: map[string]*topdown.Builtin{}, renamed: map[string]ast.Ref{}, original: map[string]string{}}
-	own := map[string]ownBuiltin{}
 	for _, b := range ownBuiltins() {
-		own[b.decl.Name] = b
 		s.own = append(s.own, b.decl)
 		s.byName[b.decl.Name] = &topdown.Builtin{Decl: b.decl, Func: b.function()}
 	}
@@ -64,8 +62,9 @@ var sandbox = sync.OnceValue(func() *sandboxBuiltins {
 			if a.result != nil {
 				result = a.result(name)
 			}
-			if b, ok := own[name]; ok {
-				s.byName[name].Func = withBound(b.function(), check, result)
+			if b, ok := s.byName[name]; ok {
+				// One of Rejuv's own, under its own name.
+				b.Func = withBound(b.Func, check, result)
 				continue
 			}
 			decl, f := ast.BuiltinMap[name], topdown.GetBuiltin(name)

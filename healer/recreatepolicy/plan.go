@@ -165,10 +165,7 @@ func (pl *plan) admit(sec *section, c *planner.PodCandidate) {
 	}
 	v := pl.s.Admit(c)
 	sec.decisions = append(sec.decisions, planned{c: c, kind: c.Trigger.Kind, gated: true, gates: gates,
-		decision: v1alpha1.Decision{
-			Time: metav1.NewTime(pl.in.now), Pod: c.Pod.Name, Containers: c.Containers,
-			Trigger: c.Trigger.String(), Outcome: v.Outcome, Reason: c.Reason, Message: v.Message,
-		}})
+		decision: candidateDecision(c, v.Outcome, v.Message, pl.in.now)})
 }
 
 // outside decides on a candidate the gates never see: left alone
@@ -206,8 +203,7 @@ func (pl *plan) halt(sec *section, reason, msg string) {
 	setCondition(pl.p, v1alpha1.ConditionHalted, true, reason, msg)
 }
 
-// candidateDecision is a decision about a candidate the gates never saw:
-// left alone (Skipped) or needing nothing (UpToDate).
+// candidateDecision is the decision outcome, with msg, about candidate c.
 func candidateDecision(c *planner.PodCandidate, outcome v1alpha1.DecisionOutcome, msg string, now time.Time) v1alpha1.Decision {
 	return v1alpha1.Decision{
 		Time: metav1.NewTime(now), Pod: c.Pod.Name, Containers: c.Containers,

@@ -2,6 +2,7 @@ package recreatepolicy
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,17 +90,16 @@ const runRecheck = 5 * time.Second
 // upToDate decides, once per pod and run, that a run's pod needs nothing:
 // its containers were started again since the run began.
 func (pl *plan) upToDate(c *planner.PodCandidate) {
-	for _, sec := range []*section{&pl.rules, &pl.runs} {
-		for _, e := range sec.decisions {
-			if e.decision.Pod == c.Pod.Name && e.decision.Reason == c.Reason && e.decision.Outcome == v1alpha1.OutcomeUpToDate {
-				return
-			}
-		}
+	said := func(d v1alpha1.Decision) bool {
+		return d.Pod == c.Pod.Name && d.Reason == c.Reason && d.Outcome == v1alpha1.OutcomeUpToDate
 	}
-	for _, dec := range pl.p.Status.RecentDecisions {
-		if dec.Pod == c.Pod.Name && dec.Reason == c.Reason && dec.Outcome == v1alpha1.OutcomeUpToDate {
+	for _, sec := range []*section{&pl.rules, &pl.runs} {
+		if slices.ContainsFunc(sec.decisions, func(e planned) bool { return said(e.decision) }) {
 			return
 		}
+	}
+	if slices.ContainsFunc(pl.p.Status.RecentDecisions, said) {
+		return
 	}
 	pl.outside(&pl.runs, c, v1alpha1.OutcomeUpToDate, "started again since the run began, by something other than the run: nothing to recreate")
 }

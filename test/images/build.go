@@ -133,25 +133,22 @@ func buildFor(ctx context.Context, img Image, platforms []v1.Platform, outDir, r
 	a := &Archive{Path: out, Ref: img.Ref(), Digest: digest, Platforms: sizes}
 	if registry != "" {
 		// Before the layers' files are removed.
-		if a.Pushed, err = push(ctx, img.RefIn(registry), index); err != nil {
+		if a.Pushed, err = push(ctx, img.RefIn(registry), index, digest); err != nil {
 			return nil, err
 		}
 	}
 	return a, nil
 }
 
-// push pushes index as ref and returns ref by digest.
-func push(ctx context.Context, ref string, index v1.ImageIndex) (string, error) {
+// push pushes index, whose digest is digest, as ref and returns ref by
+// digest.
+func push(ctx context.Context, ref string, index v1.ImageIndex, digest v1.Hash) (string, error) {
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		return "", fmt.Errorf("push as %s: %w", ref, err)
 	}
 	if err := remote.WriteIndex(tag, index, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
-	}
-	digest, err := index.Digest()
-	if err != nil {
-		return "", err
 	}
 	return tag.Context().Digest(digest.String()).String(), nil
 }

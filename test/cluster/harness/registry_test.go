@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,12 +22,10 @@ func TestRegistryServesWhatIsPushed(t *testing.T) {
 		t.Skip("builds and starts the registry")
 	}
 	ctx := context.Background()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	cfg := Config{Dir: t.TempDir(), Ports: Ports{Registry: port}}
 	if err := buildRegistry(ctx, cfg); err != nil {
 		t.Fatal(err)
