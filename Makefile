@@ -51,6 +51,11 @@ build: ## Build the three binaries into bin/ with the version stamped.
 krew: ## Package kubectl-rejuv for krew (archives per platform and the plugin manifest rejuv.yaml) into bin/krew; VERSION must be vX.Y.Z.
 	$(GO) run ./config/krew -version '$(VERSION)' -commit '$(COMMIT)' -out bin/krew
 
+.PHONY: install-file
+install-file: ## Write bin/install.yaml: config/install.yaml with Rejuv's images in REGISTRY (host[:port][/path]; required).
+	@test -n '$(REGISTRY)' || { echo "install-file: set REGISTRY to where make images REGISTRY=... pushed the images"; exit 1; }
+	$(GO) run ./config/render -registry '$(REGISTRY)' -o bin/install.yaml
+
 .PHONY: images
 images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images -registry '$(REGISTRY)'
@@ -165,9 +170,21 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"
 
+# What make deploy applies: config/default, or, with REGISTRY set, an
+# overlay of it in bin/deploy whose images: override pulls Rejuv's images
+# from REGISTRY.
+DEPLOY_KUSTOMIZATION = $(if $(REGISTRY),bin/deploy,config/default)
+
 .PHONY: deploy
-deploy: ## Install Rejuv with kustomize (config/default) on the cluster of $KUBECONFIG; load the images onto the nodes first (make images, README.md).
-	$(KUBECTL) apply --server-side -k config/default
+deploy: ## Install Rejuv with kustomize (config/default) on the cluster of $KUBECONFIG, its images from REGISTRY when set (make images REGISTRY=..., README.md).
+ifneq ($(REGISTRY),)
+	@mkdir -p bin/deploy
+	@printf '%s\n' '# config/default with Rejuv'"'"'s images from $(REGISTRY); written by make deploy.' \
+		'resources:' '- ../../config/default' 'images:' \
+		'- name: rejuv-healer' '  newName: $(REGISTRY)/rejuv-healer' \
+		'- name: rejuv-daemon' '  newName: $(REGISTRY)/rejuv-daemon' > bin/deploy/kustomization.yaml
+endif
+	$(KUBECTL) apply --server-side -k $(DEPLOY_KUSTOMIZATION)
 	$(KUBECTL) --namespace rejuv-system rollout status deployment/rejuv-healer --timeout=180s
 	$(KUBECTL) --namespace rejuv-system rollout status daemonset/rejuv-daemon --timeout=180s
 

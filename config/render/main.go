@@ -4,23 +4,39 @@
 // PrometheusRule), grafana/ (the dashboards of config/dashboards, as files
 // and as a ConfigMap) and, in helm/rejuv/files, the manifests the Helm
 // chart's templates read. make manifests runs it; make verify fails when its output is stale.
+//
+// With -registry R it writes only the single install file, to -o, with
+// Rejuv's images pulled from R (R/rejuv-healer, R/rejuv-daemon, tagged
+// with Rejuv's version): the file for a cluster whose nodes pull from R,
+// as make install-file REGISTRY=R writes it.
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/config/dashboards"
 )
 
 func main() {
-	if err := run("config"); err != nil {
+	registry := flag.String("registry", "", "write only the install file, with Rejuv's images in this registry (host[:port][/path])")
+	out := flag.String("o", "bin/install.yaml", "where -registry writes the install file")
+	flag.Parse()
+	var err error
+	if *registry != "" {
+		err = writeInstallFor(filepath.Join("config", "default"), *registry, *out)
+	} else {
+		err = run("config")
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "render: %v\n", err)
 		os.Exit(1)
 	}
@@ -189,13 +205,18 @@ func relative(base, path string) string {
 }
 
 // build runs kustomize on dir as kubectl apply -k does.
-func build(dir string) ([]byte, error) {
+func build(dir string, filters ...kio.Filter) ([]byte, error) {
 	opts := krusty.MakeDefaultOptions()
 	// The kustomization's sortOptions decide the order, as with kubectl.
 	opts.Reorder = krusty.ReorderOptionUnspecified
 	resources, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	for _, f := range filters {
+		if err := resources.ApplyFilter(f); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		}
 	}
 	out, err := resources.AsYaml()
 	if err != nil {

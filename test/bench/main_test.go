@@ -36,7 +36,7 @@ func run(m *testing.M) int {
 	}
 	defer release()
 	cluster = c
-	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+	if _, err := c.BuildImage(ctx, images.TestApp); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}

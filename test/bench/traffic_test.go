@@ -195,7 +195,7 @@ func createWebDeployment(b *testing.B, ns string, labels map[string]string, preS
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: new(int64(5)),
 					Containers: []corev1.Container{{
-						Name: "app", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever,
+						Name: "app", Image: images.TestApp.Ref(),
 						Ports: []corev1.ContainerPort{{ContainerPort: 8080}}, ReadinessProbe: probe,
 					}},
 				},

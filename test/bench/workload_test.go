@@ -54,7 +54,7 @@ func createPods(b *testing.B, ns, prefix string, n, perPod int) []target {
 		for i := 0; i < perPod && len(out) < n; i++ {
 			name := fmt.Sprintf("c%d", i)
 			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{
-				Name: name, Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever,
+				Name: name, Image: images.TestApp.Ref(),
 				Args: []string{fmt.Sprintf("--listen=:%d", 8080+i)},
 			})
 			out = append(out, target{ns: ns, pod: pod.Name, container: name})

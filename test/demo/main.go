@@ -40,7 +40,7 @@ func run(ctx context.Context, duration time.Duration) error {
 		return fmt.Errorf("start the cluster: %w", err)
 	}
 	say("building the sample workload's image (testapp) into the cluster's containerd")
-	if err := cluster.BuildImage(ctx, images.TestApp); err != nil {
+	if _, err := cluster.BuildImage(ctx, images.TestApp); err != nil {
 		return err
 	}
 	say("building Rejuv's images, loading them onto the node and installing Rejuv as config/default describes it (make deploy)")

@@ -47,7 +47,7 @@ func InstallMetricsServer(ctx context.Context, cluster *harness.Cluster, c clien
 	}
 	img := images.Image{Name: metricsServerName, Binary: bin, Repository: images.Registry + "/" + metricsServerName,
 		Tag: filepath.Base(filepath.Dir(bin))}
-	if err := cluster.BuildImage(ctx, img); err != nil {
+	if _, err := cluster.BuildImage(ctx, img); err != nil {
 		return nil, err
 	}
 	m := &MetricsServer{Client: c}
@@ -167,7 +167,7 @@ func metricsServerObjects(image string) []client.Object {
 					Spec: corev1.PodSpec{
 						ServiceAccountName: metricsServerName,
 						Containers: []corev1.Container{{
-							Name: metricsServerName, Image: image, ImagePullPolicy: corev1.PullNever, Args: args,
+							Name: metricsServerName, Image: image, Args: args,
 							Ports: []corev1.ContainerPort{{Name: "https", ContainerPort: 10250}},
 							ReadinessProbe: &corev1.Probe{
 								ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("https"), Scheme: corev1.URISchemeHTTPS}},

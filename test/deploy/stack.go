@@ -65,8 +65,11 @@ type Stack struct {
 	Client  client.Client
 	Kube    kubernetes.Interface
 	cluster *harness.Cluster
-	// kustomization is the directory Install applied.
+	// kustomization is the directory Install applied: Options'
+	// Kustomization with Rejuv's images from the cluster's registry.
 	kustomization string
+	// Images are the images Install pushed.
+	Images Pushed
 	// scraperMu guards scraper, which parallel tests make on first use.
 	scraperMu sync.Mutex
 	scraper   *scraper
@@ -80,13 +83,14 @@ type Options struct {
 	// pickup timeout).
 	Kustomization string
 	// Keep keeps a Rejuv installed already, and everything it holds
-	// (policies, requests), restarting its pods on the images just built;
-	// otherwise it is removed first.
+	// (policies, requests); its pods are replaced when the images just
+	// built differ from theirs. Otherwise it is removed first.
 	Keep bool
 }
 
-// Install builds Rejuv's images, loads them onto the node and applies the
-// kustomization with kubectl, as a user would, then waits until the
+// Install builds Rejuv's images, pushes them to the cluster's registry and
+// applies the kustomization with kubectl, pulling them from there by digest
+// (see Pushed.Kustomization), as a user would, then waits until the
 // manager's replicas and the daemon are ready and the webhooks answer
 // through their Service.
 func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, error) {
@@ -101,8 +105,11 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 	if o.Kustomization == "" {
 		o.Kustomization = filepath.Join("test", "deploy", "overlay")
 	}
-	s.kustomization = filepath.Join(root, o.Kustomization)
-	if err := LoadImages(ctx, cluster); err != nil {
+	if s.Images, err = PushImages(ctx, cluster); err != nil {
+		return nil, err
+	}
+	s.kustomization = filepath.Join(cluster.Config.Dir, "installs", strings.ReplaceAll(filepath.Clean(o.Kustomization), string(filepath.Separator), "-"))
+	if err := s.Images.Kustomization(s.kustomization, filepath.Join(root, o.Kustomization)); err != nil {
 		return nil, err
 	}
 	_, err = s.Kube.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
@@ -117,15 +124,6 @@ func Install(ctx context.Context, cluster *harness.Cluster, o Options) (*Stack, 
 	}
 	if out, err := s.Kubectl(ctx, "apply", "--server-side", "-k", s.kustomization); err != nil {
 		return nil, fmt.Errorf("install Rejuv: %w\n%s", err, out)
-	}
-	if installed && o.Keep {
-		// The images' tag is Rejuv's version: pods of an earlier install
-		// run the image it had when they started.
-		for _, w := range []string{"deployment/" + HealerDeployment, "daemonset/" + DaemonSet} {
-			if out, err := s.Kubectl(ctx, "--namespace", Namespace, "rollout", "restart", w); err != nil {
-				return nil, fmt.Errorf("restart %s on the new images: %w\n%s", w, err, out)
-			}
-		}
 	}
 	if err := s.WaitReady(ctx); err != nil {
 		return nil, err

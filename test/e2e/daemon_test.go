@@ -52,7 +52,7 @@ func TestDaemonWithoutRuntimeIsNotReadyAndSaysWhy(t *testing.T) {
 		Spec: corev1.PodSpec{
 			ServiceAccountName: ds.Spec.Template.Spec.ServiceAccountName,
 			Containers: []corev1.Container{{
-				Name: "daemon", Image: installed.Image, ImagePullPolicy: corev1.PullNever,
+				Name: "daemon", Image: installed.Image,
 				Args:            []string{"--node-name=no-such-node", "--cri-socket=" + missing, "--health-probe-bind-address=:8082", "--metrics-bind-address=0"},
 				ReadinessProbe:  probe("/readyz"),
 				LivenessProbe:   probe("/healthz"),

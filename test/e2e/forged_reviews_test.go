@@ -105,7 +105,7 @@ func startForger(t *testing.T, c client.Client, ns string, urls []string, review
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forger"},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "forger", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever, Args: args}},
+			Containers:    []corev1.Container{{Name: "forger", Image: images.TestApp.Ref(), Args: args}},
 		},
 	}
 	if err := c.Create(context.Background(), forger); err != nil {

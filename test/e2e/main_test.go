@@ -49,7 +49,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+	if _, err := c.BuildImage(ctx, images.TestApp); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}

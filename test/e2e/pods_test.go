@@ -56,11 +56,10 @@ func testappPod(name string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: &grace,
 			Containers: []corev1.Container{{
-				Name:            "app",
-				Image:           images.TestApp.Ref(),
-				ImagePullPolicy: corev1.PullNever,
-				Ports:           []corev1.ContainerPort{{ContainerPort: 8080}},
-				ReadinessProbe:  probe("/readyz"),
+				Name:           "app",
+				Image:          images.TestApp.Ref(),
+				Ports:          []corev1.ContainerPort{{ContainerPort: 8080}},
+				ReadinessProbe: probe("/readyz"),
 			}},
 		},
 	}

@@ -2,12 +2,12 @@ package images
 
 import "strings"
 
-// Registry is the registry part of every test image reference. Nothing serves
-// it: images reach the nodes by import, never by pull.
+// Registry is the registry part of every test image reference. The local
+// cluster's node pulls it from the cluster's own registry (see
+// test/cluster/harness), where the images are pushed.
 const Registry = "rejuv.local"
 
-// tag is the tag of every test image; kubelet must not try to pull it, so pods
-// that use these images set imagePullPolicy: IfNotPresent or Never.
+// tag is the tag of every test image.
 const tag = "dev"
 
 // Image is an image built from one Go program: the program at /NAME, an

@@ -65,7 +65,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: fleet client: %v\n", err)
 		return 1
 	}
-	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+	if _, err := c.BuildImage(ctx, images.TestApp); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}

@@ -44,7 +44,7 @@ func measureRestarts(ctx context.Context, node string) ([]time.Duration, error) 
 		for i := range restartContainers {
 			name := fmt.Sprintf("c%d", i)
 			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{
-				Name: name, Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever,
+				Name: name, Image: images.TestApp.Ref(),
 				Args: []string{fmt.Sprintf("--listen=:%d", 8080+i)},
 			})
 			targets = append(targets, target{pod.Name, name})

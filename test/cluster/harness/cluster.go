@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,20 +56,6 @@ func (c *Cluster) Clientset() (kubernetes.Interface, error) {
 		return nil, err
 	}
 	return kubernetes.NewForConfig(rc)
-}
-
-// LoadImage imports an image tarball into the node's containerd.
-func (c *Cluster) LoadImage(ctx context.Context, tarball string) error {
-	return importImage(ctx, c.Config, tarball)
-}
-
-// BuildImage builds one of the test images and loads it into the node.
-func (c *Cluster) BuildImage(ctx context.Context, img images.Image) error {
-	tarball, err := images.Build(ctx, img, c.Config.path("images"))
-	if err != nil {
-		return err
-	}
-	return c.LoadImage(ctx, tarball)
 }
 
 // Up starts the cluster described by cfg, or reuses it when it is already
@@ -144,9 +129,6 @@ func preflight(ctx context.Context, cfg *Config) error {
 		return err
 	}
 	if err := EnsureKubeBinaries(ctx, *cfg); err != nil {
-		return err
-	}
-	if _, err := images.Build(ctx, images.Pause, cfg.path("images")); err != nil {
 		return err
 	}
 	if err := buildRegistry(ctx, *cfg); err != nil {
@@ -246,7 +228,9 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		if err := c.startStep(ctx, st, step{spec: sp, ready: criReady(cfg.CRISocket())}); err != nil {
 			return err
 		}
-		return importImage(ctx, cfg, filepath.Join(cfg.path("images"), images.Pause.Name+".tar"))
+		// containerd pulls it for the first pod.
+		_, err = pushImage(ctx, cfg, images.Pause)
+		return err
 	}); err != nil {
 		return err
 	}

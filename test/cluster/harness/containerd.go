@@ -17,8 +17,8 @@ import (
 
 // containerdConfig is containerd's configuration: its own root, state and
 // sockets, runc with cgroupfs, the locally built pause image as the sandbox
-// image, and restrict_oom_score_adj because the harness may lack
-// CAP_SYS_RESOURCE.
+// image, restrict_oom_score_adj because the harness may lack
+// CAP_SYS_RESOURCE, and the hosts of registries (see registryHosts).
 func containerdConfig(c Config) string {
 	d := c.containerdDir()
 	return fmt.Sprintf(`version = 2
@@ -61,8 +61,40 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[8]q
     conf_dir = %[9]q
+
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[10]q
 `, filepath.Join(d, "root"), filepath.Join(d, "state"), c.CRISocket(), c.CRISocket()+".ttrpc",
-		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir())
+		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
+}
+
+// registryHostsDir is containerd's config_path: one directory per registry
+// host, each with the hosts.toml that says where and how to reach it.
+func (c Config) registryHostsDir() string { return filepath.Join(c.containerdDir(), "certs.d") }
+
+// registryHosts writes the hosts.toml of the cluster's registry under its
+// own address, and under the test images' registry, rejuv.local, which it
+// serves: the node pulls both over plain http from loopback. Without a
+// registry (a containerd of its own), there is nothing to write.
+func registryHosts(c Config) error {
+	dir := c.registryHostsDir()
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("containerd registry hosts: %w", err)
+	}
+	if c.Ports.Registry == 0 {
+		return nil
+	}
+	server := "http://" + c.Registry()
+	hosts := fmt.Sprintf("server = %[1]q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n", server)
+	for _, host := range []string{c.Registry(), images.Registry} {
+		if err := os.MkdirAll(filepath.Join(dir, host), 0o755); err != nil {
+			return fmt.Errorf("containerd registry hosts: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, host, "hosts.toml"), []byte(hosts), 0o644); err != nil {
+			return fmt.Errorf("containerd registry hosts: %w", err)
+		}
+	}
+	return nil
 }
 
 func containerdSpec(c Config) (spec, error) {
@@ -72,6 +104,9 @@ func containerdSpec(c Config) (spec, error) {
 	}
 	if err := os.WriteFile(conf, []byte(containerdConfig(c)), 0o644); err != nil {
 		return spec{}, fmt.Errorf("containerd config: %w", err)
+	}
+	if err := registryHosts(c); err != nil {
+		return spec{}, err
 	}
 	// The shim and runc are found through PATH.
 	path := strings.Join([]string{filepath.Dir(c.Tools.Shim), filepath.Dir(c.Tools.Runc), os.Getenv("PATH")}, string(os.PathListSeparator))
@@ -132,13 +167,4 @@ func removeSandboxes(ctx context.Context, socket string) (int, error) {
 		return len(list.Items), fmt.Errorf("remove pod sandboxes: %s", strings.Join(errs, "; "))
 	}
 	return len(list.Items), nil
-}
-
-// importImage loads an image tarball into the runtime's k8s.io namespace,
-// where the kubelet finds it.
-func importImage(ctx context.Context, c Config, tarball string) error {
-	if _, err := run(ctx, c.Tools.Ctr, "--address", c.CRISocket(), "--namespace", "k8s.io", "images", "import", tarball); err != nil {
-		return fmt.Errorf("load image %s: %w", tarball, err)
-	}
-	return nil
 }

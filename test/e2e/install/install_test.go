@@ -106,6 +106,7 @@ func installUseUninstall(t *testing.T, p path) {
 		t.Fatal(err)
 	}
 	t.Logf("installed and ready in %s", time.Since(start).Round(100*time.Millisecond))
+	checkPulled(t, stack, !p.besideOpenKruise)
 	use(t, stack.Client)
 	if p.callersOnly {
 		checkCallersOnly(t, stack)
@@ -188,7 +189,7 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: new(int64(2)),
 			Containers: []corev1.Container{{
-				Name: "app", Image: images.TestApp.Ref(), ImagePullPolicy: corev1.PullNever,
+				Name: "app", Image: images.TestApp.Ref(),
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
 			}},
 		},
@@ -208,30 +209,61 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 	return pod, done
 }
 
-// TestInstallWithKustomize: make deploy, make undeploy.
+// checkPulled: every container of the manager's (and the daemon's) pods
+// runs the image pushed to the cluster's registry, as pulled from there:
+// its image ID is the registry's repository at the pushed digest.
+func checkPulled(t *testing.T, stack *deploy.Stack, daemon bool) {
+	t.Helper()
+	want := map[string]string{deploy.HealerSelector: pushed.Healer}
+	if daemon {
+		want[deploy.DaemonSelector] = pushed.Daemon
+	}
+	for selector, image := range want {
+		pods, err := stack.Pods(context.Background(), selector)
+		if err != nil || len(pods) == 0 {
+			t.Fatalf("pods %s: %v (%d)", selector, err, len(pods))
+		}
+		for _, p := range pods {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.ImageID != image {
+					t.Errorf("pod %s container %s runs %s (image ID %s), want %s pulled from the cluster's registry", p.Name, c.Name, c.Image, c.ImageID, image)
+				}
+			}
+		}
+	}
+}
+
+// TestInstallWithKustomize: make deploy REGISTRY=..., make undeploy.
 func TestInstallWithKustomize(t *testing.T) {
 	installUseUninstall(t, path{
-		install:   [][]string{{"make", "--no-print-directory", "deploy"}},
+		install:   [][]string{{"make", "--no-print-directory", "deploy", "REGISTRY=" + pushed.Registry}},
 		uninstall: [][]string{{"make", "--no-print-directory", "undeploy"}},
 	})
 }
 
-// TestInstallWithTheSingleFile: kubectl apply of config/install.yaml.
+// TestInstallWithTheSingleFile: the single file written for the registry
+// (make install-file REGISTRY=...), applied with kubectl.
 func TestInstallWithTheSingleFile(t *testing.T) {
 	installUseUninstall(t, path{
-		install:   [][]string{{"kubectl", "apply", "--server-side", "-f", "config/install.yaml"}},
-		uninstall: [][]string{{"kubectl", "delete", "-f", "config/install.yaml", "--ignore-not-found", "--wait"}},
+		install: [][]string{
+			{"make", "--no-print-directory", "install-file", "REGISTRY=" + pushed.Registry},
+			{"kubectl", "apply", "--server-side", "-f", "bin/install.yaml"},
+		},
+		uninstall: [][]string{{"kubectl", "delete", "-f", "bin/install.yaml", "--ignore-not-found", "--wait"}},
 	})
 }
 
 // TestInstallWithHelm: the chart with a helm built from its Go module,
-// into a namespace helm creates, which the uninstall removes after the
+// its images from the registry (image.*.repository), into a namespace helm
+// creates, which the uninstall removes after the
 // release; its admission webhooks answer only the API server's webhook
 // client certificate (webhookClientAuth), which the harness's API server
 // presents.
 func TestInstallWithHelm(t *testing.T) {
 	installUseUninstall(t, path{
 		install: [][]string{{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--create-namespace", "--wait",
+			"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer",
+			"--set", "image.daemon.repository=" + pushed.Registry + "/rejuv-daemon",
 			"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
 			"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"}},
 		callersOnly: true,

@@ -17,7 +17,11 @@ import (
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
-var cluster *harness.Cluster
+var (
+	cluster *harness.Cluster
+	// pushed are Rejuv's images in the cluster's registry.
+	pushed deploy.Pushed
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -35,7 +39,7 @@ func run(m *testing.M) int {
 	}
 	defer release()
 	cluster = c
-	if err := c.BuildImage(ctx, images.TestApp); err != nil {
+	if _, err := c.BuildImage(ctx, images.TestApp); err != nil {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
@@ -51,9 +55,9 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
-	// The images every install path names, as make images and a load onto
-	// the node give them.
-	if err := deploy.LoadImages(ctx, c); err != nil {
+	// Every install path pulls Rejuv's images from the cluster's registry,
+	// where make images REGISTRY=... would have pushed them.
+	if pushed, err = deploy.PushImages(ctx, c); err != nil {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}

@@ -2,6 +2,9 @@ package install
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,18 +30,47 @@ const kruiseCRD = "test/openkruise/crd/apps.kruise.io_containerrecreaterequests.
 // Rejuv's admits or executes, and follows it once OpenKruise completes it;
 // the uninstall leaves nothing behind.
 func TestInstallBesideOpenKruise(t *testing.T) {
+	overlay := registryOverlay(t, "config/openkruise")
 	installUseUninstall(t, path{
 		install: [][]string{
 			{"kubectl", "apply", "--server-side", "-f", kruiseCRD},
 			{"kubectl", "wait", "--for=condition=Established", "-f", kruiseCRD},
-			{"kubectl", "apply", "--server-side", "-k", "config/openkruise"},
+			{"kubectl", "apply", "--server-side", "-k", overlay},
 		},
 		uninstall: [][]string{
-			{"kubectl", "delete", "-k", "config/openkruise", "--ignore-not-found", "--wait"},
+			{"kubectl", "delete", "-k", overlay, "--ignore-not-found", "--wait"},
 			{"kubectl", "delete", "-f", kruiseCRD, "--ignore-not-found", "--wait"},
 		},
 		besideOpenKruise: true,
 	})
+}
+
+// registryOverlay writes the overlay README.md gives for installing base
+// (a folder of config/) from a registry: base's objects, with an images:
+// override that renames Rejuv's images into the cluster's registry.
+func registryOverlay(t *testing.T, base string) string {
+	t.Helper()
+	dir := t.TempDir()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, filepath.Join(root, base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fmt.Sprintf(`resources:
+- %[1]s
+images:
+- name: rejuv-healer
+  newName: %[2]s/rejuv-healer
+- name: rejuv-daemon
+  newName: %[2]s/rejuv-daemon
+`, rel, pushed.Registry)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // requestForOpenKruise has a policy ask for a recreation and plays
