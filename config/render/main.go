@@ -20,10 +20,10 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rejuv-dev/rejuv/config/dashboards"
+	"github.com/rejuv-dev/rejuv/config/installfile"
 )
 
 func main() {
@@ -47,7 +47,7 @@ const installHeader = `# Rejuv, everything in one file: kubectl apply -f config/
 `
 
 func run(configDir string) error {
-	out, err := build(filepath.Join(configDir, "default"))
+	out, err := installfile.Build(filepath.Join(configDir, "default"))
 	if err != nil {
 		return err
 	}
@@ -202,25 +202,4 @@ func relative(base, path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
-}
-
-// build runs kustomize on dir as kubectl apply -k does.
-func build(dir string, filters ...kio.Filter) ([]byte, error) {
-	opts := krusty.MakeDefaultOptions()
-	// The kustomization's sortOptions decide the order, as with kubectl.
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	resources, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
-	}
-	for _, f := range filters {
-		if err := resources.ApplyFilter(f); err != nil {
-			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
-		}
-	}
-	out, err := resources.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
-	}
-	return out, nil
 }
