@@ -55,9 +55,13 @@ func TestHelmChart(t *testing.T) {
 		// apiServer are the addresses the NetworkPolicy admits to the
 		// webhooks; nil without one.
 		apiServer []string
+		// healerImage and daemonImage are the images the manager and the
+		// daemon run.
+		healerImage, daemonImage string
 	}{{
 		name: "defaults", release: "rejuv", namespace: "rejuv-system",
 		prefix: "rejuv-", socket: "/run/containerd/containerd.sock",
+		healerImage: "rejuv-healer:v0.1.0", daemonImage: "rejuv-daemon:v0.1.0",
 	}, {
 		name: "cert-manager, ServiceMonitors, CRI-O, release acme in ops", release: "acme", namespace: "ops",
 		values: []string{
@@ -71,9 +75,15 @@ func TestHelmChart(t *testing.T) {
 			"webhook.timeoutSeconds=7",
 			"networkPolicy.enabled=true",
 			"networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}",
+			"image.healer.repository=registry.example.com/team/rejuv-healer",
+			"image.healer.digest=sha256:" + strings.Repeat("a", 64),
+			"image.daemon.repository=registry.example.com/team/rejuv-daemon",
+			"image.daemon.tag=v9.9.9",
 		},
 		prefix: "acme-rejuv-", socket: "/var/run/crio/crio.sock", certManager: true, monitors: true, timeout: 7,
-		apiServer: []string{"10.0.0.10/32", "10.0.0.11/32"},
+		apiServer:   []string{"10.0.0.10/32", "10.0.0.11/32"},
+		healerImage: "registry.example.com/team/rejuv-healer@sha256:" + strings.Repeat("a", 64),
+		daemonImage: "registry.example.com/team/rejuv-daemon:v9.9.9",
 	}, {
 		name: "cert-manager with a ClusterIssuer, release rejuv-canary in canary", release: "rejuv-canary", namespace: "canary",
 		values: []string{
@@ -103,6 +113,11 @@ func TestHelmChart(t *testing.T) {
 			checkDashboards(t, r, tt.monitors, tt.prefix)
 			checkDaemonSocket(t, r, tt.socket)
 			checkNetworkPolicy(t, r, tt.apiServer)
+			for _, c := range []struct{ kind, container, want string }{{"Deployment", "manager", tt.healerImage}, {"DaemonSet", "daemon", tt.daemonImage}} {
+				if got := str(r.container(t, c.kind, c.container), "image"); c.want != "" && got != c.want {
+					t.Errorf("%s's %s runs %s, want %s", c.kind, c.container, got, c.want)
+				}
+			}
 			for _, w := range r.webhooks() {
 				if got := w["timeoutSeconds"]; tt.timeout != 0 && got != tt.timeout {
 					t.Errorf("webhook %s: timeoutSeconds %v, want %v", w["name"], got, tt.timeout)

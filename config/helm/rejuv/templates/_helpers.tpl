@@ -116,9 +116,13 @@ cainjector keeps: (dict "root" $ "object" $o).
 {{- end -}}
 {{- end -}}
 
-{{/* rejuv.image is an image reference from image.healer or image.daemon. */}}
+{{/* rejuv.image is an image reference from image.healer or image.daemon: by digest when it has one. */}}
 {{- define "rejuv.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
