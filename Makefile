@@ -2,11 +2,13 @@
 
 # Tool versions, pinned here and nowhere else. The programs the tests build
 # from source, the local cluster's Kubernetes, helm (for the chart in
-# config/helm/rejuv) and metrics-server (for the memory rules' end-to-end
-# tests), are pinned by test/cluster/kubebuild/go.mod, with checksums, and
+# config/helm/rejuv), metrics-server (for the memory rules' end-to-end
+# tests), kwok (for the scale benchmark) and krew (for the released
+# plugin), are pinned by test/cluster/kubebuild/go.mod, with checksums, and
 # built there in one go build.
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
+ACTIONLINT_VERSION     ?= v1.7.12
 
 GO      ?= go
 # Rejuv's version has one home, the Helm chart's appVersion: the images' tag
@@ -20,6 +22,7 @@ LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSIO
 
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+ACTIONLINT     := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 CLUSTER        := $(GO) run ./test/cluster
 # Built once from the Go module proxy, where the harness builds it too.
 KUBECTL        ?= kubectl
@@ -51,6 +54,17 @@ build: ## Build the three binaries into bin/ with the version stamped.
 krew: ## Package kubectl-rejuv for krew (archives per platform and the plugin manifest rejuv.yaml) into bin/krew; VERSION must be vX.Y.Z.
 	$(GO) run ./config/krew -version '$(VERSION)' -commit '$(COMMIT)' -out bin/krew
 
+# make release: where the release is written and where it is published.
+RELEASE_DIR              ?= bin/release/$(VERSION)
+RELEASE_URL              ?= https://github.com/rejuv-dev/rejuv/releases/download
+RELEASE_IMAGE_PLATFORMS  ?= linux/amd64,linux/arm64
+RELEASE_PLUGIN_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+
+.PHONY: release
+release: ## Cut release VERSION (vX.Y.Z, the chart's appVersion) into RELEASE_DIR: images pushed to REGISTRY and as archives, install files and chart pinned by digest, the plugin for krew, SBOMs, notes, SHA256SUMS (docs/releasing.md).
+	$(GO) run ./config/release -version '$(VERSION)' -commit '$(COMMIT)' -registry '$(REGISTRY)' -out '$(RELEASE_DIR)' \
+		-url-base '$(RELEASE_URL)' -image-platforms '$(RELEASE_IMAGE_PLATFORMS)' -plugin-platforms '$(RELEASE_PLUGIN_PLATFORMS)'
+
 .PHONY: install-file
 install-file: ## Write bin/install.yaml: config/install.yaml with Rejuv's images in REGISTRY (host[:port][/path]; required).
 	@test -n '$(REGISTRY)' || { echo "install-file: set REGISTRY to where make images REGISTRY=... pushed the images"; exit 1; }
@@ -79,7 +93,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
-	phase "cluster up (builds Kubernetes, helm, metrics-server and kwok once)" $(CLUSTER) up; \
+	phase "cluster up (builds Kubernetes, helm, metrics-server, kwok and krew once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
@@ -121,8 +135,9 @@ bench-traffic: ## Each way of restarting a Deployment behind a Service (kubectl 
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkRollingRestartTraffic -benchtime 1x -timeout 30m ./test/bench
 
 .PHONY: lint
-lint: ## golangci-lint with .golangci.yml.
+lint: ## golangci-lint with .golangci.yml, and actionlint on the workflows in .github/workflows.
 	$(GOLANGCI_LINT) run ./...
+	$(ACTIONLINT) -no-color
 
 .PHONY: helm
 helm: ## Build helm (pinned by test/cluster/kubebuild/go.mod) into .cache/tools once, and print its path.

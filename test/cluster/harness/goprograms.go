@@ -49,8 +49,15 @@ var kwok = goProgram{
 	ldflags: func(v string) string { return "-X sigs.k8s.io/kwok/pkg/consts.Version=" + strings.TrimPrefix(v, "v") },
 }
 
+// krew, the kubectl plugin manager, installs the released plugin as a
+// user does.
+var krew = goProgram{
+	name: "krew", module: "sigs.k8s.io/krew", main: "sigs.k8s.io/krew/cmd/krew",
+	ldflags: func(v string) string { return "-X sigs.k8s.io/krew/internal/version.gitTag=" + v },
+}
+
 // goPrograms are the programs built beside the Kubernetes binaries.
-var goPrograms = []goProgram{helm, metricsServer, kwok}
+var goPrograms = []goProgram{helm, metricsServer, kwok, krew}
 
 // version reads the version of the program's module that the build module
 // requires.
@@ -98,6 +105,11 @@ func EnsureMetricsServer(ctx context.Context) (string, error) { return ensure(ct
 // requires, into <cache>/tools/kwok-<version>/kwok once, and returns its
 // path.
 func EnsureKwok(ctx context.Context) (string, error) { return ensure(ctx, kwok) }
+
+// EnsureKrew builds krew, of the version test/cluster/kubebuild/go.mod
+// requires, into <cache>/tools/krew-<version>/krew once, and returns its
+// path.
+func EnsureKrew(ctx context.Context) (string, error) { return ensure(ctx, krew) }
 
 // ensure returns the program's cached binary, building it alone when the
 // Kubernetes build (EnsureKubeBinaries) did not build it already.

@@ -33,6 +33,9 @@ type path struct {
 	besideOpenKruise bool
 	// callersOnly: the admission webhooks answer only the API server.
 	callersOnly bool
+	// images are the images the pods must run; nil is those the tests
+	// pushed (pushed).
+	images *deploy.Pushed
 }
 
 // checkCallersOnly: a review sent to each manager replica without the API
@@ -106,7 +109,11 @@ func installUseUninstall(t *testing.T, p path) {
 		t.Fatal(err)
 	}
 	t.Logf("installed and ready in %s", time.Since(start).Round(100*time.Millisecond))
-	checkPulled(t, stack, !p.besideOpenKruise)
+	images := &pushed
+	if p.images != nil {
+		images = p.images
+	}
+	checkPulled(t, stack, *images, !p.besideOpenKruise)
 	use(t, stack.Client)
 	if p.callersOnly {
 		checkCallersOnly(t, stack)
@@ -212,7 +219,7 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 // checkPulled: every container of the manager's (and the daemon's) pods
 // runs the image pushed to the cluster's registry, as pulled from there:
 // its image ID is the registry's repository at the pushed digest.
-func checkPulled(t *testing.T, stack *deploy.Stack, daemon bool) {
+func checkPulled(t *testing.T, stack *deploy.Stack, pushed deploy.Pushed, daemon bool) {
 	t.Helper()
 	want := map[string]string{deploy.HealerSelector: pushed.Healer}
 	if daemon {

@@ -1,0 +1,225 @@
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/rejuv-dev/rejuv/config"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// TestInstallARelease cuts a release as make release does, for the node's
+// platform, into a folder served over http as a forge serves a release's
+// files, with its images pushed to the cluster's registry; checks its
+// checksums and what it holds; and installs it as its notes say: the
+// released install file by URL, the released chart by URL, and the plugin
+// with krew from the released manifest, in krew's own layout. Every pod
+// runs the images the release pinned, pulled from the registry.
+func TestInstallARelease(t *testing.T) {
+	version, err := config.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	srv := httptest.NewServer(http.StripPrefix("/"+version, http.FileServer(http.Dir(dir))))
+	defer srv.Close()
+	url := srv.URL + "/" + version + "/"
+	registry := cluster.Config.Registry() + "/release"
+	platform := "linux/" + runtime.GOARCH
+	runSteps(t, [][]string{{"make", "--no-print-directory", "release", "VERSION=" + version, "REGISTRY=" + registry,
+		"RELEASE_DIR=" + dir, "RELEASE_URL=" + srv.URL, "RELEASE_IMAGE_PLATFORMS=" + platform, "RELEASE_PLUGIN_PLATFORMS=" + platform}})
+
+	checkReleaseFiles(t, dir, version)
+	released := releasedImages(t, dir, registry, version)
+	checkSBOM(t, filepath.Join(dir, "kubectl-rejuv_linux_"+runtime.GOARCH+".spdx.json"), filepath.Join(dir, "kubectl-rejuv_"+version+"_linux_"+runtime.GOARCH+".tar.gz"))
+
+	t.Run("install file", func(t *testing.T) {
+		installUseUninstall(t, path{
+			install:   [][]string{{"kubectl", "apply", "--server-side", "-f", url + "install.yaml"}},
+			uninstall: [][]string{{"kubectl", "delete", "-f", url + "install.yaml", "--ignore-not-found", "--wait"}},
+			images:    &released,
+		})
+	})
+	t.Run("chart", func(t *testing.T) {
+		installUseUninstall(t, path{
+			install: [][]string{{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz",
+				"--namespace", "rejuv-system", "--create-namespace", "--wait"}},
+			uninstall: [][]string{
+				{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
+				{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
+			},
+			images: &released,
+		})
+	})
+	t.Run("plugin with krew", func(t *testing.T) {
+		installPluginWithKrew(t, url, version)
+	})
+}
+
+// checkReleaseFiles: the release holds every file docs/releasing.md lists,
+// and SHA256SUMS, which sha256sum -c accepts, lists every other one.
+func checkReleaseFiles(t *testing.T, dir, version string) {
+	t.Helper()
+	arch := runtime.GOARCH
+	want := []string{
+		"RELEASE_NOTES.md", "SHA256SUMS", "install-openkruise.yaml", "install.yaml",
+		"kubectl-rejuv_" + version + "_linux_" + arch + ".tar.gz", "kubectl-rejuv_linux_" + arch + ".spdx.json",
+		"rejuv-" + strings.TrimPrefix(version, "v") + ".tgz",
+		"rejuv-daemon.tar", "rejuv-daemon_linux_" + arch + ".spdx.json",
+		"rejuv-healer.tar", "rejuv-healer_linux_" + arch + ".spdx.json",
+		"rejuv.yaml",
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the release holds %v, want %v", got, want)
+	}
+	cmd := exec.Command("sha256sum", "--check", "--strict", "SHA256SUMS")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("sha256sum --check SHA256SUMS: %v\n%s", err, out)
+	}
+	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range want {
+		if f != "SHA256SUMS" && !strings.Contains(string(sums), "  "+f+"\n") {
+			t.Errorf("SHA256SUMS does not list %s", f)
+		}
+	}
+}
+
+var pinned = regexp.MustCompile(`(?m)^\s+image: (\S+)$`)
+
+// releasedImages reads the images the released install file names, each
+// of which must be pinned by the digest the registry serves under the
+// release's tag, and the same in the OpenKruise variant.
+func releasedImages(t *testing.T, dir, registry, version string) deploy.Pushed {
+	t.Helper()
+	p := deploy.Pushed{Registry: registry}
+	for _, img := range []struct {
+		name string
+		ref  *string
+	}{{"rejuv-healer", &p.Healer}, {"rejuv-daemon", &p.Daemon}} {
+		tag, err := name.NewTag(registry + "/" + img.name + ":" + version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Head(tag)
+		if err != nil {
+			t.Fatalf("the release's %s in the registry: %v", img.name, err)
+		}
+		*img.ref = registry + "/" + img.name + "@" + desc.Digest.String()
+	}
+	for file, want := range map[string][]string{"install.yaml": {p.Healer, p.Daemon}, "install-openkruise.yaml": {p.Healer}} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range pinned.FindAllStringSubmatch(string(data), -1) {
+			got = append(got, m[1])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s names images %v, want %v (pinned by the digests pushed as %s)", file, got, want, version)
+		}
+	}
+	return p
+}
+
+// checkSBOM: the SPDX document of a released binary describes it (by its
+// SHA-256) and lists the modules linked into it.
+func checkSBOM(t *testing.T, sbom, archive string) {
+	t.Helper()
+	data, err := os.ReadFile(sbom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		SPDXVersion string `json:"spdxVersion"`
+		Packages    []struct {
+			Name      string `json:"name"`
+			Checksums []struct {
+				Value string `json:"checksumValue"`
+			} `json:"checksums"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", sbom, err)
+	}
+	bin := filepath.Join(t.TempDir(), "kubectl-rejuv")
+	if out, err := exec.Command("tar", "-xzf", archive, "-C", filepath.Dir(bin), "kubectl-rejuv").CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v\n%s", archive, err, out)
+	}
+	out, err := exec.Command("sha256sum", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, _ := strings.Cut(string(out), " ")
+	var names []string
+	for _, p := range doc.Packages {
+		names = append(names, p.Name)
+	}
+	if doc.SPDXVersion != "SPDX-2.3" || len(doc.Packages) == 0 || doc.Packages[0].Name != "kubectl-rejuv" ||
+		len(doc.Packages[0].Checksums) != 1 || doc.Packages[0].Checksums[0].Value != sum {
+		t.Errorf("%s does not describe kubectl-rejuv (sha256 %s): %s", sbom, sum, data[:min(len(data), 600)])
+	}
+	for _, dep := range []string{"stdlib", "k8s.io/client-go", "github.com/spf13/cobra"} {
+		if !slices.Contains(names, dep) {
+			t.Errorf("%s lists no %s among %d packages", sbom, dep, len(names))
+		}
+	}
+}
+
+// installPluginWithKrew installs the plugin as the release notes say, with
+// krew (as kubectl krew) from the released manifest's URL, and runs it.
+func installPluginWithKrew(t *testing.T, url, version string) {
+	krew, err := harness.EnsureKrew(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := t.TempDir()
+	if err := os.Symlink(krew, filepath.Join(tools, "kubectl-krew")); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "krew")
+	t.Setenv("KREW_ROOT", root)
+	t.Setenv("KREW_NO_UPGRADE_CHECK", "1")
+	t.Setenv("PATH", filepath.Join(root, "bin")+string(os.PathListSeparator)+tools+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// --no-update-index: a detached manifest needs no index, and this
+	// machine cannot clone krew's.
+	runSteps(t, [][]string{{"kubectl", "krew", "install", "--manifest-url=" + url + "rejuv.yaml", "--no-update-index"}})
+	store := filepath.Join(root, "store", "rejuv", version, "kubectl-rejuv")
+	if _, err := os.Stat(store); err != nil {
+		t.Errorf("krew's store has no %s: %v", store, err)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "bin", "kubectl-rejuv")); err != nil || target != store {
+		t.Errorf("krew's bin/kubectl-rejuv links to %q (%v), want %s", target, err, store)
+	}
+	out, err := exec.Command("kubectl", "rejuv", "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), version) {
+		t.Errorf("kubectl rejuv --version: %v\n%s\nwant %s", err, out, version)
+	}
+}
