@@ -107,6 +107,33 @@ func TestAnotherPrefixAndNamespaceKeepEveryReference(t *testing.T) {
 	checkReferences(t, r)
 }
 
+// TestRuntimeComponentsGiveTheDaemonTheirSocket: config/default mounts
+// containerd's socket directory where the daemon looks for it (under
+// --host-run-dir, /host/run); with a runtime's component added by one line,
+// the daemon mounts that runtime's socket directory read-only and names its
+// socket.
+func TestRuntimeComponentsGiveTheDaemonTheirSocket(t *testing.T) {
+	def := build(t, "default")
+	vol := list(def.one(t, "DaemonSet"), "spec", "template", "spec", "volumes")
+	mounts := list(def.container(t, "DaemonSet", "daemon"), "volumeMounts")
+	if len(vol) != 1 || str(vol[0], "hostPath", "path") != "/run/containerd" || len(mounts) != 1 || str(mounts[0], "mountPath") != "/host/run/containerd" {
+		t.Errorf("config/default's daemon mounts %v at %v, want the host's /run/containerd at /host/run/containerd", vol, mounts)
+	}
+	for component, socket := range map[string]string{
+		"runtime-crio":        "/run/crio/crio.sock",
+		"runtime-k3s":         "/run/k3s/containerd/containerd.sock",
+		"runtime-cri-dockerd": "/run/cri-dockerd.sock",
+	} {
+		t.Run(component, func(t *testing.T) {
+			r := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/"+component))
+			checkDaemonSocket(t, r, socket)
+			if mounts := list(r.container(t, "DaemonSet", "daemon"), "volumeMounts"); len(mounts) != 1 {
+				t.Errorf("the daemon mounts %v, want the runtime's socket directory alone", mounts)
+			}
+		})
+	}
+}
+
 func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 	r := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/monitoring"))
 	monitors := r.all("ServiceMonitor")
