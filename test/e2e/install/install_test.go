@@ -261,22 +261,47 @@ func TestInstallWithTheSingleFile(t *testing.T) {
 }
 
 // TestInstallWithHelm: the chart with a helm built from its Go module,
-// its images from the registry (image.*.repository), into a namespace helm
-// creates, which the uninstall removes after the
-// release; its admission webhooks answer only the API server's webhook
+// its images from the registry (image.*.repository), into a namespace
+// labelled for the privileged Pod Security level as README.md says, which
+// the uninstall removes after the release; its admission webhooks answer only the API server's webhook
 // client certificate (webhookClientAuth), which the harness's API server
 // presents.
 func TestInstallWithHelm(t *testing.T) {
 	installUseUninstall(t, path{
-		install: [][]string{{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--create-namespace", "--wait",
+		install: [][]string{
+			{"kubectl", "create", "namespace", "rejuv-system"},
+			{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
+			{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--wait",
 			"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer",
 			"--set", "image.daemon.repository=" + pushed.Registry + "/rejuv-daemon",
 			"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
-			"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"}},
+			"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
+		},
 		callersOnly: true,
 		uninstall: [][]string{
 			{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
 			{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
 		},
 	})
+}
+
+// TestHelmRefusesANamespaceThatForbidsTheDaemon: an install into a
+// namespace that enforces the baseline Pod Security level, which forbids
+// the daemon's host directory, stops before anything is installed and says
+// how to label it.
+func TestHelmRefusesANamespaceThatForbidsTheDaemon(t *testing.T) {
+	ns := "rejuv-baseline"
+	runSteps(t, [][]string{
+		{"kubectl", "create", "namespace", ns},
+		{"kubectl", "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline"},
+	})
+	defer runSteps(t, [][]string{{"kubectl", "delete", "namespace", ns, "--wait"}})
+	cmd := exec.Command("helm", "install", "rejuv", "config/helm/rejuv", "--namespace", ns, "--dry-run=server")
+	cmd.Dir = "../../.."
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig())
+	out, err := cmd.CombinedOutput()
+	want := "namespace " + ns + " enforces the baseline Pod Security level, and the daemon mounts the runtime's socket from the host, which only privileged allows: kubectl label namespace " + ns + " pod-security.kubernetes.io/enforce=privileged --overwrite"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("helm install into a baseline namespace: %v\n%s\nwant a refusal saying %q", err, out, want)
+	}
 }

@@ -56,8 +56,11 @@ func TestInstallARelease(t *testing.T) {
 	})
 	t.Run("chart", func(t *testing.T) {
 		installUseUninstall(t, path{
-			install: [][]string{{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz",
-				"--namespace", "rejuv-system", "--create-namespace", "--wait"}},
+			install: [][]string{
+				{"kubectl", "create", "namespace", "rejuv-system"},
+				{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
+				{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz", "--namespace", "rejuv-system", "--wait"},
+			},
 			uninstall: [][]string{
 				{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
 				{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
