@@ -69,6 +69,11 @@ func identityActs() []struct {
 	}{
 		{managerUser, []act{
 			{"list", "", "pods", "", "", "", true},
+			{"watch", "", "nodes", "", "", "", true},
+			{"watch", "policy", "poddisruptionbudgets", "", "", "", true},
+			{"watch", "rejuv.dev", "recreatepolicies", "", "", "", true},
+			{"update", "rejuv.dev", "recreatepolicies", "status", "shop", "web", true},
+			{"list", "metrics.k8s.io", "pods", "", "", "", true},
 			{"watch", "apps.kruise.io", "containerrecreaterequests", "", "", "", true},
 			{"create", "apps.kruise.io", "containerrecreaterequests", "", "shop", "", true},
 			{"update", "apps.kruise.io", "containerrecreaterequests", "status", "shop", "web-1", true},
@@ -82,6 +87,7 @@ func identityActs() []struct {
 			{"update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "", "rejuv-validating-webhook-configuration", true},
 			{"update", "apiextensions.k8s.io", "customresourcedefinitions", "", "", "containerrecreaterequests.apps.kruise.io", true},
 			{"create", "authorization.k8s.io", "subjectaccessreviews", "", "", "", true},
+			{"create", "authentication.k8s.io", "tokenreviews", "", "", "", true},
 			// Refused: reach beyond its own namespace and objects, and
 			// disruption it may only cause through a policy. The
 			// admission policies know it by its identity, not by a verb
@@ -101,6 +107,7 @@ func identityActs() []struct {
 			{"update", "apiextensions.k8s.io", "customresourcedefinitions", "", "", "recreatepolicies.rejuv.dev", false},
 			{"update", "rejuv.dev", "recreatepolicies", "", "shop", "web", false},
 			{"update", "policy", "poddisruptionbudgets", "", "shop", "web", false},
+			{"get", "metrics.k8s.io", "nodes", "", "", "", false},
 		}},
 		{daemonUser, []act{
 			{"list", "", "pods", "", "", "", true},

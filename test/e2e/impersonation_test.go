@@ -46,7 +46,10 @@ func TestShippedIdentitiesAsImpersonated(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, a := range tt.acts {
-			if !apiVerbs[a.verb] {
+			// The resource metrics API is served only once metrics-server
+			// is installed (the memory tests install it when they run):
+			// its lines are the SubjectAccessReview test's alone.
+			if !apiVerbs[a.verb] || a.group == "metrics.k8s.io" {
 				continue
 			}
 			gvk, err := mapper.KindFor(schema.GroupVersionResource{Group: a.group, Resource: a.resource})
