@@ -34,7 +34,7 @@ type Program struct {
 func Main(p Program) {
 	fs := flag.NewFlagSet(p.Name, flag.ContinueOnError)
 	fs.Usage = Usage(fs, p.Synopsis, p.Description)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig to use outside the cluster (default: in-cluster config, then $KUBECONFIG)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig to use outside the cluster (default: $KUBECONFIG when set, else the in-cluster config, else $HOME/.kube/config)")
 	p.Bind(fs)
 	logOpts := zap.Options{}
 	logOpts.BindFlags(fs)
