@@ -17,6 +17,8 @@ VERSION ?= $(shell sed -n 's/^appVersion: *//p' config/helm/rejuv/Chart.yaml)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 # A registry (host[:port][/path]) make images pushes to as well; none when empty.
 REGISTRY ?=
+# The platforms every image make images builds holds.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSION) \
            -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Commit=$(COMMIT)
 
@@ -71,8 +73,8 @@ install-file: ## Write bin/install.yaml: config/install.yaml with Rejuv's images
 	$(GO) run ./config/render -registry '$(REGISTRY)' -o bin/install.yaml
 
 .PHONY: images
-images: ## Build the manager's and the daemon's images (linux/amd64 and linux/arm64) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
-	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images -registry '$(REGISTRY)'
+images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PLATFORMS) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
+	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images -registry '$(REGISTRY)' -platforms '$(IMAGE_PLATFORMS)'
 
 .PHONY: test
 # On a fresh machine the cluster's start compiles Kubernetes, helm and

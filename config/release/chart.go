@@ -42,7 +42,7 @@ func packageChart(o options, imgs []image) (string, error) {
 				return fmt.Errorf("%s: the chart's version is not %s, the release's", path, version)
 			}
 		case "values.yaml":
-			if data, err = pinValues(data, o.registry, imgs); err != nil {
+			if data, err = pinValues(data, o.registry, installed(imgs)); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 		}

@@ -21,8 +21,8 @@ type image struct {
 	Platforms      []string
 }
 
-// buildImages builds the manager's and the daemon's images for every
-// image platform, writes their archives and pushes them.
+// buildImages builds the manager's, the daemon's and the demo app's
+// images for every image platform, writes their archives and pushes them.
 func buildImages(ctx context.Context, o options) ([]image, error) {
 	platforms, err := parsePlatforms("-image-platforms", o.imagePlatforms)
 	if err != nil {
@@ -33,7 +33,7 @@ func buildImages(ctx context.Context, o options) ([]image, error) {
 		vs = append(vs, v1.Platform{OS: p.os, Architecture: p.arch})
 	}
 	var out []image
-	for _, img := range []images.Image{images.Healer(o.version, o.commit), images.Daemon(o.version, o.commit)} {
+	for _, img := range []images.Image{images.Healer(o.version, o.commit), images.Daemon(o.version, o.commit), images.Demo(o.version, o.commit)} {
 		a, err := images.BuildAndPush(ctx, img, vs, o.out, o.registry)
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/rejuv-dev/rejuv/config/installfile"
 )
@@ -37,6 +38,18 @@ func writeInstallFiles(o options, imgs []image) error {
 		}
 	}
 	return nil
+}
+
+// installed are the images the install files and the chart run (not the
+// demo app's).
+func installed(imgs []image) []image {
+	var out []image
+	for _, i := range imgs {
+		if slices.Contains(installfile.Images, i.Name) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // digests are the images' digests by name.

@@ -1,12 +1,15 @@
 package images
 
 // Rejuv's own images: the manager and the node daemon, each its static
-// binary and nothing else, tagged with Rejuv's version.
+// binary and nothing else, tagged with Rejuv's version; and the demo app
+// the quick start (docs/quickstart.md) runs, published with them.
 
-// Repositories of Rejuv's images, as the manifests name them.
+// Repositories of Rejuv's images, as the manifests name them, and of the
+// demo app the quick start runs.
 const (
 	HealerRepository = "rejuv-healer"
 	DaemonRepository = "rejuv-daemon"
+	DemoRepository   = "rejuv-demo"
 )
 
 // nonRoot is the manager's user and group (distroless's nonroot).
@@ -25,6 +28,14 @@ func Healer(version, commit string) Image {
 func Daemon(version, commit string) Image {
 	return product("rejuv-daemon", DaemonRepository, "github.com/rejuv-dev/rejuv/cmd/daemon", "0:0",
 		"The Rejuv node daemon: executes ContainerRecreateRequests through the CRI", version, commit)
+}
+
+// Demo is the quick start's app (testapp, without a shell): it serves
+// /readyz on 8080 and, as its flags say, leaks memory or stops being ready.
+// It runs as the same non-root user as the manager.
+func Demo(version, commit string) Image {
+	return product("rejuv-demo", DemoRepository, "github.com/rejuv-dev/rejuv/test/images/testapp", nonRoot,
+		"The Rejuv demo app: serves /readyz, leaks memory or stops being ready on request", version, commit)
 }
 
 func product(name, repo, pkg, user, description, version, commit string) Image {

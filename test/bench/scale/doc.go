@@ -10,7 +10,8 @@
 // against OPA's prepared query in the same run (test/bench/engine's
 // measures). A stand-in executor carries out the
 // requests of simulated pods, with restarts as long as those timed on the
-// real node first; docs/scale.md has the method and the figures.
+// real node first; docs/benchmarks.md ("make bench-scale") has the method
+// and the figures.
 //
 //	make bench-scale
 //

@@ -240,14 +240,6 @@ func checkPulled(t *testing.T, stack *deploy.Stack, pushed deploy.Pushed, daemon
 	}
 }
 
-// TestInstallWithKustomize: make deploy REGISTRY=..., make undeploy.
-func TestInstallWithKustomize(t *testing.T) {
-	installUseUninstall(t, path{
-		install:   [][]string{{"make", "--no-print-directory", "deploy", "REGISTRY=" + pushed.Registry}},
-		uninstall: [][]string{{"make", "--no-print-directory", "undeploy"}},
-	})
-}
-
 // TestInstallWithTheSingleFile: the single file written for the registry
 // (make install-file REGISTRY=...), applied with kubectl.
 func TestInstallWithTheSingleFile(t *testing.T) {
@@ -272,10 +264,10 @@ func TestInstallWithHelm(t *testing.T) {
 			{"kubectl", "create", "namespace", "rejuv-system"},
 			{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
 			{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--wait",
-			"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer",
-			"--set", "image.daemon.repository=" + pushed.Registry + "/rejuv-daemon",
-			"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
-			"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
+				"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer",
+				"--set", "image.daemon.repository=" + pushed.Registry + "/rejuv-daemon",
+				"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
+				"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
 		},
 		callersOnly: true,
 		uninstall: [][]string{

@@ -83,6 +83,7 @@ func checkReleaseFiles(t *testing.T, dir, version string) {
 		"kubectl-rejuv_" + version + "_linux_" + arch + ".tar.gz", "kubectl-rejuv_linux_" + arch + ".spdx.json",
 		"rejuv-" + strings.TrimPrefix(version, "v") + ".tgz",
 		"rejuv-daemon.tar", "rejuv-daemon_linux_" + arch + ".spdx.json",
+		"rejuv-demo.tar", "rejuv-demo_linux_" + arch + ".spdx.json",
 		"rejuv-healer.tar", "rejuv-healer_linux_" + arch + ".spdx.json",
 		"rejuv.yaml",
 	}

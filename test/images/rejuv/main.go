@@ -1,4 +1,5 @@
-// Command rejuv builds Rejuv's images (rejuv-healer and rejuv-daemon) as
+// Command rejuv builds Rejuv's images (rejuv-healer and rejuv-daemon, and
+// the demo app rejuv-demo) as
 // archives for `ctr images import`, `docker load` and `kind load
 // image-archive`, one index of every platform asked for each, pushes them
 // to a registry when given one, and prints their sizes. make images runs
@@ -48,7 +49,7 @@ func run() error {
 		return errors.New("-platforms: empty")
 	}
 	ctx := context.Background()
-	for _, img := range []images.Image{images.Healer(version, *commit), images.Daemon(version, *commit)} {
+	for _, img := range []images.Image{images.Healer(version, *commit), images.Daemon(version, *commit), images.Demo(version, *commit)} {
 		a, err := images.BuildAndPush(ctx, img, platforms, *out, *registry)
 		if err != nil {
 			return err

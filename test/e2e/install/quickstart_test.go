@@ -1,0 +1,176 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// quickstartRegistry is the registry docs/quickstart.md names, for the
+// reader to replace by theirs.
+const quickstartRegistry = "registry.example.com/team"
+
+var shBlock = regexp.MustCompile("(?ms)^```sh\n(.*?)^```$")
+
+// TestQuickStart runs every sh block of docs/quickstart.md, in order, from
+// the repository's root, as a new user would on a cluster with
+// metrics-server and a registry: the page's placeholder registry is the
+// cluster's, and IMAGE_PLATFORMS the node's platform alone (make images
+// builds arm64 too otherwise). It is also the test of make deploy
+// REGISTRY=... and make undeploy: Rejuv's pods must run the images pulled
+// from the registry. The blocks wait for what they show (a schedule's run,
+// requests completed, the leak healed), and the leak's request must be
+// Completed, so a page gone stale fails here; afterwards the cluster holds
+// what it held before.
+func TestQuickStart(t *testing.T) {
+	ctx := context.Background()
+	page, err := os.ReadFile("../../../docs/quickstart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := shBlock.FindAllStringSubmatch(string(page), -1)
+	if len(blocks) < 8 || !strings.Contains(string(page), quickstartRegistry) {
+		t.Fatalf("docs/quickstart.md has %d sh blocks and names %s: %t; want the install, the examples and the clean-up", len(blocks), quickstartRegistry, strings.Contains(string(page), quickstartRegistry))
+	}
+	c, err := deploy.Client(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := deploy.InstallMetricsServer(ctx, cluster, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := ms.Uninstall(ctx); err != nil {
+			t.Errorf("remove metrics-server: %v", err)
+		}
+	}()
+	cfg, err := cluster.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := snapshot(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	registry := cluster.Config.Registry() + "/quickstart"
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The install block alone, then a look at what it installed, then the
+	// rest, with the plugin the install block built on PATH (as its export
+	// left it).
+	install := runBlocks(t, root, blocks[:1], 1, registry, os.Getenv("PATH"))
+	checkPulledFrom(t, registry)
+	out := install + runBlocks(t, root, blocks[1:], 2, registry, filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// What the page says to look at: the leak's request, completed.
+	healed := out[strings.Index(out, "== the leak healed"):]
+	if !regexp.MustCompile(`(?m)^heal-leaky-\S+\s+Completed\s`).MatchString(healed) {
+		t.Errorf("after the leak's wait, kubectl get containerrecreaterequests shows no completed request of heal-leaky:\n%s", healed)
+	}
+
+	var left, gone []string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		after, err := snapshot(ctx, cfg)
+		if err != nil {
+			return false, nil
+		}
+		// The resource metrics API lists what runs at the moment.
+		left, gone = withoutMetrics(difference(after, before)), withoutMetrics(difference(before, after))
+		return len(left) == 0 && len(gone) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("after the quick start's clean-up the cluster differs from before: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
+	}
+}
+
+// runBlocks runs blocks (numbered from first) as one bash script from
+// root, with the page's registry replaced, and returns their output, each
+// block's preceded by a mark; the block that follows a heading "The leak
+// healed" is marked so.
+func runBlocks(t *testing.T, root string, blocks [][]string, first int, registry, path string) string {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	for i, b := range blocks {
+		name := fmt.Sprintf("block %d", first+i)
+		if strings.Contains(b[1], "app=leaky --for=jsonpath") {
+			name = "the leak healed"
+		}
+		fmt.Fprintf(&script, "echo \"== %s at $(date +%%s.%%N)\"\n%s", name, strings.ReplaceAll(b[1], quickstartRegistry, registry))
+	}
+	script.WriteString("echo \"== end at $(date +%s.%N)\"\n")
+	cmd := exec.Command("bash", "-c", script.String())
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig(), "IMAGE_PLATFORMS=linux/"+runtime.GOARCH, "PATH="+path)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("docs/quickstart.md's blocks %d to %d: %s", first, first+len(blocks)-1, time.Since(start).Round(time.Second))
+	logBlockTimes(t, string(out))
+	if err != nil {
+		t.Fatalf("docs/quickstart.md, run as written: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// checkPulledFrom: every container of Rejuv's pods runs an image pulled
+// from registry, by the digest it served.
+func checkPulledFrom(t *testing.T, registry string) {
+	t.Helper()
+	stack, err := deploy.Attach(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for selector, repo := range map[string]string{deploy.HealerSelector: "rejuv-healer", deploy.DaemonSelector: "rejuv-daemon"} {
+		pods, err := stack.Pods(context.Background(), selector)
+		if err != nil || len(pods) == 0 {
+			t.Fatalf("pods %s: %v (%d)", selector, err, len(pods))
+		}
+		for _, p := range pods {
+			for _, c := range p.Status.ContainerStatuses {
+				if !strings.HasPrefix(c.ImageID, registry+"/"+repo+"@sha256:") {
+					t.Errorf("pod %s container %s runs image ID %s, want %s/%s by digest, pulled from the registry", p.Name, c.Name, c.ImageID, registry, repo)
+				}
+			}
+		}
+	}
+}
+
+// logBlockTimes logs how long each block took, from the script's marks.
+func logBlockTimes(t *testing.T, out string) {
+	t.Helper()
+	mark := regexp.MustCompile(`(?m)^== (.+) at (\d+\.\d+)$`)
+	var last string
+	var lastAt float64
+	for _, m := range mark.FindAllStringSubmatch(out, -1) {
+		var at float64
+		fmt.Sscanf(m[2], "%f", &at)
+		if last != "" {
+			t.Logf("  %s: %.1fs", last, at-lastAt)
+		}
+		last, lastAt = m[1], at
+	}
+}
+
+func withoutMetrics(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !strings.Contains(k, "metrics.k8s.io") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
