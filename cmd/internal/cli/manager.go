@@ -28,16 +28,24 @@ type Program struct {
 	Run func(ctx context.Context, cfg *rest.Config) error
 }
 
+// Flags is a program's whole flag set, as its --help lists it: --kubeconfig,
+// the program's own (bind) and the logging flags; it returns where the
+// first and the last are parsed to.
+func Flags(name string, bind func(*flag.FlagSet)) (fs *flag.FlagSet, kubeconfig *string, logOpts *zap.Options) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	kubeconfig = fs.String("kubeconfig", "", "kubeconfig to use outside the cluster (default: $KUBECONFIG when set, else the in-cluster config, else $HOME/.kube/config)")
+	bind(fs)
+	logOpts = &zap.Options{}
+	logOpts.BindFlags(fs)
+	return fs, kubeconfig, logOpts
+}
+
 // Main parses the flags (the program's, --kubeconfig, --version and the
 // logging flags), validates them, sets up logging and signal handling, finds
 // the cluster and runs the program; it exits with the right code.
 func Main(p Program) {
-	fs := flag.NewFlagSet(p.Name, flag.ContinueOnError)
+	fs, kubeconfig, logOpts := Flags(p.Name, p.Bind)
 	fs.Usage = Usage(fs, p.Synopsis, p.Description)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig to use outside the cluster (default: $KUBECONFIG when set, else the in-cluster config, else $HOME/.kube/config)")
-	p.Bind(fs)
-	logOpts := zap.Options{}
-	logOpts.BindFlags(fs)
 	if done, code := Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
 		os.Exit(code)
 	}
@@ -45,7 +53,7 @@ func Main(p Program) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
 		os.Exit(ExitUsage)
 	}
-	log.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	log.SetLogger(zap.New(zap.UseFlagOptions(logOpts)))
 	logger := log.Log.WithName(p.Name)
 	logger.Info("starting", "version", buildinfo.String(p.Name))
 	cfg, err := restConfig(*kubeconfig)
