@@ -164,12 +164,13 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 	$(GO) run ./config/render
 
 .PHONY: docs
-docs: ## Write the generated docs (docs/validation.md from the rows of test/refusals, docs/metrics.md from what the binaries register, docs/observability.md's tables from the dashboards and alert rules, the table of memory shapes in docs/rules.md from their replays, the table of built-ins in docs/security.md from the sandbox's audit, docs/flags.md from the binaries' flag sets).
+docs: ## Write the generated docs (docs/validation.md from the rows of test/refusals, docs/metrics.md from what the binaries register, docs/observability.md's tables from the dashboards and alert rules, the table of memory shapes in docs/rules.md from their replays, the table of built-ins in docs/security.md from the sandbox's audit, docs/flags.md from the binaries' flag sets, docs/helm-values.md from the chart's values.yaml).
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestValidationDoc$$' ./test/refusals
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^(TestMetricsDoc|TestObservabilityDoc)$$' ./test/catalogue
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestCatalogue$$' ./test/memshapes
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestBuiltinsDoc$$' ./test/builtins
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestFlagsDoc$$' ./cmd/internal/cli
+	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
@@ -185,6 +186,7 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@$(GO) test -short -count=1 -run '^TestCatalogue$$' ./test/memshapes >/dev/null || { echo "verify: a memory shape misses its expectation, or docs/rules.md's table of them is stale: run 'make docs'"; exit 1; }
 	@$(GO) test -short -count=1 -run '^TestBuiltinsDoc$$' ./test/builtins >/dev/null || { echo "verify: docs/security.md's table of built-ins is stale: run 'make docs'"; exit 1; }
 	@$(GO) test -short -count=1 -run '^TestFlagsDoc$$' ./cmd/internal/cli >/dev/null || { echo "verify: docs/flags.md is stale: run 'make docs'"; exit 1; }
+	@$(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config >/dev/null || { echo "verify: docs/helm-values.md is stale, or a value of the chart lacks a comment: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"

@@ -21,18 +21,21 @@ func TestPinValuesPinsBothImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
-		"  healer:\n    repository: registry.example.com/team/rejuv-healer\n",
-		"  daemon:\n    repository: registry.example.com/team/rejuv-daemon\n",
-		`    digest: "` + healer + `"`,
-		`    digest: "` + daemon + `"`,
+	text := string(got)
+	healerAt, daemonAt := strings.Index(text, "  healer:\n"), strings.Index(text, "  daemon:\n")
+	for _, want := range []struct {
+		line    string
+		section int
+	}{
+		{"    repository: registry.example.com/team/rejuv-healer\n", healerAt},
+		{`    digest: "` + healer + `"`, healerAt},
+		{"    repository: registry.example.com/team/rejuv-daemon\n", daemonAt},
+		{`    digest: "` + daemon + `"`, daemonAt},
 	} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("pinned values.yaml lacks %q", want)
+		at := strings.Index(text, want.line)
+		if at < 0 || at < want.section || want.section == healerAt && at > daemonAt {
+			t.Errorf("pinned values.yaml lacks %q in its section", want.line)
 		}
-	}
-	if strings.Index(string(got), healer) > strings.Index(string(got), "  daemon:") {
-		t.Error("the healer's digest is set in the daemon's section")
 	}
 	if a, b := strings.Count(string(values), "\n"), strings.Count(string(got), "\n"); a != b {
 		t.Errorf("pinned values.yaml has %d lines, want %d", b, a)
