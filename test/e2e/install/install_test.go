@@ -217,24 +217,35 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 }
 
 // checkPulled: every container of the manager's (and the daemon's) pods
-// runs the image pushed to the cluster's registry, as pulled from there:
-// its image ID is the registry's repository at the pushed digest.
+// runs the image pushed to the cluster's registry (see runsPushed).
 func checkPulled(t *testing.T, stack *deploy.Stack, pushed deploy.Pushed, daemon bool) {
 	t.Helper()
-	want := map[string]string{deploy.HealerSelector: pushed.Healer}
+	runsPushed(t, stack, deploy.HealerSelector, pushed.Healer)
 	if daemon {
-		want[deploy.DaemonSelector] = pushed.Daemon
+		runsPushed(t, stack, deploy.DaemonSelector, pushed.Daemon)
 	}
-	for selector, image := range want {
-		pods, err := stack.Pods(context.Background(), selector)
-		if err != nil || len(pods) == 0 {
-			t.Fatalf("pods %s: %v (%d)", selector, err, len(pods))
-		}
-		for _, p := range pods {
-			for _, c := range p.Status.ContainerStatuses {
-				if c.ImageID != image {
-					t.Errorf("pod %s container %s runs %s (image ID %s), want %s pulled from the cluster's registry", p.Name, c.Name, c.Image, c.ImageID, image)
-				}
+}
+
+// runsPushed: every container of the pods selector selects runs ref
+// (REGISTRY/REPOSITORY@DIGEST), pulled from the cluster's registry: its
+// image ID is that digest in a repository of the registry. containerd
+// names an image by the first reference it pulled it as, so the same image
+// pushed under two repositories (the quick start's and a release's, built
+// from one commit) reports the first.
+func runsPushed(t *testing.T, stack *deploy.Stack, selector, ref string) {
+	t.Helper()
+	_, digest, ok := strings.Cut(ref, "@")
+	if !ok {
+		t.Fatalf("%s is not by digest", ref)
+	}
+	pods, err := stack.Pods(context.Background(), selector)
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("pods %s: %v (%d)", selector, err, len(pods))
+	}
+	for _, p := range pods {
+		for _, c := range p.Status.ContainerStatuses {
+			if !strings.HasPrefix(c.ImageID, cluster.Config.Registry()+"/") || !strings.HasSuffix(c.ImageID, "@"+digest) {
+				t.Errorf("pod %s container %s runs %s (image ID %s), want %s pulled from the cluster's registry", p.Name, c.Name, c.Image, c.ImageID, ref)
 			}
 		}
 	}

@@ -15,6 +15,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
@@ -130,26 +134,28 @@ func runBlocks(t *testing.T, root string, blocks [][]string, first int, registry
 	return string(out)
 }
 
-// checkPulledFrom: every container of Rejuv's pods runs an image pulled
-// from registry, by the digest it served.
+// checkPulledFrom: every container of Rejuv's pods runs the image make
+// images pushed to registry under Rejuv's version, pulled from there.
 func checkPulledFrom(t *testing.T, registry string) {
 	t.Helper()
+	version, err := config.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
 	stack, err := deploy.Attach(cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for selector, repo := range map[string]string{deploy.HealerSelector: "rejuv-healer", deploy.DaemonSelector: "rejuv-daemon"} {
-		pods, err := stack.Pods(context.Background(), selector)
-		if err != nil || len(pods) == 0 {
-			t.Fatalf("pods %s: %v (%d)", selector, err, len(pods))
+		tag, err := name.NewTag(registry + "/" + repo + ":" + version)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, p := range pods {
-			for _, c := range p.Status.ContainerStatuses {
-				if !strings.HasPrefix(c.ImageID, registry+"/"+repo+"@sha256:") {
-					t.Errorf("pod %s container %s runs image ID %s, want %s/%s by digest, pulled from the registry", p.Name, c.Name, c.ImageID, registry, repo)
-				}
-			}
+		desc, err := remote.Head(tag)
+		if err != nil {
+			t.Fatalf("%s in the registry: %v", tag, err)
 		}
+		runsPushed(t, stack, selector, tag.Context().Digest(desc.Digest.String()).String())
 	}
 }
 
