@@ -14,7 +14,7 @@ import (
 
 // kubeletConfig is the KubeletConfiguration for this machine: cgroupfs on
 // cgroup v1, swap tolerated, webhook authn/authz, its own directories,
-// image garbage collection off so locally imported images stay, and a node
+// image garbage collection off so that pulled images stay, and a node
 // lease renewed and a status computed every 4 s, so that a node is Ready
 // again within seconds of the kubelet's return.
 func kubeletConfig(c Config) string {
