@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/rejuv-dev/rejuv/test/images"
 )
@@ -24,17 +21,13 @@ type image struct {
 // buildImages builds the manager's, the daemon's and the demo app's
 // images for every image platform, writes their archives and pushes them.
 func buildImages(ctx context.Context, o options) ([]image, error) {
-	platforms, err := parsePlatforms("-image-platforms", o.imagePlatforms)
+	platforms, err := images.ParsePlatforms(o.imagePlatforms)
 	if err != nil {
-		return nil, err
-	}
-	var vs []v1.Platform
-	for _, p := range platforms {
-		vs = append(vs, v1.Platform{OS: p.os, Architecture: p.arch})
+		return nil, fmt.Errorf("-image-platforms: %w", err)
 	}
 	var out []image
 	for _, img := range []images.Image{images.Healer(o.version, o.commit), images.Daemon(o.version, o.commit), images.Demo(o.version, o.commit)} {
-		a, err := images.BuildAndPush(ctx, img, vs, o.out, o.registry)
+		a, err := images.BuildAndPush(ctx, img, platforms, o.out, o.registry)
 		if err != nil {
 			return nil, err
 		}
@@ -43,23 +36,6 @@ func buildImages(ctx context.Context, o options) ([]image, error) {
 			im.Platforms = append(im.Platforms, p.String())
 		}
 		out = append(out, im)
-	}
-	return out, nil
-}
-
-// platform is an os/arch pair.
-type platform struct{ os, arch string }
-
-func (p platform) String() string { return p.os + "/" + p.arch }
-
-func parsePlatforms(flag, list string) ([]platform, error) {
-	var out []platform
-	for p := range strings.SplitSeq(list, ",") {
-		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
-		if !ok || goos == "" || arch == "" {
-			return nil, fmt.Errorf("%s: %q is not os/arch", flag, p)
-		}
-		out = append(out, platform{goos, arch})
 	}
 	return out, nil
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
 	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/images"
@@ -42,11 +40,8 @@ func PushImages(ctx context.Context, cluster *harness.Cluster) (Pushed, error) {
 		img images.Image
 		ref *string
 	}{{images.Healer(version, Commit), &p.Healer}, {images.Daemon(version, Commit), &p.Daemon}} {
-		a, err := images.BuildAndPush(ctx, to.img, []v1.Platform{images.HostPlatform()}, filepath.Join(cluster.Config.Dir, "images"), p.Registry)
+		a, err := cluster.BuildImage(ctx, to.img)
 		if err != nil {
-			return Pushed{}, err
-		}
-		if err := cluster.DropStaleImage(ctx, to.img.RefIn(p.Registry), a.Digest.String()); err != nil {
 			return Pushed{}, err
 		}
 		*to.ref = a.Pushed

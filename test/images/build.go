@@ -32,6 +32,20 @@ func HostPlatform() v1.Platform {
 	return v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 }
 
+// ParsePlatforms reads a comma-separated list of os/arch pairs, such as
+// "linux/amd64,linux/arm64".
+func ParsePlatforms(list string) ([]v1.Platform, error) {
+	var platforms []v1.Platform
+	for p := range strings.SplitSeq(list, ",") {
+		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok || goos == "" || arch == "" {
+			return nil, fmt.Errorf("%q is not os/arch", p)
+		}
+		platforms = append(platforms, v1.Platform{OS: goos, Architecture: arch})
+	}
+	return platforms, nil
+}
+
 // Build builds img for linux on the host's architecture into NAME.tar in
 // outDir (see BuildFor) and returns the archive's path. It must run from
 // inside the Rejuv module, which it builds in.

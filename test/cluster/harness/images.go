@@ -18,10 +18,12 @@ import (
 // outlives the cluster; so a push also drops the node's copy of that tag
 // when it is not what was pushed, and the next pod pulls again.
 
-// BuildImage builds one of the test images for the node's platform, pushes
-// it to the cluster's registry, under its own name (rejuv.local/NAME:dev,
-// which the node pulls from the registry) and under the registry's
-// address, and returns its archive.
+// BuildImage builds an image (a test image, or one of Rejuv's) for the
+// node's platform, pushes it to the cluster's registry under the
+// registry's address (img.RefIn), and returns its archive (Pushed is the
+// image by digest there). The node pulls it by that name, or, for a test
+// image, by its own (rejuv.local/NAME:dev), which the node's registry
+// hosts send to the same registry.
 func (c *Cluster) BuildImage(ctx context.Context, img images.Image) (*images.Archive, error) {
 	return pushImage(ctx, c.Config, img)
 }
@@ -31,25 +33,30 @@ func pushImage(ctx context.Context, cfg Config, img images.Image) (*images.Archi
 	if err != nil {
 		return nil, err
 	}
-	if err := dropStaleImage(ctx, cfg.CRISocket(), img.Ref(), a.Digest.String()); err != nil {
+	if err := dropStaleImages(ctx, cfg.CRISocket(), a.Digest.String(), img.Ref(), img.RefIn(cfg.Registry())); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// DropStaleImage removes the node's image ref (by tag) unless it is the
-// image whose index (or manifest) digest is digest, so that the next pod
-// that names ref pulls what was pushed.
-func (c *Cluster) DropStaleImage(ctx context.Context, ref, digest string) error {
-	return dropStaleImage(ctx, c.CRISocket(), ref, digest)
-}
-
-func dropStaleImage(ctx context.Context, socket, ref, digest string) error {
+// dropStaleImages removes each of the node's image refs (by tag) unless it
+// is the image whose index (or manifest) digest is digest, so that the next
+// pod that names it pulls what was pushed.
+func dropStaleImages(ctx context.Context, socket, digest string, refs ...string) error {
 	_, is, conn, err := DialCRI(socket)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	for _, ref := range refs {
+		if err := dropStaleImage(ctx, is, ref, digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dropStaleImage(ctx context.Context, is runtimeapi.ImageServiceClient, ref, digest string) error {
 	spec := &runtimeapi.ImageSpec{Image: ref}
 	st, err := is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
 	if err != nil {

@@ -18,6 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
@@ -122,17 +125,8 @@ func installUseUninstall(t *testing.T, p path) {
 	start = time.Now()
 	runSteps(t, p.uninstall)
 	t.Logf("uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
-	var left, added []string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		after, err := snapshot(ctx, cfg)
-		if err != nil {
-			return false, err
-		}
-		left, added = difference(after, before), difference(before, after)
-		return len(left) == 0 && len(added) == 0, nil
-	})
-	if err != nil {
-		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(added, ", "))
+	if left, gone, err := waitUnchanged(ctx, cfg, before, nil); err != nil {
+		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
 	}
 }
 
@@ -224,6 +218,28 @@ func checkPulled(t *testing.T, stack *deploy.Stack, pushed deploy.Pushed, daemon
 	if daemon {
 		runsPushed(t, stack, deploy.DaemonSelector, pushed.Daemon)
 	}
+}
+
+// pushedUnder are Rejuv's images in registry, by the digests its tags
+// for version point at.
+func pushedUnder(t *testing.T, registry, version string) deploy.Pushed {
+	t.Helper()
+	p := deploy.Pushed{Registry: registry}
+	for _, img := range []struct {
+		name string
+		ref  *string
+	}{{"rejuv-healer", &p.Healer}, {"rejuv-daemon", &p.Daemon}} {
+		tag, err := name.NewTag(registry + "/" + img.name + ":" + version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Head(tag)
+		if err != nil {
+			t.Fatalf("%s in the registry: %v", tag, err)
+		}
+		*img.ref = tag.Context().Digest(desc.Digest.String()).String()
+	}
+	return p
 }
 
 // runsPushed: every container of the pods selector selects runs ref

@@ -14,9 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
@@ -122,21 +119,7 @@ var pinned = regexp.MustCompile(`(?m)^\s+image: (\S+)$`)
 // release's tag, and the same in the OpenKruise variant.
 func releasedImages(t *testing.T, dir, registry, version string) deploy.Pushed {
 	t.Helper()
-	p := deploy.Pushed{Registry: registry}
-	for _, img := range []struct {
-		name string
-		ref  *string
-	}{{"rejuv-healer", &p.Healer}, {"rejuv-daemon", &p.Daemon}} {
-		tag, err := name.NewTag(registry + "/" + img.name + ":" + version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		desc, err := remote.Head(tag)
-		if err != nil {
-			t.Fatalf("the release's %s in the registry: %v", img.name, err)
-		}
-		*img.ref = registry + "/" + img.name + "@" + desc.Digest.String()
-	}
+	p := pushedUnder(t, registry, version)
 	for file, want := range map[string][]string{"install.yaml": {p.Healer, p.Daemon}, "install-openkruise.yaml": {p.Healer}} {
 		data, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -72,5 +74,39 @@ func difference(a, b map[string]bool) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// waitUnchanged waits up to two minutes for the cluster to hold again the
+// objects it held in before, compared by the keys keep keeps (nil keeps
+// all), and says what is left behind and what is gone at the last look. A
+// snapshot that fails (an API group briefly unavailable) is taken again;
+// the last failure joins the timeout's error.
+func waitUnchanged(ctx context.Context, cfg *rest.Config, before map[string]bool, keep func(string) bool) (left, gone []string, err error) {
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		after, err := snapshot(ctx, cfg)
+		if last = err; err != nil {
+			return false, nil
+		}
+		left, gone = kept(difference(after, before), keep), kept(difference(before, after), keep)
+		return len(left) == 0 && len(gone) == 0, nil
+	})
+	if err != nil && last != nil {
+		err = fmt.Errorf("%w (last snapshot: %w)", err, last)
+	}
+	return left, gone, err
+}
+
+func kept(keys []string, keep func(string) bool) []string {
+	if keep == nil {
+		return keys
+	}
+	var out []string
+	for _, k := range keys {
+		if keep(k) {
+			out = append(out, k)
+		}
+	}
 	return out
 }

@@ -12,9 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/images"
@@ -37,13 +34,9 @@ func run() error {
 	platformList := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list each index holds")
 	registry := flag.String("registry", "", "a registry (host[:port][/path]) to push the images to as well: plain http to a loopback or private address, https otherwise, with the credentials of docker login; none when empty")
 	flag.Parse()
-	var platforms []v1.Platform
-	for p := range strings.SplitSeq(*platformList, ",") {
-		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
-		if !ok || goos == "" || arch == "" {
-			return fmt.Errorf("-platforms: %q is not os/arch", p)
-		}
-		platforms = append(platforms, v1.Platform{OS: goos, Architecture: arch})
+	platforms, err := images.ParsePlatforms(*platformList)
+	if err != nil {
+		return fmt.Errorf("-platforms: %w", err)
 	}
 	if len(platforms) == 0 {
 		return errors.New("-platforms: empty")
