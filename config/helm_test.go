@@ -58,6 +58,9 @@ func TestHelmChart(t *testing.T) {
 		// healerImage and daemonImage are the images the manager and the
 		// daemon run.
 		healerImage, daemonImage string
+		// openKruise: crrExecutor=openkruise installs what
+		// config/openkruise does, with no daemon.
+		openKruise bool
 	}{{
 		name: "defaults", release: "rejuv", namespace: "rejuv-system",
 		prefix: "rejuv-", socket: "/run/containerd/containerd.sock",
@@ -93,6 +96,11 @@ func TestHelmChart(t *testing.T) {
 			"requestAuthorization=false",
 		},
 		prefix: "rejuv-canary-", socket: "/run/containerd/containerd.sock", certManager: true, unauthorized: true,
+	}, {
+		name: "beside OpenKruise", release: "rejuv", namespace: "rejuv-system",
+		values: []string{"crrExecutor=openkruise"},
+		prefix: "rejuv-", unauthorized: true, openKruise: true,
+		healerImage: "rejuv-healer:v0.1.0",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,10 +119,15 @@ func TestHelmChart(t *testing.T) {
 			checkServiceMonitors(t, r, tt.monitors)
 			checkPrometheusRule(t, r, tt.monitors, tt.prefix, tt.namespace)
 			checkDashboards(t, r, tt.monitors, tt.prefix)
-			checkDaemonSocket(t, r, tt.socket)
+			if !tt.openKruise {
+				checkDaemonSocket(t, r, tt.socket)
+			}
 			checkNetworkPolicy(t, r, tt.apiServer)
 			for _, c := range []struct{ kind, container, want string }{{"Deployment", "manager", tt.healerImage}, {"DaemonSet", "daemon", tt.daemonImage}} {
-				if got := str(r.container(t, c.kind, c.container), "image"); c.want != "" && got != c.want {
+				if c.want == "" {
+					continue
+				}
+				if got := str(r.container(t, c.kind, c.container), "image"); got != c.want {
 					t.Errorf("%s's %s runs %s, want %s", c.kind, c.container, got, c.want)
 				}
 			}
@@ -128,10 +141,24 @@ func TestHelmChart(t *testing.T) {
 					t.Errorf("%s %srequest-authorization rendered: %t, want %t", kind, tt.prefix, got, !tt.unauthorized)
 				}
 			}
-			if tt.values == nil {
-				checkSameAs(t, r, install)
+			switch {
+			case tt.openKruise:
+				checkSameAs(t, r, build(t, "openkruise"), "kustomize build config/openkruise")
+			case tt.values == nil:
+				checkSameAs(t, r, install, "config/install.yaml")
 			}
 		})
+	}
+}
+
+// TestHelmRefusesAnUnknownCRRExecutor: a crrExecutor other than rejuv or
+// openkruise stops the install, naming the value and the choices.
+func TestHelmRefusesAnUnknownCRRExecutor(t *testing.T) {
+	helm := ensureHelm(t)
+	out, err := exec.CommandContext(t.Context(), helm, "template", "rejuv", chartDir, "--set", "crrExecutor=kruise").CombinedOutput()
+	want := `crrExecutor: "kruise" is not "rejuv" or "openkruise"`
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("helm template with crrExecutor=kruise: %v\n%s\nwant a refusal saying %s", err, out, want)
 	}
 }
 
@@ -487,10 +514,11 @@ func checkDaemonSocket(t *testing.T, r rendering, socket string) {
 	t.Errorf("the daemon's --cri-socket=%s is not %s in a read-only mount of the host's %s", flag, socket, path.Dir(socket))
 }
 
-// checkSameAs checks that r installs the objects of kustomize's install,
-// but its Namespace (a release's namespace exists before the release), the
-// same but for more labels and more arguments after the same ones.
-func checkSameAs(t *testing.T, r, install rendering) {
+// checkSameAs checks that r installs the objects of kustomize's install
+// (from source), but its Namespace (a release's namespace exists before
+// the release), the same but for more labels and more arguments after the
+// same ones.
+func checkSameAs(t *testing.T, r, install rendering, source string) {
 	t.Helper()
 	var want, got []string
 	for _, o := range install {
@@ -504,7 +532,7 @@ func checkSameAs(t *testing.T, r, install rendering) {
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Errorf("objects differ from config/install.yaml:\n got %v\nwant %v", got, want)
+		t.Errorf("objects differ from %s:\n got %v\nwant %v", source, got, want)
 	}
 	for _, w := range install {
 		kind, ns, name := id(w)
@@ -529,7 +557,7 @@ func checkSameAs(t *testing.T, r, install rendering) {
 			delete(wc, "args")
 		}
 		if diff := firstDiff("", g, w); diff != "" {
-			t.Errorf("%s %s differs from config/install.yaml: %s", kind, name, diff)
+			t.Errorf("%s %s differs from %s: %s", kind, name, source, diff)
 		}
 	}
 }

@@ -75,7 +75,8 @@ const chartFiles = "helm/rejuv/files"
 // config/ leaves the chart too. A folder whose kustomization only lists
 // files has them copied as they are, comments and all; one that also
 // patches them (config/crd: the CRR's conversion webhook) is built, a
-// file per object. The alert rules and the dashboards (boards) join them.
+// file per object. The alert rules and the dashboards (boards) join them,
+// and files/openkruise (writeOpenKruiseFiles).
 func writeChartFiles(configDir string, boards []dashboards.Dashboard) error {
 	defaultDir := filepath.Join(configDir, "default")
 	folders, err := kustomization(defaultDir)
@@ -115,14 +116,16 @@ func writeChartFiles(configDir string, boards []dashboards.Dashboard) error {
 			return err
 		}
 	}
-	return nil
+	return writeOpenKruiseFiles(configDir, out)
 }
 
 // kustomizationFile is what writeChartFiles reads of a kustomization.yaml:
-// its resources, and whether it does more than list them.
+// its resources and name prefix, and whether it does more than list
+// resources.
 type kustomizationFile struct {
-	Resources []string
-	onlyLists bool
+	Resources  []string
+	NamePrefix string
+	onlyLists  bool
 }
 
 func kustomization(dir string) (kustomizationFile, error) {
@@ -142,6 +145,11 @@ func kustomization(dir string) (kustomizationFile, error) {
 		case "resources":
 			if err := json.Unmarshal(value, &k.Resources); err != nil {
 				return kustomizationFile{}, fmt.Errorf("read %s: resources: %w", path, err)
+			}
+		case "namePrefix":
+			k.onlyLists = false
+			if err := json.Unmarshal(value, &k.NamePrefix); err != nil {
+				return kustomizationFile{}, fmt.Errorf("read %s: namePrefix: %w", path, err)
 			}
 		default:
 			k.onlyLists = false

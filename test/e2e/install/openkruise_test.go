@@ -45,6 +45,30 @@ func TestInstallBesideOpenKruise(t *testing.T) {
 	})
 }
 
+// TestInstallWithHelmBesideOpenKruise: the chart with
+// crrExecutor=openkruise installs the same manager as config/openkruise,
+// into a namespace that enforces the restricted Pod Security level, as the
+// manager alone may run.
+func TestInstallWithHelmBesideOpenKruise(t *testing.T) {
+	installUseUninstall(t, path{
+		install: [][]string{
+			{"kubectl", "apply", "--server-side", "-f", kruiseCRD},
+			{"kubectl", "wait", "--for=condition=Established", "-f", kruiseCRD},
+			{"kubectl", "create", "namespace", "rejuv-system"},
+			{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=restricted"},
+			{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--wait",
+				"--set", "crrExecutor=openkruise",
+				"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer"},
+		},
+		uninstall: [][]string{
+			{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
+			{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
+			{"kubectl", "delete", "-f", kruiseCRD, "--ignore-not-found", "--wait"},
+		},
+		besideOpenKruise: true,
+	})
+}
+
 // registryOverlay writes the overlay README.md gives for installing base
 // (a folder of config/) from a registry: base's objects, with an images:
 // override that renames Rejuv's images into the cluster's registry.

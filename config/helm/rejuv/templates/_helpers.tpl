@@ -68,10 +68,11 @@ fromYaml: (dict "root" $ "path" "files/rbac/role.yaml").
 {{/*
 rejuv.object renders one of config's objects as the release installs it:
 prefixed (but CRDs), in the release's namespace when namespaced (config's
-are in namespace system), with the chart's labels:
-(dict "root" $ "object" $o).
+are in namespace system), with the chart's labels, or not at all when
+crrExecutor=openkruise leaves it out: (dict "root" $ "object" $o).
 */}}
 {{- define "rejuv.object" -}}
+{{- if not (include "rejuv.omitted" .) -}}
 {{- $o := .object -}}
 {{- if ne $o.kind "CustomResourceDefinition" -}}
 {{- $_ := set $o.metadata "name" (include "rejuv.prefixed" (list .root $o.metadata.name)) -}}
@@ -82,6 +83,47 @@ are in namespace system), with the chart's labels:
 {{- $_ := set $o.metadata "labels" (merge (default dict $o.metadata.labels) (include "rejuv.labels" .root | fromYaml)) -}}
 ---
 {{ toYaml $o }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+rejuv.openKruise is "true" with crrExecutor=openkruise, empty with
+crrExecutor=rejuv; another value stops the install.
+*/}}
+{{- define "rejuv.openKruise" -}}
+{{- $executor := .Values.crrExecutor -}}
+{{- if not (has $executor (list "rejuv" "openkruise")) -}}
+{{- fail (printf "crrExecutor: %q is not \"rejuv\" or \"openkruise\"" $executor) -}}
+{{- end -}}
+{{- if eq $executor "openkruise" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+rejuv.omitted is "true" for one of config's objects that config/openkruise
+leaves out (files/openkruise/omitted.yaml), with crrExecutor=openkruise:
+(dict "root" $ "object" $o).
+*/}}
+{{- define "rejuv.omitted" -}}
+{{- if include "rejuv.openKruise" .root -}}
+{{- range (.root.Files.Get "files/openkruise/omitted.yaml" | fromYaml).objects -}}
+{{- if and (eq .kind $.object.kind) (eq .name $.object.metadata.name) -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+rejuv.openKruisePatch is config/openkruise's version of one of config's
+objects (the same kind and name in files/openkruise/<file>), or empty:
+(dict "root" $ "file" "manager.yaml" "object" $o), for fromYaml.
+*/}}
+{{- define "rejuv.openKruisePatch" -}}
+{{- if include "rejuv.openKruise" .root -}}
+{{- range (include "rejuv.objects" (dict "root" .root "path" (printf "files/openkruise/%s" .file)) | fromYaml).objects -}}
+{{- if and (eq .kind $.object.kind) (eq .metadata.name $.object.metadata.name) -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
