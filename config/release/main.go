@@ -12,7 +12,8 @@
 //     archives and krew manifest (config/krew), at -url-base;
 //   - NAME_OS_ARCH.spdx.json: an SPDX SBOM of each binary shipped, read
 //     from the binary itself;
-//   - RELEASE_NOTES.md, from notes.md.tmpl;
+//   - RELEASE_NOTES.md, from notes.md.tmpl, with the commits since the
+//     previous release's tag;
 //   - SHA256SUMS: the SHA-256 of every other file, for sha256sum -c.
 //
 // make release VERSION=vX.Y.Z REGISTRY=... runs it (docs/releasing.md).
@@ -119,7 +120,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := writeNotes(o, notes{Images: imgs, Chart: chart, Plugins: plugins, SBOMs: sboms}); err != nil {
+	changed, err := changesSince(ctx, o.commit)
+	if err != nil {
+		return err
+	}
+	if err := writeNotes(o, notes{Images: imgs, Chart: chart, Plugins: plugins, SBOMs: sboms, Changes: changed}); err != nil {
 		return err
 	}
 	return writeChecksums(o.out)

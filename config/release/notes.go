@@ -18,6 +18,7 @@ type notes struct {
 	Chart   string
 	Plugins []string
 	SBOMs   []string
+	Changes changes
 }
 
 // notesData is what notes.md.tmpl reads.
