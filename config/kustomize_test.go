@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -290,8 +291,15 @@ func TestOpenKruiseVariant(t *testing.T) {
 	if !slices.Equal(hooks, []string{"vrp.rejuv.dev"}) {
 		t.Errorf("webhooks %v, want the RecreatePolicy validation alone", hooks)
 	}
-	if flags := managerFlags(r.container(t, "Deployment", "manager")); flags["--crr-executor"] != "openkruise" {
-		t.Errorf("manager flags %v lack --crr-executor=openkruise", flags)
+	// The manager's flags are config/default's (the patch replaces the
+	// list) but the mutating webhook configuration it has none of, and
+	// --crr-executor.
+	flags := managerFlags(r.container(t, "Deployment", "manager"))
+	wantFlags := managerFlags(def.container(t, "Deployment", "manager"))
+	delete(wantFlags, "--mutating-webhook-configuration")
+	wantFlags["--crr-executor"] = "openkruise"
+	if !maps.Equal(flags, wantFlags) {
+		t.Errorf("manager flags %v, want %v", flags, wantFlags)
 	}
 	if got := str(r.find("Namespace", "", "rejuv-system"), "metadata", "labels", "pod-security.kubernetes.io/enforce"); got != "restricted" {
 		t.Errorf("namespace rejuv-system enforces Pod Security %q, want restricted (no daemon mounts the host)", got)
