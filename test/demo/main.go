@@ -43,7 +43,7 @@ func run(ctx context.Context, duration time.Duration) error {
 	if _, err := cluster.BuildImage(ctx, images.TestApp); err != nil {
 		return err
 	}
-	say("building Rejuv's images, loading them onto the node and installing Rejuv as config/default describes it (make deploy)")
+	say("building Rejuv's images, pushing them to the cluster's registry and installing Rejuv as config/default describes it (make deploy), the images pinned by digest")
 	stack, err := deploy.Install(ctx, cluster, deploy.Options{Kustomization: "config/default", Keep: true})
 	if err != nil {
 		return fmt.Errorf("install Rejuv: %w", err)
