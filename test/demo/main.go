@@ -30,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, duration time.Duration) error {
-	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, helm and metrics-server, 15 to 17 minutes on 2 cores)")
+	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, helm, metrics-server, kwok and krew, 15 to 17 minutes on 2 cores)")
 	cfg, err := harness.DefaultConfig()
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func run(ctx context.Context, duration time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("start the cluster: %w", err)
 	}
-	say("building the sample workload's image (testapp) into the cluster's containerd")
+	say("building the sample workload's image (testapp) and pushing it to the cluster's registry, which the node pulls from")
 	if _, err := cluster.BuildImage(ctx, images.TestApp); err != nil {
 		return err
 	}
