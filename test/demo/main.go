@@ -30,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, duration time.Duration) error {
-	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, helm, metrics-server, kwok and krew, 15 to 17 minutes on 2 cores)")
+	say("starting the local cluster (reused when it is up; the first time builds Kubernetes, helm, metrics-server, kwok and krew, about 5 minutes on 2 cores)")
 	cfg, err := harness.DefaultConfig()
 	if err != nil {
 		return err
