@@ -10,24 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rejuv-dev/rejuv/config/installfile"
 )
 
 // build runs kustomize on dir as kubectl apply -k does; the objects are
 // checked with the same helpers as the Helm chart's rendering.
 func build(t *testing.T, dir string) rendering {
 	t.Helper()
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	out, err := installfile.Build(dir)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	out, err := res.AsYaml()
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
+		t.Fatal(err)
 	}
 	return parse(t, "kustomize build "+dir, out)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/kustomize/api/filters/imagetag"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -14,15 +15,25 @@ import (
 // Images are the names config/ gives Rejuv's images.
 var Images = []string{"rejuv-healer", "rejuv-daemon"}
 
-// Build runs kustomize on dir as kubectl apply -k does, then applies
-// overrides to the images of the objects it made.
-func Build(dir string, overrides ...types.Image) ([]byte, error) {
+// Resources are the objects kustomize makes of dir, as kubectl apply -k
+// makes them.
+func Resources(dir string) (resmap.ResMap, error) {
 	opts := krusty.MakeDefaultOptions()
 	// The kustomization's sortOptions decide the order, as with kubectl.
 	opts.Reorder = krusty.ReorderOptionUnspecified
 	resources, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	return resources, nil
+}
+
+// Build runs kustomize on dir as kubectl apply -k does (Resources), then
+// applies overrides to the images of the objects it made.
+func Build(dir string, overrides ...types.Image) ([]byte, error) {
+	resources, err := Resources(dir)
+	if err != nil {
+		return nil, err
 	}
 	for _, o := range overrides {
 		if err := resources.ApplyFilter(imagetag.LegacyFilter{ImageTag: o}); err != nil {

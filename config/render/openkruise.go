@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rejuv-dev/rejuv/config/installfile"
 )
 
 // openKruisePatches are the files of config/openkruise that change objects
@@ -54,11 +54,11 @@ func writeOpenKruiseFiles(configDir, out string) error {
 }
 
 func openKruiseOmits(defaultDir, openKruiseDir string) (omitted, error) {
-	full, err := build(defaultDir)
+	full, err := installfile.Resources(defaultDir)
 	if err != nil {
 		return omitted{}, err
 	}
-	variant, err := build(openKruiseDir)
+	variant, err := installfile.Resources(openKruiseDir)
 	if err != nil {
 		return omitted{}, err
 	}
@@ -94,16 +94,6 @@ func openKruiseOmits(defaultDir, openKruiseDir string) (omitted, error) {
 		}
 	}
 	return o, nil
-}
-
-func build(dir string) (resmap.ResMap, error) {
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
-	}
-	return m, nil
 }
 
 // webhookNames are the names of the webhooks of the webhook
