@@ -20,6 +20,25 @@ import (
 // for as long.
 const metricsAllowTTL = time.Minute
 
+// metricsDenyTTL is how long a refused token (401 or 403) is refused
+// without asking the API server again: whoever sends the same bad token
+// over and over costs one review per period, not one per request.
+const metricsDenyTTL = 10 * time.Second
+
+// metricsMaxReviews bounds the reviews under way at once: the API server's
+// flow for them is shared by every daemon. A request past it is answered
+// 429 without a review.
+const metricsMaxReviews = 4
+
+// metricsRememberedMax bounds the decisions remembered; past it the one
+// closest to expiring is forgotten.
+const metricsRememberedMax = 1024
+
+// metricsMaxAuthorization bounds the Authorization header's size: a
+// service account token is about 1 KiB. A larger header is answered 431
+// without a review.
+const metricsMaxAuthorization = 8 << 10
+
 // metricsReviewTimeout bounds the token and access reviews of one request.
 const metricsReviewTimeout = 10 * time.Second
 
@@ -42,36 +61,61 @@ type metricsAuth struct {
 	api   reviewer
 	clock clock.PassiveClock
 
+	// reviews holds a slot per review under way.
+	reviews chan struct{}
+	once    sync.Once
+
 	mu sync.Mutex
-	// allowed maps a hash of token, verb and path to when the decision
-	// expires; only allows are remembered.
-	allowed map[[sha256.Size]byte]time.Time
+	// decisions maps a hash of token, verb and path to the status answered
+	// and when it expires; server errors are not remembered.
+	decisions map[[sha256.Size]byte]decision
+}
+
+// decision is a remembered answer to a token for a verb and path.
+type decision struct {
+	code  int
+	until time.Time
 }
 
 func (a *metricsAuth) filter(log logr.Logger, next http.Handler) http.Handler {
+	a.once.Do(func() { a.reviews = make(chan struct{}, metricsMaxReviews) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		header := r.Header.Get("Authorization")
+		if len(header) > metricsMaxAuthorization {
+			http.Error(w, fmt.Sprintf("the Authorization header has %d bytes, at most %d bytes are accepted", len(header), metricsMaxAuthorization), http.StatusRequestHeaderFieldsTooLarge)
+			return
+		}
+		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok || strings.TrimSpace(token) == "" {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
 		verb := strings.ToLower(r.Method)
 		key := sha256.Sum256([]byte(verb + " " + r.URL.Path + " " + token))
-		if a.remembered(key) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), metricsReviewTimeout)
-		defer cancel()
-		code, err := a.review(ctx, strings.TrimSpace(token), verb, r.URL.Path)
-		if err != nil {
-			log.Error(err, "metrics request not authorized", "path", r.URL.Path)
+		code, known := a.remembered(key)
+		if !known {
+			select {
+			case a.reviews <- struct{}{}:
+			default:
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, fmt.Sprintf("too many metrics requests under review: at most %d token reviews run at once", metricsMaxReviews), http.StatusTooManyRequests)
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), metricsReviewTimeout)
+			var err error
+			code, err = a.review(ctx, strings.TrimSpace(token), verb, r.URL.Path)
+			cancel()
+			<-a.reviews
+			if err != nil {
+				log.Error(err, "metrics request not authorized", "path", r.URL.Path)
+			} else {
+				a.remember(key, code)
+			}
 		}
 		if code != http.StatusOK {
 			http.Error(w, http.StatusText(code), code)
 			return
 		}
-		a.remember(key)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -104,24 +148,45 @@ func (a *metricsAuth) review(ctx context.Context, token, verb, path string) (int
 	return http.StatusOK, nil
 }
 
-func (a *metricsAuth) remembered(key [sha256.Size]byte) bool {
+// remembered returns the status remembered for key, if it has not expired.
+func (a *metricsAuth) remembered(key [sha256.Size]byte) (int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	until, ok := a.allowed[key]
-	return ok && a.clock.Now().Before(until)
+	d, ok := a.decisions[key]
+	if !ok || !a.clock.Now().Before(d.until) {
+		return 0, false
+	}
+	return d.code, true
 }
 
-func (a *metricsAuth) remember(key [sha256.Size]byte) {
+// remember keeps the status answered for key: an allow for
+// metricsAllowTTL, a refusal for metricsDenyTTL. Expired decisions are
+// dropped first; past metricsRememberedMax, the one closest to expiring.
+func (a *metricsAuth) remember(key [sha256.Size]byte, code int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.clock.Now()
-	if a.allowed == nil {
-		a.allowed = map[[sha256.Size]byte]time.Time{}
+	if a.decisions == nil {
+		a.decisions = map[[sha256.Size]byte]decision{}
 	}
-	for k, until := range a.allowed {
-		if !now.Before(until) {
-			delete(a.allowed, k)
+	for k, d := range a.decisions {
+		if !now.Before(d.until) {
+			delete(a.decisions, k)
 		}
 	}
-	a.allowed[key] = now.Add(metricsAllowTTL)
+	if _, ok := a.decisions[key]; !ok && len(a.decisions) >= metricsRememberedMax {
+		var soonest [sha256.Size]byte
+		var first time.Time
+		for k, d := range a.decisions {
+			if first.IsZero() || d.until.Before(first) {
+				soonest, first = k, d.until
+			}
+		}
+		delete(a.decisions, soonest)
+	}
+	ttl := metricsDenyTTL
+	if code == http.StatusOK {
+		ttl = metricsAllowTTL
+	}
+	a.decisions[key] = decision{code: code, until: now.Add(ttl)}
 }
