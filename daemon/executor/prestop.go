@@ -22,7 +22,7 @@ import (
 
 // preStop runs a container's preStop hook before its stop, as the kubelet
 // would: exec in the container through the CRI, an HTTP GET or a TCP
-// connection to the pod, or a sleep. ctx bounds it (the grace period and the
+// connection to the pod's own IP (hookHost), or a sleep. ctx bounds it (the grace period and the
 // request's deadline). A failed hook is reported; the stop goes on, as with
 // the kubelet.
 func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1.ProbeHandler, containerID string, pod *corev1.Pod, ports []corev1.ContainerPort) error {
@@ -45,9 +45,9 @@ func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1
 	case h.HTTPGet != nil:
 		return preStopHTTP(ctx, h.HTTPGet, pod, ports)
 	case h.TCPSocket != nil:
-		host := h.TCPSocket.Host
-		if host == "" {
-			host = pod.Status.PodIP
+		host, err := hookHost("tcpSocket", h.TCPSocket.Host, pod)
+		if err != nil {
+			return err
 		}
 		port, err := resolvePort(h.TCPSocket.Port, ports)
 		if err != nil {
@@ -71,9 +71,9 @@ func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1
 }
 
 func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, ports []corev1.ContainerPort) error {
-	host := g.Host
-	if host == "" {
-		host = pod.Status.PodIP
+	host, err := hookHost("httpGet", g.Host, pod)
+	if err != nil {
+		return err
 	}
 	port, err := resolvePort(g.Port, ports)
 	if err != nil {
@@ -123,6 +123,23 @@ func preStopHTTP(ctx context.Context, g *corev1.HTTPGetAction, pod *corev1.Pod, 
 	// its status.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	return resp.Body.Close()
+}
+
+// hookHost returns where a preStop httpGet or tcpSocket hook (kind) is
+// sent: the pod's own IP. The kubelet sends a hook that names a host from
+// the node; the daemon would send it from rejuv-system's network identity,
+// which NetworkPolicies may let reach what the pod may not, so a hook that
+// names another host is not run. A pod without an IP yet has no address
+// to send it to (an empty host would be the daemon's own).
+func hookHost(kind, host string, pod *corev1.Pod) (string, error) {
+	ip := pod.Status.PodIP
+	switch {
+	case ip == "":
+		return "", fmt.Errorf("preStop %s not run: the pod has no IP yet", kind)
+	case host != "" && host != ip:
+		return "", fmt.Errorf("preStop %s not run: its host (lifecycle.preStop.%s.host) is %q, and the daemon sends hooks only to the pod's own IP, %s", kind, kind, host, ip)
+	}
+	return ip, nil
 }
 
 // hookUserAgent is the User-Agent of a preStop httpGet the hook sets none

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
 // hook is a preStop httpGet of path on the server's host and port.
@@ -110,5 +113,72 @@ func TestPreStopHTTPGetAnswersAsTheKubeletReadsThem(t *testing.T) {
 	}
 	if c := last(); c.path != "/plain" || c.auth != "" || c.agent != "drainer" || c.accept != "" {
 		t.Errorf("the http retry: %+v; want /plain without Authorization, the hook's User-Agent, no Accept", c)
+	}
+}
+
+// TestPreStopCallsOnlyThePodsOwnIP: the kubelet calls a hook's host from
+// the node; the daemon would call it from rejuv-system's network
+// identity, which NetworkPolicies may let reach what the pod may not
+// (issue 45, finding 13). A preStop httpGet or tcpSocket naming another
+// host is not run, and says which field; one naming the pod's own IP, or
+// none, is; what the hook answers is never repeated.
+func TestPreStopCallsOnlyThePodsOwnIP(t *testing.T) {
+	// reached counts the connections to the other host.
+	var reached atomic.Int32
+	elsewhere := &net.ListenConfig{}
+	l, err := elsewhere.Listen(context.Background(), "tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listen on a second loopback address, the other host: %v", err)
+	}
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("secret of the other host"))
+	}))
+	other.Listener = l
+	other.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			reached.Add(1)
+		}
+	}
+	other.Start()
+	defer other.Close()
+	var own atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		own.Add(1)
+		http.Error(w, "secret of the pod", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+
+	toOther := hook(t, other, corev1.URISchemeHTTP, "/steal")
+	err = preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: toOther}, "c1", pod, nil)
+	if reached.Load() != 0 {
+		t.Errorf("a preStop httpGet with host %s reached that host from the daemon", toOther.Host)
+	}
+	if err == nil || !strings.Contains(err.Error(), "lifecycle.preStop.httpGet.host") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("a preStop httpGet with another host: %v; want not run, naming lifecycle.preStop.httpGet.host, nothing it answered", err)
+	}
+	tcp := &corev1.TCPSocketAction{Host: toOther.Host, Port: toOther.Port}
+	err = preStop(context.Background(), nil, &v1beta1.ProbeHandler{TCPSocket: tcp}, "c1", pod, nil)
+	if reached.Load() != 0 {
+		t.Errorf("a preStop tcpSocket with host %s reached that host", tcp.Host)
+	}
+	if err == nil || !strings.Contains(err.Error(), "lifecycle.preStop.tcpSocket.host") {
+		t.Errorf("a preStop tcpSocket with another host: %v; want not run, naming lifecycle.preStop.tcpSocket.host", err)
+	}
+
+	for _, host := range []string{"", pod.Status.PodIP} {
+		h := hook(t, srv, corev1.URISchemeHTTP, "/drain")
+		h.Host = host
+		if err := preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: h}, "c1", pod, nil); err != nil {
+			t.Errorf("a preStop httpGet with host %q at the pod's own IP: %v; want run", host, err)
+		}
+	}
+	if own.Load() != 2 {
+		t.Errorf("the pod's own hook was called %d times, want 2", own.Load())
+	}
+
+	noIP := &corev1.Pod{}
+	if err := preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: hook(t, srv, corev1.URISchemeHTTP, "/drain")}, "c1", noIP, nil); err == nil || own.Load() != 2 {
+		t.Errorf("a pod without an IP: %v, own hook called %d times; want not run (the daemon's own address is not the pod's)", err, own.Load())
 	}
 }
