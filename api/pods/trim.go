@@ -1,6 +1,8 @@
 package pods
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -24,22 +26,36 @@ import (
 // Everything else (environment, volumes, probes, scheduling constraints,
 // security contexts, ephemeral containers, ...) is left out: at thousands
 // of pods it is most of a pod's memory, and nothing in Rejuv needs it.
-// Trimming a trimmed pod gives the same pod.
+// Annotations and lifecycles past their bounds (MaxKeptAnnotationBytes,
+// MaxKeptAnnotationsBytes, MaxLifecycleBytes) are left out too, and
+// TrimmedAnnotation names them. Trimming a trimmed pod gives the same pod.
 func Trim(pod *corev1.Pod) *corev1.Pod {
 	m := &pod.ObjectMeta
 	s := &pod.Spec
 	st := &pod.Status
+	annotations, droppedAnnotations := boundAnnotations(m.Annotations)
+	containers, droppedLifecycles := trimContainers(s.Containers, nil)
+	initContainers, droppedLifecycles := trimContainers(s.InitContainers, droppedLifecycles)
+	if note := trimmedNote(droppedAnnotations, droppedLifecycles); note != "" {
+		if len(droppedAnnotations) == 0 {
+			annotations = maps.Clone(annotations)
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[TrimmedAnnotation] = note
+	}
 	return &corev1.Pod{
 		TypeMeta: pod.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation,
 			CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp, DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
-			Labels: m.Labels, Annotations: m.Annotations, OwnerReferences: m.OwnerReferences,
+			Labels: m.Labels, Annotations: annotations, OwnerReferences: m.OwnerReferences,
 		},
 		Spec: corev1.PodSpec{
 			NodeName: s.NodeName, RestartPolicy: s.RestartPolicy, TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
 			ReadinessGates: s.ReadinessGates, ServiceAccountName: s.ServiceAccountName, PriorityClassName: s.PriorityClassName, Priority: s.Priority,
-			Containers: trimContainers(s.Containers), InitContainers: trimContainers(s.InitContainers),
+			Containers: containers, InitContainers: initContainers,
 		},
 		Status: corev1.PodStatus{
 			ObservedGeneration: st.ObservedGeneration, Phase: st.Phase, Conditions: trimConditions(st.Conditions), Message: st.Message, Reason: st.Reason,
@@ -49,19 +65,25 @@ func Trim(pod *corev1.Pod) *corev1.Pod {
 	}
 }
 
-func trimContainers(cs []corev1.Container) []corev1.Container {
+// trimContainers trims the containers, and appends to dropped the names
+// of those whose lifecycle is past MaxLifecycleBytes.
+func trimContainers(cs []corev1.Container, dropped []string) ([]corev1.Container, []string) {
 	if cs == nil {
-		return nil
+		return nil, dropped
 	}
 	out := make([]corev1.Container, len(cs))
 	for i := range cs {
 		c := &cs[i]
+		lifecycle, over := boundLifecycle(c)
+		if over {
+			dropped = append(dropped, c.Name)
+		}
 		out[i] = corev1.Container{
 			Name: c.Name, Image: c.Image, Ports: c.Ports, Resources: c.Resources,
-			RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, Lifecycle: c.Lifecycle,
+			RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, Lifecycle: lifecycle,
 		}
 	}
-	return out
+	return out, dropped
 }
 
 // trimConditions copies the conditions into a slice of their number: the

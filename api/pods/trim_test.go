@@ -1,7 +1,9 @@
 package pods
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,5 +97,80 @@ func TestTrimKeepsNoRoomBeyondTheConditions(t *testing.T) {
 	got := Trim(pod).Status.Conditions
 	if !reflect.DeepEqual(got, decoded) || cap(got) != len(got) {
 		t.Errorf("trimmed conditions %+v (room for %d), want %+v in room for %d", got, cap(got), decoded, len(decoded))
+	}
+}
+
+func TestTrimLeavesOutAnnotationsAndLifecyclesPastTheirBoundsAndSaysSo(t *testing.T) {
+	big := strings.Repeat("x", MaxKeptAnnotationBytes)
+	hugeStop := &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", strings.Repeat("y", MaxLifecycleBytes)}}}}
+	many := map[string]string{"rejuv.dev/tier": "web", "z/big": big}
+	for i := range 8 {
+		// 8 of 2 KiB: the first 7 fit in MaxKeptAnnotationsBytes with the tier.
+		many[fmt.Sprintf("m/%d", i)] = strings.Repeat("v", 2<<10)
+	}
+	tests := []struct {
+		name          string
+		annotations   map[string]string
+		lifecycle     *corev1.Lifecycle
+		kept, dropped []string
+		note          []string
+	}{
+		{name: "within the bounds", annotations: map[string]string{"rejuv.dev/tier": "web"}, lifecycle: fullPod().Spec.Containers[0].Lifecycle, kept: []string{"rejuv.dev/tier"}},
+		{name: "one annotation too large", annotations: map[string]string{"rejuv.dev/tier": "web", "z/big": big}, kept: []string{"rejuv.dev/tier"}, dropped: []string{"z/big"},
+			note: []string{"annotations over 4096 bytes, or past 16384 in all, left out: z/big"}},
+		{name: "past the total", annotations: many, kept: []string{"m/0", "m/6", "rejuv.dev/tier"}, dropped: []string{"m/7", "z/big"},
+			note: []string{"left out: m/7, z/big"}},
+		{name: "lifecycle too large", annotations: map[string]string{"rejuv.dev/tier": "web"}, lifecycle: hugeStop, kept: []string{"rejuv.dev/tier"},
+			note: []string{"lifecycle over 4096 bytes left out of containers: app"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := fullPod()
+			pod.Annotations = tt.annotations
+			pod.Spec.Containers[0].Lifecycle = tt.lifecycle
+			got := Trim(pod)
+			for _, k := range tt.kept {
+				if got.Annotations[k] != tt.annotations[k] {
+					t.Errorf("annotation %s not kept", k)
+				}
+			}
+			for _, k := range tt.dropped {
+				if _, ok := got.Annotations[k]; ok {
+					t.Errorf("annotation %s kept past the bounds", k)
+				}
+			}
+			note, trimmed := got.Annotations[TrimmedAnnotation]
+			if trimmed != (len(tt.note) > 0) || Trimmed(got) != trimmed {
+				t.Errorf("%s = %q (set: %v), want it set: %v", TrimmedAnnotation, note, trimmed, len(tt.note) > 0)
+			}
+			for _, want := range tt.note {
+				if !strings.Contains(note, want) {
+					t.Errorf("%s = %q, want it to say %q", TrimmedAnnotation, note, want)
+				}
+			}
+			if wantLifecycle := tt.lifecycle != hugeStop; (got.Spec.Containers[0].Lifecycle != nil) != (wantLifecycle && tt.lifecycle != nil) {
+				t.Errorf("lifecycle kept: %v, want %v", got.Spec.Containers[0].Lifecycle != nil, wantLifecycle)
+			}
+			if again := Trim(got); !reflect.DeepEqual(again, got) {
+				t.Errorf("trimming a trimmed pod changed it:\n%+v\n%+v", again.Annotations, got.Annotations)
+			}
+			if _, ok := pod.Annotations[TrimmedAnnotation]; ok {
+				t.Error("Trim changed the annotations of the pod it was given")
+			}
+		})
+	}
+}
+
+// A pod may carry thousands of annotations: the note that names those
+// left out stays within its own bound and counts the ones it cannot list.
+func TestTrimmedNoteStaysWithinItsBound(t *testing.T) {
+	pod := fullPod()
+	pod.Annotations = map[string]string{}
+	for i := range 2000 {
+		pod.Annotations[fmt.Sprintf("example.com/%04d-%s", i, strings.Repeat("k", 40))] = strings.Repeat("v", 100)
+	}
+	note := Trim(pod).Annotations[TrimmedAnnotation]
+	if len(note) > maxTrimmedNote || !strings.Contains(note, " more") {
+		t.Errorf("note of %d bytes (bound %d), want the names it cannot list counted: %q", len(note), maxTrimmedNote, note)
 	}
 }

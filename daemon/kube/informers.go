@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // byPodUID indexes requests by the UID of their pod.
@@ -33,8 +34,8 @@ func NewInformers(c *Client, node string) (*Informers, error) {
 	// completed request has nothing left for the daemon to do.
 	ofNode := labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: node, v1beta1.ActiveLabel: "true"}).String()
 	in := &Informers{
-		Pods:     newInformer(c.core, "pods", &corev1.Pod{}, func(o *metav1.ListOptions) { o.FieldSelector = onNode }),
-		Requests: newInformer(c.requests, "containerrecreaterequests", &v1beta1.ContainerRecreateRequest{}, func(o *metav1.ListOptions) { o.LabelSelector = ofNode }),
+		Pods:     newInformer(c.core, "pods", &corev1.Pod{}, func(o *metav1.ListOptions) { o.FieldSelector = onNode }, trimPod),
+		Requests: newInformer(c.requests, "containerrecreaterequests", &v1beta1.ContainerRecreateRequest{}, func(o *metav1.ListOptions) { o.LabelSelector = ofNode }, stripManagedFields),
 	}
 	err := in.Requests.AddIndexers(cache.Indexers{byPodUID: func(obj any) ([]string, error) {
 		if crr, ok := obj.(*v1beta1.ContainerRecreateRequest); ok {
@@ -50,18 +51,42 @@ func NewInformers(c *Client, node string) (*Informers, error) {
 	return in, nil
 }
 
-func newInformer(c rest.Interface, resource string, obj runtime.Object, restrict func(*metav1.ListOptions)) cache.SharedIndexInformer {
+func newInformer(c rest.Interface, resource string, obj runtime.Object, restrict func(*metav1.ListOptions), transform cache.TransformFunc) cache.SharedIndexInformer {
 	lw := cache.NewFilteredListWatchFromClient(c, resource, metav1.NamespaceAll, restrict)
 	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	// Nothing the daemon does reads managedFields, and a pod's are often
-	// as large as the rest of it.
-	_ = inf.SetTransform(func(o any) (any, error) {
-		if m, ok := o.(metav1.Object); ok {
-			m.SetManagedFields(nil)
-		}
-		return o, nil
-	})
+	_ = inf.SetTransform(transform)
 	return inf
+}
+
+// stripManagedFields drops an object's managedFields: nothing the daemon
+// does reads them.
+func stripManagedFields(o any) (any, error) {
+	if m, ok := o.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return o, nil
+}
+
+// trimPod keeps of a pod what the manager keeps (pods.Trim, within its
+// bounds on annotations and lifecycles, which the daemon does not read:
+// a request carries the preStop), and whether each container has a
+// readiness probe, which is all the daemon asks of probes. A pod's
+// author chooses its size: whole, the pods of one node could take more
+// than the daemon's memory.
+func trimPod(o any) (any, error) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return stripManagedFields(o)
+	}
+	out := pods.Trim(pod)
+	for _, list := range [][2][]corev1.Container{{pod.Spec.Containers, out.Spec.Containers}, {pod.Spec.InitContainers, out.Spec.InitContainers}} {
+		for i := range list[0] {
+			if list[0][i].ReadinessProbe != nil {
+				list[1][i].ReadinessProbe = &corev1.Probe{}
+			}
+		}
+	}
+	return out, nil
 }
 
 // Run starts the caches and waits until they hold what the API server

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // TestRequestReadsItsPodFromTheCacheFirst: the request webhook admits
@@ -42,6 +43,13 @@ func TestRequestReadsItsPodFromTheCacheFirst(t *testing.T) {
 	notStarted.Status.ContainerStatuses[0].ContainerID = ""
 	finished := current.DeepCopy()
 	finished.Status.Phase = corev1.PodSucceeded
+	// A lifecycle past pods.MaxLifecycleBytes (a long postStart) is left
+	// out of the cache's copy, which names it: the preStop the request
+	// copies is read from the API server.
+	longPostStart := current.DeepCopy()
+	longPostStart.Spec.Containers[0].Lifecycle.PostStart = &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", strings.Repeat("w", pods.MaxLifecycleBytes)}}}
+	longPreStop := current.DeepCopy()
+	longPreStop.Spec.Containers[0].Lifecycle.PreStop.Exec.Command = []string{"sh", "-c", strings.Repeat("d", pods.MaxLifecycleBytes)}
 
 	cases := []struct {
 		name          string
@@ -57,6 +65,9 @@ func TestRequestReadsItsPodFromTheCacheFirst(t *testing.T) {
 		{name: "cache not synced", cached: current, live: current, synced: false, wantLiveReads: 1},
 		{name: "refused by the API server's copy", cached: finished, live: finished, synced: true, wantLiveReads: 1, refusal: "the pod has finished (phase Succeeded)"},
 		{name: "no such pod", synced: true, wantLiveReads: 1, refusal: "no such pod in namespace shop"},
+		{name: "cached copy trimmed of its lifecycle", cached: pods.Trim(longPostStart), live: longPostStart, synced: true, wantLiveReads: 1},
+		{name: "preStop past its bound", cached: pods.Trim(longPreStop), live: longPreStop, synced: true, wantLiveReads: 1,
+			refusal: "spec.containers[0].preStop: Forbidden: container app's lifecycle.preStop is 4110 bytes, more than the 4096 a request copies"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +116,9 @@ func TestRequestReadsItsPodFromTheCacheFirst(t *testing.T) {
 			}
 			if !patched {
 				t.Errorf("the admitted request does not record the running container containerd://app1: %+v", resp.Patches)
+			}
+			if !strings.Contains(mustJSON(t, resp.Patches), `"drain"`) {
+				t.Errorf("the admitted request does not carry the container's preStop: %+v", resp.Patches)
 			}
 		})
 	}

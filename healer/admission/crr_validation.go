@@ -69,8 +69,23 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 		case c.StatusContext == nil || c.StatusContext.ContainerID == "":
 			errs = append(errs, field.Invalid(p, c.Name, "has not been started yet (the pod's status has no containerID for it); retry once it runs"))
 		}
+		if size := preStopSize(pod, c.Name); size > pods.MaxLifecycleBytes {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "containers").Index(i).Child("preStop"),
+				fmt.Sprintf("container %s's lifecycle.preStop is %d bytes, more than the %d a request copies", c.Name, size, pods.MaxLifecycleBytes)))
+		}
 	}
 	return errs
+}
+
+// preStopSize is the size of the container's preStop as the request would
+// copy it (its protobuf encoding), 0 without one. Requests are cached by
+// the manager and the daemon, so what they copy is bounded.
+func preStopSize(pod *corev1.Pod, container string) int {
+	spec := pods.FindContainer(pod, container).Spec
+	if spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil {
+		return 0
+	}
+	return spec.Lifecycle.PreStop.Size()
 }
 
 // validateUpdate keeps the spec, the routing labels and the admission time
