@@ -143,7 +143,7 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 	}
 
 	if h := head(e.Store.RequestsOfPod(crr.Namespace, string(pod.UID))); h != nil && h.UID != crr.UID {
-		return Result{}, e.queue(ctx, crr, h.Name)
+		return Result{}, e.queue(ctx, crr)
 	}
 	rt := e.Runtime.Client()
 	if rt == nil {
@@ -158,10 +158,10 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 }
 
 // queue keeps a request Pending behind the one running on the same pod.
-func (e *Executor) queue(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, running string) error {
+func (e *Executor) queue(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) error {
 	return e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
 		s.Phase = v1beta1.PhasePending
-		s.Message = fmt.Sprintf("queued behind ContainerRecreateRequest %s on the same pod", running)
+		s.Message = queuedMessage
 	})
 }
 

@@ -1,10 +1,14 @@
 package executor
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
@@ -24,5 +28,79 @@ func TestHeadIsOldestOpenRequest(t *testing.T) {
 	}
 	if h := head([]*v1beta1.ContainerRecreateRequest{at(1, "done", v1beta1.PhaseCompleted)}); h != nil {
 		t.Fatalf("head of completed requests = %s, want none", h.Name)
+	}
+}
+
+// queueStore is the daemon's cache with one pod and its requests; status
+// writes go back into it, counted per request.
+type queueStore struct {
+	pod    *corev1.Pod
+	reqs   map[string]*v1beta1.ContainerRecreateRequest
+	writes map[string]int
+}
+
+func (s *queueStore) Request(_, name string) (*v1beta1.ContainerRecreateRequest, bool) {
+	r, ok := s.reqs[name]
+	return r, ok
+}
+
+func (s *queueStore) Pod(_, _ string) (*corev1.Pod, bool) { return s.pod, true }
+
+func (s *queueStore) RequestsOfPod(_, _ string) []*v1beta1.ContainerRecreateRequest {
+	out := make([]*v1beta1.ContainerRecreateRequest, 0, len(s.reqs))
+	for _, r := range s.reqs {
+		out = append(out, r)
+	}
+	return out
+}
+
+func (s *queueStore) UpdateRequestStatus(_ context.Context, crr *v1beta1.ContainerRecreateRequest) (*v1beta1.ContainerRecreateRequest, error) {
+	s.writes[crr.Name]++
+	s.reqs[crr.Name] = crr.DeepCopy()
+	return crr, nil
+}
+
+// TestAHeadChangeDoesNotRewriteTheQueue: requests queued on one pod each
+// get their Pending status once. When the head completes, every request of
+// the pod is reconciled again (each event fans out to all of them); a
+// queued request's status must not change with the head, or the n requests
+// of a pod cost n²/2 writes.
+func TestAHeadChangeDoesNotRewriteTheQueue(t *testing.T) {
+	const n = 10
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "pod-1"}, Spec: corev1.PodSpec{NodeName: "node-a"}}
+	s := &queueStore{pod: pod, reqs: map[string]*v1beta1.ContainerRecreateRequest{}, writes: map[string]int{}}
+	var order []string
+	for i := range n {
+		name := fmt.Sprintf("q%02d", i)
+		order = append(order, name)
+		s.reqs[name] = &v1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name), CreationTimestamp: metav1.NewTime(time.Unix(int64(1000+i), 0)),
+				Labels: map[string]string{v1beta1.NodeNameLabel: "node-a", v1beta1.PodUIDLabel: "pod-1"}},
+			Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
+		}
+	}
+	e := &Executor{Store: s, Status: s, NodeName: "node-a"}
+	for h, running := range order {
+		// Every request behind the head is reconciled, as the fan-out of
+		// the head's last event does.
+		for _, name := range order[h+1:] {
+			if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "shop", Name: name}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.reqs[name].Status; got.Phase != v1beta1.PhasePending || got.Message == "" {
+				t.Fatalf("%s behind %s: status %+v, want Pending with a message", name, running, got)
+			}
+		}
+		done := s.reqs[running].DeepCopy()
+		done.Status.Phase = v1beta1.PhaseCompleted
+		s.reqs[running] = done
+	}
+	total := 0
+	for _, name := range order {
+		total += s.writes[name]
+	}
+	t.Logf("%d requests queued on one pod, completed in turn: %d status writes for their queueing (%v)", n, total, s.writes)
+	if total > n-1 {
+		t.Errorf("%d requests queued on one pod took %d status writes while queued, want at most %d (one each)", n, total, n-1)
 	}
 }
