@@ -9,9 +9,12 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	fakeclient "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -66,6 +69,88 @@ func TestAForgedPolicyReviewCompilesNoMore(t *testing.T) {
 		}
 		if took > 2*time.Second {
 			t.Errorf("%s: took %s", tt.name, took)
+		}
+	}
+}
+
+// listRecorder records the pod lists a validator asks for.
+type listRecorder struct {
+	client.Reader
+	lists []client.ListOptions
+}
+
+func (r *listRecorder) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := client.ListOptions{}
+	o.ApplyOptions(opts)
+	r.lists = append(r.lists, o)
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// TestAForgedPolicyReviewLearnsNothingOfThePods: without a verified caller
+// (no --webhook-client-ca), anyone who reaches the webhook may send a
+// policy review naming any namespace; the warnings must then say nothing
+// the pods of that namespace decide (how many a selector matches, which
+// container names they have), and the validator must not read them. With
+// a verified caller, the review's namespace is the policy's, and the
+// validator reads one bounded page of its pods, saying when it read no
+// more.
+func TestAForgedPolicyReviewLearnsNothingOfThePods(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	var pods []client.Object
+	for i := range 3 {
+		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: fmt.Sprintf("db-%d", i), Labels: map[string]string{"app": "db"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres"}}}})
+	}
+	fake := fakeclient.NewClientBuilder().WithScheme(s).WithObjects(pods...).Build()
+	p := &v1alpha1.RecreatePolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RecreatePolicy"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "probe"},
+		Spec: v1alpha1.RecreatePolicySpec{
+			Selector:   metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Schedule:   &v1alpha1.Schedule{Cron: "@daily"},
+			Containers: []string{"mysql"},
+		},
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Namespace: "victim", Name: "probe", Object: runtime.RawExtension{Raw: raw},
+	}}
+	for _, tt := range []struct {
+		name     string
+		verified bool
+		want     string // a warning; none about pods when empty
+	}{
+		{"unverified caller", false, ""},
+		{"verified caller", true, `spec.containers: "mysql" matches no container of the 3 pods the selector matches now`},
+	} {
+		reader := &listRecorder{Reader: fake}
+		v := &PolicyValidator{Reader: reader, Decoder: admission.NewDecoder(s), VerifiedCallers: tt.verified}
+		resp := v.Handle(context.Background(), review)
+		if !resp.Allowed {
+			t.Fatalf("%s: refused: %v", tt.name, resp.Result)
+		}
+		var about []string
+		for _, w := range resp.Warnings {
+			if strings.HasPrefix(w, "spec.containers") {
+				about = append(about, w)
+			}
+		}
+		switch {
+		case tt.want == "" && (len(about) > 0 || len(reader.lists) > 0):
+			t.Errorf("%s: listed pods %d times and warned %q; want no list and no warning about the namespace's pods", tt.name, len(reader.lists), about)
+		case tt.want != "" && (len(about) != 1 || about[0] != tt.want):
+			t.Errorf("%s: warnings %q, want %q", tt.name, about, tt.want)
+		case tt.want != "" && (len(reader.lists) != 1 || reader.lists[0].Limit != maxWarningPods || reader.lists[0].Namespace != "victim"):
+			t.Errorf("%s: lists %+v, want one page of at most %d pods of namespace victim", tt.name, reader.lists, maxWarningPods)
 		}
 	}
 }

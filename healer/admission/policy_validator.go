@@ -45,7 +45,14 @@ type PolicyValidator struct {
 	Decoder admission.Decoder
 	// Prometheus is set when the manager has a Prometheus for signals.
 	Prometheus bool
+	// VerifiedCallers says the webhook answers only the API server (see
+	// Callers): only then is a review's namespace the policy's, and only
+	// then do warnings say anything about its pods.
+	VerifiedCallers bool
 }
+
+// maxWarningPods bounds the pods read for the warnings: one page.
+const maxWarningPods = 500
 
 // Handle implements admission.Handler.
 func (v *PolicyValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -223,22 +230,29 @@ func selectsByPresence(s labels.Selector) bool {
 }
 
 // containerWarnings name the container patterns that match no container of
-// the pods the selector matches now.
+// the pods the selector matches now, read in one page of at most
+// maxWarningPods. A review from an unverified caller gets none: it may
+// name any namespace, and the warning would tell how many of its pods a
+// selector matches and which container names they have.
 func (v *PolicyValidator) containerWarnings(ctx context.Context, namespace string, p *v1alpha1.RecreatePolicy, spec *policyspec.Spec) []string {
-	if v.Reader == nil || len(spec.Containers) == 0 {
+	if v.Reader == nil || !v.VerifiedCallers || len(spec.Containers) == 0 {
 		return nil
 	}
 	pods := &corev1.PodList{}
-	if err := v.Reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: spec.Selector}); err != nil {
+	if err := v.Reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: spec.Selector}, client.Limit(maxWarningPods)); err != nil {
 		ctrl.LoggerFrom(ctx).Info("cannot list the pods of a RecreatePolicy for warnings", "policy", namespace+"/"+p.Name, "error", err.Error())
 		return nil
 	}
 	if len(pods.Items) == 0 {
 		return nil
 	}
+	which := fmt.Sprintf("the %d pods", len(pods.Items))
+	if pods.Continue != "" {
+		which = fmt.Sprintf("the first %d pods (of more; no more were read)", len(pods.Items))
+	}
 	var out []string
 	for _, pattern := range spec.Containers.Unmatched(pods.Items) {
-		out = append(out, fmt.Sprintf("spec.containers: %q matches no container of the %d pods the selector matches now", pattern, len(pods.Items)))
+		out = append(out, fmt.Sprintf("spec.containers: %q matches no container of %s the selector matches now", pattern, which))
 	}
 	return out
 }

@@ -89,7 +89,11 @@ func TestPolicyDefaultsAreStored(t *testing.T) {
 	}
 }
 
-func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
+// TestPolicyWarnsAboutUnmatchedContainersOnlyToTheAPIServer: the suite's
+// webhook does not verify its callers (no --webhook-client-ca), so it
+// warns of nothing its pods decide; TestAForgedPolicyReviewLearnsNothingOfThePods
+// shows the warning a verified caller gets.
+func TestPolicyWarnsAboutUnmatchedContainersOnlyToTheAPIServer(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	createPod(t, ns, "web", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} })
@@ -97,8 +101,8 @@ func TestPolicyWarnsAboutUnmatchedContainers(t *testing.T) {
 	if err := createPolicy(context.Background(), c, ns, "warn", "selector: {matchLabels: {app: web}}\nschedule: {cron: \"@daily\"}\ncontainers: [app, \"side*\", db]"); err != nil {
 		t.Fatal(err)
 	}
-	if warnings := warned(); len(warnings) != 1 || !strings.Contains(warnings[0], `spec.containers: "db" matches no container of the 1 pods the selector matches now`) {
-		t.Errorf("warnings = %q, want one about db", warnings)
+	if warnings := warned(); len(warnings) != 0 {
+		t.Errorf("warnings = %q from a webhook that does not verify its callers, want none", warnings)
 	}
 }
 

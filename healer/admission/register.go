@@ -1,13 +1,10 @@
 package admission
 
 import (
-	"net/http"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
 
 // Paths the webhooks are served on.
@@ -57,12 +54,6 @@ type Options struct {
 	Callers *Callers
 }
 
-// MaxConversionBytes bounds the body of a conversion review before it is
-// decoded (admission reviews are bounded by controller-runtime, at 7 MiB):
-// a list of thousands of requests, where kubectl and informers ask for
-// pages of 500.
-const MaxConversionBytes = 16 << 20
-
 // Register adds the RecreatePolicy validation to server and, unless
 // o.PolicyOnly, the CRR mutating and validating webhooks, the pod
 // readiness-gate injection and the CRD conversion webhook.
@@ -72,7 +63,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 		initRefusals(path)
 		server.Register(path, o.Callers.admit(&webhook.Admission{Handler: counted{path: path, Handler: h}}))
 	}
-	admit(ValidatePolicyPath, &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus})
+	admit(ValidatePolicyPath, &PolicyValidator{Reader: o.Reader, Decoder: decoder, Prometheus: o.Prometheus, VerifiedCallers: o.Callers != nil})
 	if o.PolicyOnly {
 		return
 	}
@@ -80,9 +71,5 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
 	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
 	admit(PolicyReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder, Policies: o.Client})
-	convert := conversion.NewWebhookHandler(scheme, conversion.NewRegistry())
-	server.Register(ConvertPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxConversionBytes)
-		convert.ServeHTTP(w, r)
-	}))
+	server.Register(ConvertPath, newConverter(scheme))
 }

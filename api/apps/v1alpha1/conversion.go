@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -105,14 +106,14 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 		}
 	}
 	if len(started) > 0 {
-		b, err := json.Marshal(started)
+		b, err := marshalAnnotation(started)
 		if err != nil {
 			return fmt.Errorf("convert ContainerRecreateRequest %s/%s to v1alpha1: preStop start times: %w", src.Namespace, src.Name, err)
 		}
 		set(v1beta1.PreStopStartedAnnotation, string(b))
 	}
 	if src.Status.ContainerStatusSnapshot != nil {
-		b, err := json.Marshal(src.Status.ContainerStatusSnapshot)
+		b, err := marshalAnnotation(src.Status.ContainerStatusSnapshot)
 		if err != nil {
 			return fmt.Errorf("convert ContainerRecreateRequest %s/%s to v1alpha1: container status snapshot: %w", src.Namespace, src.Name, err)
 		}
@@ -127,7 +128,7 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 		// The annotation alone says it all only for the condition it
 		// would be read back as.
 		if derived, ok := conditionsFromUnreadyAcquired(unready); !ok || !equality.Semantic.DeepEqual(derived, src.Status.Conditions) {
-			b, err := json.Marshal(src.Status.Conditions)
+			b, err := marshalAnnotation(src.Status.Conditions)
 			if err != nil {
 				return fmt.Errorf("convert ContainerRecreateRequest %s/%s to v1alpha1: conditions: %w", src.Namespace, src.Name, err)
 			}
@@ -159,4 +160,17 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// marshalAnnotation writes v as an annotation's JSON value, without
+// escaping HTML characters: the annotation is escaped once more when the
+// object is written, and an escaped '<' would take six bytes, then seven.
+func marshalAnnotation(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
