@@ -194,7 +194,7 @@ func zoneOf(tz string) string {
 }
 
 func (e *explanation) render(w io.Writer) error {
-	fmt.Fprintf(w, "Pod %s/%s on node %s: %s, ready %v\n", e.Namespace, e.Pod, e.Node, e.Phase, e.Ready)
+	printf(w, "Pod %s/%s on node %s: %s, ready %v\n", e.Namespace, e.Pod, e.Node, e.Phase, e.Ready)
 	if len(e.Requests) == 0 {
 		fmt.Fprintln(w, "\nNo ContainerRecreateRequest for this pod.")
 	} else {
@@ -204,49 +204,49 @@ func (e *explanation) render(w io.Writer) error {
 			if r.Result != "" {
 				phase += " " + r.Result
 			}
-			fmt.Fprintf(w, "  %s  %s  %s ago  %s  %s: %s\n", r.Name, phase, duration.HumanDuration(e.now.Sub(r.Created)), containersText(r.Containers, false), sourceText(r), r.Reason)
+			printf(w, "  %s  %s  %s ago  %s  %s: %s\n", r.Name, phase, duration.HumanDuration(e.now.Sub(r.Created)), containersText(r.Containers, false), sourceText(r), r.Reason)
 		}
 	}
 	if len(e.Policies) == 0 {
-		fmt.Fprintf(w, "\nNo RecreatePolicy in namespace %s.\n", e.Namespace)
+		printf(w, "\nNo RecreatePolicy in namespace %s.\n", e.Namespace)
 		return nil
 	}
 	for _, p := range e.Policies {
 		if !p.Selects {
-			fmt.Fprintf(w, "\nRecreatePolicy %s does not select this pod: %s.\n", p.Name, p.WhyNot)
+			printf(w, "\nRecreatePolicy %s does not select this pod: %s.\n", p.Name, p.WhyNot)
 			continue
 		}
-		fmt.Fprintf(w, "\nRecreatePolicy %s selects this pod (ready %s).\n", p.Name, p.Ready)
-		fmt.Fprintf(w, "  may recreate: %s\n", orNone(p.Containers, "none (the kubelet would not start its containers again)"))
+		printf(w, "\nRecreatePolicy %s selects this pod (ready %s).\n", p.Name, p.Ready)
+		printf(w, "  may recreate: %s\n", orNone(p.Containers, "none (the kubelet would not start its containers again)"))
 		if p.Schedule != "" {
 			next := ""
 			if p.NextRun != nil {
 				next = ", next run in " + duration.HumanDuration(p.NextRun.Sub(e.now))
 			}
-			fmt.Fprintf(w, "  schedule: %s%s\n", p.Schedule, next)
+			printf(w, "  schedule: %s%s\n", p.Schedule, next)
 		}
 		if len(p.Rules) > 0 {
-			fmt.Fprintf(w, "  rules: %s\n", strings.Join(p.Rules, ", "))
+			printf(w, "  rules: %s\n", strings.Join(p.Rules, ", "))
 		}
 		if p.Halted != "" {
-			fmt.Fprintf(w, "  halted: %s\n", p.Halted)
+			printf(w, "  halted: %s\n", p.Halted)
 		}
 		if len(p.Decisions) == 0 {
 			fmt.Fprintln(w, "  no recent decision about this pod")
 		} else {
 			fmt.Fprintln(w, "  recent decisions about this pod:")
 			for _, d := range p.Decisions {
-				fmt.Fprintf(w, "    %s ago  %s  %s  %s: %s\n", duration.HumanDuration(e.now.Sub(d.Time.Time)), d.Trigger, d.Outcome, strings.Join(d.Containers, ","), decisionWhy(&d, false))
+				printf(w, "    %s ago  %s  %s  %s: %s\n", duration.HumanDuration(e.now.Sub(d.Time.Time)), d.Trigger, d.Outcome, strings.Join(d.Containers, ","), decisionWhy(&d, false))
 			}
 		}
 		if p.Now != nil {
-			fmt.Fprintf(w, "  its rules now: %s: %s\n", p.Now.Outcome, p.Now.why())
+			printf(w, "  its rules now: %s: %s\n", p.Now.Outcome, p.Now.why())
 			for _, line := range p.Now.details(false) {
-				fmt.Fprintf(w, "    %s\n", line)
+				printf(w, "    %s\n", line)
 			}
 		}
 		if p.RunNow != nil {
-			fmt.Fprintf(w, "  a run starting now: %s: %s\n", p.RunNow.Outcome, p.RunNow.why())
+			printf(w, "  a run starting now: %s: %s\n", p.RunNow.Outcome, p.RunNow.why())
 		}
 	}
 	return nil

@@ -165,9 +165,9 @@ func (t policyTestText) render(r *policyTestReport) error {
 		if i > 0 {
 			fmt.Fprintln(t.w)
 		}
-		fmt.Fprintf(t.w, "RecreatePolicy %s/%s at %s: %d pods selected\n", p.Namespace, p.Policy, r.At.UTC().Format(time.RFC3339), p.Selected)
+		printf(t.w, "RecreatePolicy %s/%s at %s: %d pods selected\n", p.Namespace, p.Policy, r.At.UTC().Format(time.RFC3339), p.Selected)
 		if p.Halted != "" {
-			fmt.Fprintf(t.w, "halted: %s\n", p.Halted)
+			printf(t.w, "halted: %s\n", p.Halted)
 		}
 		if len(p.Pods) > 0 {
 			if err := t.table(p.Pods); err != nil {
@@ -175,7 +175,7 @@ func (t policyTestText) render(r *policyTestReport) error {
 			}
 		}
 		if p.Run != nil {
-			fmt.Fprintf(t.w, "A run starting now would take, in its first batch:\n")
+			printf(t.w, "A run starting now would take, in its first batch:\n")
 			if len(p.Run) == 0 {
 				fmt.Fprintln(t.w, "  no pod: every selected pod started after now")
 			} else if err := t.table(p.Run); err != nil {
@@ -194,9 +194,9 @@ func (t policyTestText) table(pods []podResult) error {
 		if containers == "" {
 			containers = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", pr.Pod, containers, pr.Outcome, pr.why())
+		printf(tw, "%s\t%s\t%s\t%s\n", pr.Pod, containers, pr.Outcome, pr.why())
 		for _, line := range pr.details(t.wide) {
-			fmt.Fprintf(tw, "\t\t\t  %s\n", line)
+			printf(tw, "\t\t\t  %s\n", line)
 		}
 	}
 	return tw.Flush()

@@ -25,10 +25,11 @@ func newProgress(w io.Writer, terminal bool, label string, now func() time.Time)
 	return &progress{w: w, terminal: terminal, label: label, start: now(), now: now}
 }
 
-// event prints one line.
+// event prints one line; its arguments are made printable (see
+// printable).
 func (p *progress) event(format string, args ...any) {
 	p.clear()
-	fmt.Fprintf(p.w, "[%5s] %s\n", p.elapsed(), fmt.Sprintf(format, args...))
+	printf(p.w, "[%5s] "+format+"\n", append([]any{p.elapsed()}, args...)...)
 	p.draw()
 }
 

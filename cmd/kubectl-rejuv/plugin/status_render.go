@@ -53,8 +53,9 @@ func (s statusText) row(tw io.Writer, namespace string, cells ...string) {
 	}
 	for i, c := range cells {
 		if c == "" {
-			cells[i] = "-"
+			c = "-"
 		}
+		cells[i] = printable(c)
 	}
 	fmt.Fprintln(tw, strings.Join(cells, "\t"))
 }
@@ -144,7 +145,7 @@ func (s statusText) policies(r *statusReport) error {
 	}
 	for _, p := range r.Policies {
 		for _, nd := range p.NoData {
-			fmt.Fprintf(s.w, "  %s: rule %s has no %s for %d pods%s\n", p.Name, nd.Rule, nd.Signal, nd.Pods, suffixed(nd.Reason))
+			printf(s.w, "  %s: rule %s has no %s for %d pods%s\n", p.Name, nd.Rule, nd.Signal, nd.Pods, suffixed(nd.Reason))
 		}
 	}
 	return nil
