@@ -137,7 +137,7 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name, "containerID", id)
 	grace := defaultGrace
 	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
-		grace = time.Duration(*g) * time.Second
+		grace = v1beta1.SecondsDuration(*g)
 	}
 	pctx, cancelGrace := context.WithTimeout(ctx, grace)
 	defer cancelGrace()
@@ -288,7 +288,7 @@ func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now ti
 	if ready == nil || ready.Status == corev1.ConditionTrue {
 		return time.Second, "waiting for the kubelet to report the pod not ready"
 	}
-	until := ready.LastTransitionTime.Add(time.Second + time.Duration(*g)*time.Second)
+	until := ready.LastTransitionTime.Add(time.Second + v1beta1.SecondsDuration(*g))
 	if now.Before(until) {
 		return until.Sub(now), fmt.Sprintf("the pod is not ready; containers are stopped after the unready grace (%ds)", *g)
 	}

@@ -63,7 +63,7 @@ func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("preStop sleep %ds: %w", h.Sleep.Seconds, ctx.Err())
-		case <-time.After(time.Duration(h.Sleep.Seconds) * time.Second):
+		case <-time.After(v1beta1.SecondsDuration(h.Sleep.Seconds)):
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -59,5 +60,28 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	rt = &stopRecorder{}
 	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil || rt.timeout != 30 {
 		t.Errorf("without a deadline: %v, grace %ds, want 30s", err, rt.timeout)
+	}
+}
+
+// TestLongestGraceIsNotNoGrace: a grace period too long for a
+// time.Duration (a request admitted before its bound, or where no webhook
+// checks it) is the longest grace, not none: the runtime is asked for a
+// timeout it can turn into nanoseconds, as containerd does, without
+// wrapping to a kill at once.
+func TestLongestGraceIsNotNoGrace(t *testing.T) {
+	for _, grace := range []int64{9_300_000_000, math.MaxInt64} {
+		crr := &v1beta1.ContainerRecreateRequest{Spec: v1beta1.ContainerRecreateRequestSpec{
+			PodName:    "web",
+			Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://abc"}}},
+			Strategy:   &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: &grace},
+		}}
+		rt := &stopRecorder{}
+		e := &Executor{Store: &staleStore{pod: &corev1.Pod{}}}
+		if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if rt.timeout < v1beta1.MaxGracePeriodSeconds || rt.timeout > math.MaxInt64/int64(time.Second) {
+			t.Errorf("grace %ds: stopped with a timeout of %ds, want at least %ds and no more than fits in nanoseconds", grace, rt.timeout, v1beta1.MaxGracePeriodSeconds)
+		}
 	}
 }

@@ -134,11 +134,9 @@ func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 		crr.Labels[v1beta1.NodeNameLabel] = pod.Spec.NodeName
 	}
 	crr.Labels[v1beta1.ActiveLabel] = "true"
-	if crr.Spec.Strategy.TerminationGracePeriodSeconds == nil {
-		grace := defaultTerminationGracePeriodSeconds
-		if pod.Spec.TerminationGracePeriodSeconds != nil {
-			grace = *pod.Spec.TerminationGracePeriodSeconds
-		}
+	// A pod's grace over the request's bound is not taken (nor cut):
+	// validateAgainstPod refuses the request, which must set one.
+	if grace := podGrace(pod); crr.Spec.Strategy.TerminationGracePeriodSeconds == nil && grace <= v1beta1.MaxGracePeriodSeconds {
 		crr.Spec.Strategy.TerminationGracePeriodSeconds = &grace
 	}
 	for i := range crr.Spec.Containers {
@@ -159,6 +157,15 @@ func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 			c.StatusContext = &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: st.ContainerID, RestartCount: st.RestartCount}
 		}
 	}
+}
+
+// podGrace is the pod's terminationGracePeriodSeconds, which a request
+// takes when it sets none.
+func podGrace(pod *corev1.Pod) int64 {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return defaultTerminationGracePeriodSeconds
 }
 
 // displayName names a request that may only have a generateName so far.

@@ -53,6 +53,11 @@ func validateAgainstPod(crr *v1beta1.ContainerRecreateRequest, namespace string,
 		return field.ErrorList{field.Invalid(podPath, crr.Spec.PodName, fmt.Sprintf("the pod has finished (phase %s); its containers will not run again", pod.Status.Phase))}
 	}
 	var errs field.ErrorList
+	if s := crr.Spec.Strategy; (s == nil || s.TerminationGracePeriodSeconds == nil) && podGrace(pod) > v1beta1.MaxGracePeriodSeconds {
+		errs = append(errs, field.Required(field.NewPath("spec", "strategy", "terminationGracePeriodSeconds"),
+			fmt.Sprintf("pod %s's terminationGracePeriodSeconds (%d), which a request takes when it sets none, is more than the maximum of %d seconds (a day); set spec.strategy.terminationGracePeriodSeconds to at most %d",
+				pod.Name, podGrace(pod), v1beta1.MaxGracePeriodSeconds, v1beta1.MaxGracePeriodSeconds)))
+	}
 	for i, c := range crr.Spec.Containers {
 		p := field.NewPath("spec", "containers").Index(i).Child("name")
 		kind := pods.FindContainer(pod, c.Name).Kind

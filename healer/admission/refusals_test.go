@@ -17,7 +17,8 @@ import (
 
 // refusalPods are the pods refusals.Requests name: web (see podSpec), and
 // pods unscheduled, finished, of a job, whose container app has its own
-// restartPolicy Never, and being deleted.
+// restartPolicy Never, being deleted, and with a grace period over the
+// bound.
 func refusalPods(t *testing.T, ns string) {
 	t.Helper()
 	createPod(t, ns, "web", nil)
@@ -25,6 +26,7 @@ func refusalPods(t *testing.T, ns string) {
 	createPod(t, ns, "done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
 	createPod(t, ns, "job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
 	createPod(t, ns, "solo", func(p *corev1.Pod) { p.Spec.Containers[0].RestartPolicy = new(corev1.ContainerRestartPolicyNever) })
+	createPod(t, ns, "patient", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = new(int64(100000)) })
 	leaving := createPod(t, ns, "leaving", func(p *corev1.Pod) { p.Finalizers = []string{"test.rejuv.dev/hold"} })
 	if err := admin.Delete(context.Background(), leaving); err != nil {
 		t.Fatal(err)

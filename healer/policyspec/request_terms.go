@@ -38,14 +38,19 @@ func ValidateRequestTerms(p *field.Path, s *v1beta1.ContainerRecreateRequestStra
 		default:
 			errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), s.FailurePolicy, []v1beta1.ContainerRecreateRequestFailurePolicyType{v1beta1.FailurePolicyFail, v1beta1.FailurePolicyIgnore}))
 		}
-		errs = append(errs, notNegative(sp.Child("terminationGracePeriodSeconds"), s.TerminationGracePeriodSeconds)...)
-		errs = append(errs, notNegative(sp.Child("unreadyGracePeriodSeconds"), s.UnreadyGracePeriodSeconds)...)
+		errs = append(errs, gracePeriod(sp.Child("terminationGracePeriodSeconds"), s.TerminationGracePeriodSeconds)...)
+		errs = append(errs, gracePeriod(sp.Child("unreadyGracePeriodSeconds"), s.UnreadyGracePeriodSeconds)...)
 		if s.MinStartedSeconds < 0 {
 			errs = append(errs, field.Invalid(sp.Child("minStartedSeconds"), s.MinStartedSeconds, "must not be negative"))
 		}
 	}
-	if d := activeDeadlineSeconds; d != nil && *d < v1beta1.MinActiveDeadlineSeconds {
-		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at least %d seconds", v1beta1.MinActiveDeadlineSeconds)))
+	if d := activeDeadlineSeconds; d != nil {
+		switch {
+		case *d < v1beta1.MinActiveDeadlineSeconds:
+			errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at least %d seconds", v1beta1.MinActiveDeadlineSeconds)))
+		case *d > v1beta1.MaxActiveDeadlineSeconds:
+			errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, fmt.Sprintf("must be at most %d seconds (a week)", v1beta1.MaxActiveDeadlineSeconds)))
+		}
 	}
 	if ttl := ttlSecondsAfterFinished; ttl != nil && *ttl < 0 {
 		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *ttl, "must not be negative"))
@@ -53,9 +58,15 @@ func ValidateRequestTerms(p *field.Path, s *v1beta1.ContainerRecreateRequestStra
 	return errs
 }
 
-func notNegative(p *field.Path, v *int64) field.ErrorList {
-	if v != nil && *v < 0 {
+// gracePeriod checks a grace period in seconds: from 0 to a day.
+func gracePeriod(p *field.Path, v *int64) field.ErrorList {
+	switch {
+	case v == nil:
+		return nil
+	case *v < 0:
 		return field.ErrorList{field.Invalid(p, *v, "must not be negative")}
+	case *v > v1beta1.MaxGracePeriodSeconds:
+		return field.ErrorList{field.Invalid(p, *v, fmt.Sprintf("must be at most %d seconds (a day)", v1beta1.MaxGracePeriodSeconds))}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -97,6 +98,11 @@ func (w *Window) Contains(t time.Time) bool {
 // DefaultStartingDeadline applies when the stored object lacks one.
 const DefaultStartingDeadline = 300 * time.Second
 
+// MaxStartingDeadlineSeconds is the longest startingDeadlineSeconds, a
+// week: a run missed by longer is stale. The CRD's validation marker
+// repeats the number.
+const MaxStartingDeadlineSeconds = 7 * 24 * 60 * 60
+
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 func parseCron(expr string, fld *field.Path) (cron.Schedule, *field.Error) {
@@ -141,10 +147,13 @@ func parseSchedule(s *v1alpha1.Schedule, fld *field.Path) (*Schedule, field.Erro
 	}
 	deadline := DefaultStartingDeadline
 	if s.StartingDeadlineSeconds != nil {
-		if *s.StartingDeadlineSeconds < 1 {
-			errs = append(errs, field.Invalid(fld.Child("startingDeadlineSeconds"), *s.StartingDeadlineSeconds, "must be at least 1"))
+		switch d := *s.StartingDeadlineSeconds; {
+		case d < 1:
+			errs = append(errs, field.Invalid(fld.Child("startingDeadlineSeconds"), d, "must be at least 1"))
+		case d > MaxStartingDeadlineSeconds:
+			errs = append(errs, field.Invalid(fld.Child("startingDeadlineSeconds"), d, fmt.Sprintf("must be at most %d seconds (a week)", MaxStartingDeadlineSeconds)))
 		}
-		deadline = time.Duration(*s.StartingDeadlineSeconds) * time.Second
+		deadline = v1beta1.SecondsDuration(*s.StartingDeadlineSeconds)
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -5,7 +5,8 @@ package refusals
 // with a preStop and ports, and late, not started yet; init containers
 // setup and a native sidecar), unscheduled, done (Succeeded), job
 // (restartPolicy OnFailure), solo (container app with its own
-// restartPolicy Never) and leaving (being deleted).
+// restartPolicy Never), leaving (being deleted) and patient (with a
+// terminationGracePeriodSeconds of 100000).
 var Requests = []Refusal{
 	{Input: "no podName", Stage: StageWebhook, Spec: `containers: [{name: app}]`, Field: "spec.podName", Message: "Required value: name the pod whose containers to recreate"},
 	{Input: "no containers", Stage: StageWebhook, Spec: `podName: web`, Field: "spec.containers", Message: "Required value: list at least one container to recreate"},
@@ -36,8 +37,16 @@ var Requests = []Refusal{
 		Field: "spec.strategy.unreadyGracePeriodSeconds", Message: "Invalid value: -5: must not be negative"},
 	{Input: "a negative minStartedSeconds", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], strategy: {minStartedSeconds: -1}}`,
 		Field: "spec.strategy.minStartedSeconds", Message: "must not be negative"},
+	{Input: "a grace period over a day", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], strategy: {terminationGracePeriodSeconds: 86401}}`,
+		Field: "spec.strategy.terminationGracePeriodSeconds", Message: "Invalid value: 86401: must be at most 86400 seconds (a day)"},
+	{Input: "no grace period, on a pod whose own is over a day", Stage: StageWebhook, Spec: `{podName: patient, containers: [{name: app}]}`,
+		Field: "spec.strategy.terminationGracePeriodSeconds", Message: "pod patient's terminationGracePeriodSeconds (100000), which a request takes when it sets none, is more than the maximum of 86400 seconds (a day); set spec.strategy.terminationGracePeriodSeconds to at most 86400"},
+	{Input: "an unready grace over a day", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], strategy: {unreadyGracePeriodSeconds: 9300000000}}`,
+		Field: "spec.strategy.unreadyGracePeriodSeconds", Message: "Invalid value: 9300000000: must be at most 86400 seconds (a day)"},
 	{Input: "a deadline below 3 s", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], activeDeadlineSeconds: 2}`,
 		Field: "spec.activeDeadlineSeconds", Message: "Invalid value: 2: must be at least 3 seconds"},
+	{Input: "a deadline over a week", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], activeDeadlineSeconds: 9300000000}`,
+		Field: "spec.activeDeadlineSeconds", Message: "Invalid value: 9300000000: must be at most 604800 seconds (a week)"},
 	{Input: "a negative TTL", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], ttlSecondsAfterFinished: -1}`,
 		Field: "spec.ttlSecondsAfterFinished", Message: "must not be negative"},
 }

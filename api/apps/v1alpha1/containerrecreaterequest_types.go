@@ -29,8 +29,9 @@ type ContainerRecreateRequestSpec struct {
 	Strategy *ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 	// ActiveDeadlineSeconds is how long the request may run, counted from
 	// its creation; then it completes and every unfinished container is
-	// marked Failed.
+	// marked Failed. At most a week.
 	// +kubebuilder:validation:Minimum=3
+	// +kubebuilder:validation:Maximum=604800
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 	// TTLSecondsAfterFinished is how long a completed request is kept
@@ -103,13 +104,18 @@ type ContainerRecreateRequestStrategy struct {
 	// +optional
 	ForceRecreate bool `json:"forceRecreate,omitempty"`
 	// TerminationGracePeriodSeconds is how long a container may take to
-	// exit after SIGTERM. Defaults to the pod's terminationGracePeriodSeconds.
+	// exit after SIGTERM, at most a day. Defaults to the pod's
+	// terminationGracePeriodSeconds; a pod whose own is longer than a day
+	// needs a request that sets one.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
 	// +optional
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// UnreadyGracePeriodSeconds is how long the pod is kept not ready
-	// before anything is stopped (needs the KruisePodReady readiness gate).
+	// before anything is stopped (needs the KruisePodReady readiness gate),
+	// at most a day.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
 	// +optional
 	UnreadyGracePeriodSeconds *int64 `json:"unreadyGracePeriodSeconds,omitempty"`
 	// MinStartedSeconds is how long a new container must run (and be ready,

@@ -12,6 +12,19 @@ import (
 // CRDs' validation markers repeat the number.
 const MinActiveDeadlineSeconds = 3
 
+// MaxActiveDeadlineSeconds is the longest deadline a request may have, a
+// week: far longer than any recreation takes (a day's grace included), and
+// far from where seconds overflow a time.Duration. The CRDs' validation
+// markers repeat the number.
+const MaxActiveDeadlineSeconds = 7 * 24 * 60 * 60
+
+// MaxGracePeriodSeconds is the longest terminationGracePeriodSeconds and
+// unreadyGracePeriodSeconds a request may have, a day. A pod's own
+// terminationGracePeriodSeconds above it is refused as a request's
+// default: the request must set a shorter one. The CRDs' validation
+// markers repeat the number.
+const MaxGracePeriodSeconds = 24 * 60 * 60
+
 // ContainerRecreateRequestSpec says which containers of which pod to
 // recreate, and how.
 type ContainerRecreateRequestSpec struct {
@@ -36,8 +49,10 @@ type ContainerRecreateRequestSpec struct {
 	Strategy *ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 	// ActiveDeadlineSeconds is how long the request may run, counted from
 	// its creation; then it completes and every unfinished container is
-	// marked Failed. At least MinActiveDeadlineSeconds.
+	// marked Failed. At least MinActiveDeadlineSeconds, at most
+	// MaxActiveDeadlineSeconds (a week).
 	// +kubebuilder:validation:Minimum=3
+	// +kubebuilder:validation:Maximum=604800
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 	// TTLSecondsAfterFinished is how long a completed request is kept
@@ -110,13 +125,18 @@ type ContainerRecreateRequestStrategy struct {
 	// +optional
 	ForceRecreate bool `json:"forceRecreate,omitempty"`
 	// TerminationGracePeriodSeconds is how long a container may take to
-	// exit after SIGTERM. Defaults to the pod's terminationGracePeriodSeconds.
+	// exit after SIGTERM, at most a day. Defaults to the pod's
+	// terminationGracePeriodSeconds; a pod whose own is longer than a day
+	// needs a request that sets one.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
 	// +optional
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// UnreadyGracePeriodSeconds is how long the pod is kept not ready
-	// before anything is stopped (needs the KruisePodReady readiness gate).
+	// before anything is stopped (needs the KruisePodReady readiness gate),
+	// at most a day.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
 	// +optional
 	UnreadyGracePeriodSeconds *int64 `json:"unreadyGracePeriodSeconds,omitempty"`
 	// MinStartedSeconds is how long a new container must run (and be ready,
@@ -205,7 +225,7 @@ func (r *ContainerRecreateRequest) Deadline() (time.Time, bool) {
 	if r.Spec.ActiveDeadlineSeconds == nil {
 		return time.Time{}, false
 	}
-	return r.CreationTimestamp.Add(time.Duration(*r.Spec.ActiveDeadlineSeconds) * time.Second), true
+	return r.CreationTimestamp.Add(SecondsDuration(*r.Spec.ActiveDeadlineSeconds)), true
 }
 
 // ResultOf sums up per-container states: Succeeded when all succeeded,

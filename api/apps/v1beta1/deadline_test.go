@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -17,5 +18,13 @@ func TestDeadline(t *testing.T) {
 	r.Spec.ActiveDeadlineSeconds = &seconds
 	if d, ok := r.Deadline(); !ok || !d.Equal(created.Add(90*time.Second)) {
 		t.Errorf("with 90 s: %v, %t; want 90 s after the creation", d, ok)
+	}
+	// The longest deadlines are the furthest, never in the past: from
+	// 9,223,372,037 s up, seconds in nanoseconds wrap past int64.
+	for _, long := range []int64{9_300_000_000, math.MaxInt64} {
+		r.Spec.ActiveDeadlineSeconds = &long
+		if d, ok := r.Deadline(); !ok || !d.After(created.Add(100*365*24*time.Hour)) {
+			t.Errorf("with %d s: %v, %t; want a century or more after the creation", long, d, ok)
+		}
 	}
 }

@@ -127,10 +127,11 @@ type Schedule struct {
 
 	// StartingDeadlineSeconds is how late a run may start: a run missed by
 	// more than this (the manager was down, the policy suspended) is skipped
-	// and reported instead of being started late.
+	// and reported instead of being started late. At most a week.
 	// +optional
 	// +kubebuilder:default=300
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 }
 
@@ -195,10 +196,12 @@ type RecreateTemplate struct {
 	Strategy *appsv1beta1.ContainerRecreateRequestStrategy `json:"strategy,omitempty"`
 
 	// ActiveDeadlineSeconds fails a request that has not completed this long
-	// after its creation; at least 3, as for a request.
+	// after its creation; at least 3 and at most a week (604800), as for a
+	// request.
 	// +optional
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=3
+	// +kubebuilder:validation:Maximum=604800
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// TTLSecondsAfterFinished deletes a finished request this long after it
