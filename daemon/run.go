@@ -17,8 +17,9 @@ import (
 	"github.com/rejuv-dev/rejuv/daemon/kube"
 )
 
-// workers is how many requests the daemon works on at once (one per pod at
-// most).
+// workers is how many passes over requests the daemon runs at once (one
+// per pod at most). A container's stop, which may wait for its whole grace
+// period, runs outside them.
 const workers = 4
 
 // Run starts the daemon (runtime connection, the executor of the node's

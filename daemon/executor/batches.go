@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -36,8 +38,10 @@ func nextBatch(st *v1beta1.ContainerRecreateRequestStatus, ordered bool) []int {
 // stops a pod's containers: their preStop hooks and stops run at the same
 // time, so none of them comes back before the others were stopped. The
 // hooks about to start are recorded first, in one write, so that a daemon
-// that dies while one runs does not run it again; the stops are recorded at
-// once, in one write. It returns when to look again.
+// that dies while one runs does not run it again. Under Run the stops go on
+// in the background (see stopInBackground) and the next pass records them;
+// a single pass waits for them and records them at once, in one write. It
+// returns when to look again.
 func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	st *v1beta1.ContainerRecreateRequestStatus, batch []int, deadline time.Time) ([]time.Duration, error) {
 	wake := make([]time.Duration, len(batch))
@@ -75,7 +79,28 @@ func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreat
 		}
 	}
 
+	if e.requeue != nil {
+		e.stopInBackground(ctx, crr, pod, rt, st, batch, targets, resumed, deadline)
+		return wake, nil
+	}
+	stopped, errs := e.stopAll(ctx, crr, pod, rt, st, batch, targets, resumed, deadline)
+	if slices.Contains(stopped, true) {
+		// Recorded at once, even when another container's stop failed: a
+		// restarted daemon must not stop them again.
+		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return wake, errors.Join(errs...)
+}
+
+// stopAll stops the instances targets of the containers of batch
+// together, and records each outcome in its state in st.
+func (e *Executor) stopAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	st *v1beta1.ContainerRecreateRequestStatus, batch []int, targets []string, resumed []*metav1.Time, deadline time.Time) ([]bool, []error) {
 	stopped := make([]bool, len(batch))
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
 	for k, i := range batch {
 		if targets[k] == "" {
 			continue
@@ -85,14 +110,41 @@ func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreat
 		})
 	}
 	wg.Wait()
-	if slices.Contains(stopped, true) {
-		// Recorded at once, even when another container's stop failed: a
-		// restarted daemon must not stop them again.
-		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
-			errs = append(errs, err)
+	return stopped, errs
+}
+
+// stoppingMessage is a container's message while its stop runs.
+const stoppingMessage = "stopping: its preStop hook, then SIGTERM and the rest of the grace period"
+
+// stopInBackground stops the instances targets as stopAll does, in a
+// goroutine of its own: the pass returns, and its worker serves other
+// requests while a container takes its grace period. The containers are
+// marked stopping meanwhile (advance leaves them be), and the request is
+// looked at again once the stops have returned: the next pass records
+// them from what stops remembers.
+func (e *Executor) stopInBackground(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	st *v1beta1.ContainerRecreateRequestStatus, batch []int, targets []string, resumed []*metav1.Time, deadline time.Time) {
+	for k, i := range batch {
+		if targets[k] != "" {
+			e.stopping.Store(stopKey(crr.UID, crr.Spec.Containers[i].Name), true)
+			st.ContainerRecreateStates[i].Message = stoppingMessage
 		}
 	}
-	return wake, errors.Join(errs...)
+	own, ownStatus := crr.DeepCopy(), st.DeepCopy()
+	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}
+	e.background.Go(func() {
+		_, errs := e.stopAll(ctx, own, pod, rt, ownStatus, batch, targets, resumed, deadline)
+		for k, i := range batch {
+			if targets[k] != "" {
+				e.stopping.Delete(stopKey(own.UID, own.Spec.Containers[i].Name))
+			}
+		}
+		err := errors.Join(errs...)
+		if err != nil && ctx.Err() == nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "stop failed; retrying")
+		}
+		e.requeue(key, err != nil)
+	})
 }
 
 // stopInstance stops the container's instance id (see stop) and records

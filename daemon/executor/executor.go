@@ -58,6 +58,19 @@ type Executor struct {
 	// stopped, and does not stop its successor. A restart of the daemon
 	// forgets it; the status written after each stop is what survives.
 	stops sync.Map
+
+	// stopping holds, by stopKey, the containers whose stop runs now. A
+	// stop waits for the container to exit, which takes the whole grace
+	// period when it ignores SIGTERM (up to a day): it runs in a
+	// goroutine of its own, never in a worker, so that one namespace's
+	// long stops cannot hold the workers every namespace's requests need.
+	stopping sync.Map
+	// requeue looks at a request again once its stops have returned
+	// (rate-limited when one failed). Run sets it; without it (a single
+	// pass, as in tests) a pass waits for its stops itself.
+	requeue func(key types.NamespacedName, failed bool)
+	// background counts the stops running in their own goroutines.
+	background sync.WaitGroup
 }
 
 // stopRecord is one container this daemon stopped.

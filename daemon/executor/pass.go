@@ -87,6 +87,10 @@ func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
 	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState) (time.Duration, string, error) {
 	state.Phase = v1beta1.PhaseRecreating
+	if _, ok := e.stopping.Load(stopKey(crr.UID, c.Name)); ok {
+		state.Message = stoppingMessage
+		return 0, "", nil
+	}
 	if _, ok := e.stopped(crr, c.Name); ok {
 		state.IsKilled = true
 	}
@@ -177,15 +181,15 @@ func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	}
 	// What is left of the grace, and no more than is left until the
 	// request's deadline: a request never stops a container after it
-	// ended. The runtime's call is bounded by the deadline and its kill.
-	left := max(0, grace-time.Since(start))
-	stopCtx := ctx
+	// ended. The runtime's call always has a deadline, with or without
+	// the request's: that grace, then the runtime's kill.
+	now := time.Now()
+	left := max(0, grace-now.Sub(start))
 	if !deadline.IsZero() {
-		left = min(left, max(0, time.Until(deadline)))
-		var cancelStop context.CancelFunc
-		stopCtx, cancelStop = context.WithDeadline(ctx, deadline.Add(stopKillMargin))
-		defer cancelStop()
+		left = min(left, max(0, deadline.Sub(now)))
 	}
+	stopCtx, cancelStop := context.WithDeadline(ctx, now.Add(left).Add(stopKillMargin))
+	defer cancelStop()
 	seconds := int64(math.Ceil(left.Seconds()))
 	log.Info("stopping container", "grace", left.Round(time.Second).String())
 	e.event(crr, pod, corev1.EventTypeNormal, "StoppingContainer", "container %s (grace %s)", c.Name, left.Round(time.Second))

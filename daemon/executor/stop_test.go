@@ -56,10 +56,15 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	if !rt.hasDeadline || rt.deadline.After(deadline.Add(stopKillMargin)) {
 		t.Errorf("the runtime's stop call has deadline %v (set %v), want by the request's deadline and the kill margin", rt.deadline, rt.hasDeadline)
 	}
-	// Without a deadline, the whole grace.
+	// Without a deadline, the whole grace; the runtime's call is still
+	// bounded, by the grace and the kill margin.
 	rt = &stopRecorder{}
+	called := time.Now()
 	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil || rt.timeout != 30 {
 		t.Errorf("without a deadline: %v, grace %ds, want 30s", err, rt.timeout)
+	}
+	if !rt.hasDeadline || rt.deadline.After(called.Add(30*time.Second+stopKillMargin+time.Second)) {
+		t.Errorf("without a deadline, the runtime's stop call has deadline %v (set %v), want within the grace and the kill margin", rt.deadline, rt.hasDeadline)
 	}
 }
 

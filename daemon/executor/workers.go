@@ -72,6 +72,13 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 		}
 		defer func() { _ = r.inf.RemoveEventHandler(h) }()
 	}
+	e.requeue = func(key types.NamespacedName, failed bool) {
+		if failed {
+			q.AddRateLimited(key)
+			return
+		}
+		q.Add(key)
+	}
 	log.Info("starting workers", "workers", workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -83,6 +90,8 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 	<-ctx.Done()
 	q.ShutDown()
 	wg.Wait()
+	// The stops still running end with ctx.
+	e.background.Wait()
 	return nil
 }
 
