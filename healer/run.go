@@ -217,7 +217,7 @@ func newCertManager(direct client.Client, o Options) (*certs.Manager, error) {
 // side: the request controller and the pod readiness gates.
 func setupRequestControllers(mgr ctrl.Manager, o Options) error {
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
-		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout}
+		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout, DaemonNamespace: o.Namespace}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
 	}

@@ -45,6 +45,10 @@ type Reconciler struct {
 	// PickupTimeout is how long a request may wait for a daemon to start
 	// it before the manager warns that none seems to run on the node.
 	PickupTimeout time.Duration
+	// DaemonNamespace is where the daemons run (the manager's namespace):
+	// a request not picked up on a node whose daemon pod there is Ready
+	// waits for a busy daemon, not a missing one.
+	DaemonNamespace string
 
 	startedAt time.Time
 	mu        sync.Mutex
@@ -184,7 +188,7 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 		return ctrl.Result{}, err
 	}
 	r.announceStart(crr, pod)
-	if wait := r.checkPickup(crr, status, now); wait > 0 {
+	if wait := r.checkPickup(ctx, crr, status, now); wait > 0 {
 		wake = append(wake, wait)
 	}
 	return ctrl.Result{RequeueAfter: v1beta1.SoonestWake(wake)}, r.writeWatch(ctx, crr, status)

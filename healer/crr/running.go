@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -96,9 +97,11 @@ func (r *Reconciler) announceStart(crr *v1beta1.ContainerRecreateRequest, pod *c
 
 // checkPickup says in status when no daemon has touched the request in
 // time (the daemon sets a phase, Pending when queued, Recreating when
-// running, as soon as it sees a request, so an empty phase means no daemon
-// has), or how long until it would.
-func (r *Reconciler) checkPickup(crr *v1beta1.ContainerRecreateRequest, status *v1beta1.ContainerRecreateRequestStatus, now time.Time) time.Duration {
+// running, as soon as a worker takes the request, so an empty phase means
+// no daemon has), or how long until it would. A node whose daemon pod is
+// Ready has a daemon busy with its other requests, and is not reported
+// without one.
+func (r *Reconciler) checkPickup(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, status *v1beta1.ContainerRecreateRequestStatus, now time.Time) time.Duration {
 	if crr.Status.Phase != "" {
 		return 0
 	}
@@ -106,8 +109,34 @@ func (r *Reconciler) checkPickup(crr *v1beta1.ContainerRecreateRequest, status *
 	if waited < r.PickupTimeout {
 		return r.PickupTimeout - waited
 	}
-	status.Message = fmt.Sprintf("no daemon has picked up this request within %s; is rejuv-daemon running on node %s?", r.PickupTimeout, crr.Labels[v1beta1.NodeNameLabel])
+	node := crr.Labels[v1beta1.NodeNameLabel]
+	if daemon := r.readyDaemon(ctx, node); daemon != "" {
+		status.Message = fmt.Sprintf("the daemon on node %s (pod %s) runs but has not picked up this request within %s: it is busy with the node's other requests", node, daemon, r.PickupTimeout)
+		return 0
+	}
+	status.Message = fmt.Sprintf("no daemon has picked up this request within %s; is rejuv-daemon running on node %s?", r.PickupTimeout, node)
 	return 0
+}
+
+// daemonLabels select the daemon's pods.
+var daemonLabels = client.MatchingLabels{"app.kubernetes.io/name": "rejuv-daemon"}
+
+// readyDaemon is the name of the node's Ready daemon pod, from the cache;
+// empty when there is none (or the cache cannot say).
+func (r *Reconciler) readyDaemon(ctx context.Context, node string) string {
+	if r.DaemonNamespace == "" || node == "" {
+		return ""
+	}
+	var daemons corev1.PodList
+	if err := r.Client.List(ctx, &daemons, client.InNamespace(r.DaemonNamespace), daemonLabels); err != nil {
+		return ""
+	}
+	for i := range daemons.Items {
+		if d := &daemons.Items[i]; d.Spec.NodeName == node && pods.Ready(d) {
+			return d.Name
+		}
+	}
+	return ""
 }
 
 // writeWatch writes what this pass found, in one write, and then tells of
