@@ -46,7 +46,7 @@ var wildcard = []string{
 // is missing. They match requests of every version, as the API server
 // serves both.
 func TestPoliciesKnowTheManagerByItsServiceAccount(t *testing.T) {
-	for _, name := range []string{"request-authorization", "daemon-scope"} {
+	for _, name := range []string{"request-authorization", "request-ownership", "daemon-scope"} {
 		p := shippedPolicies(t)[name]
 		if p == nil {
 			t.Fatalf("config/admission has no policy %s", name)

@@ -26,8 +26,8 @@ import (
 // controls the request exists, is the same object (UID), and selects the
 // pod. It returns the refusal, nil when accepted.
 func ownRequestDenial(ctx context.Context, c client.Reader, crr *v1beta1.ContainerRecreateRequest, namespace string, pod *corev1.Pod) *admission.Response {
-	owner := metav1.GetControllerOf(crr)
-	if owner == nil || owner.Kind != "RecreatePolicy" || owner.APIVersion != v1alpha1.GroupVersion.String() {
+	owner := v1alpha1.ControllingPolicy(crr)
+	if owner == nil {
 		return forbidden("the manager creates ContainerRecreateRequests only for a RecreatePolicy that controls them; %s has no such owner", displayName(crr))
 	}
 	policy := &v1alpha1.RecreatePolicy{}

@@ -76,7 +76,7 @@ func (r *Reconciler) readRequests(ctx context.Context, p *v1alpha1.RecreatePolic
 		return err
 	}
 	crrs = r.state.withExpected(p.Namespace, crrs, in.now)
-	in.facts = gatherRequests(p.Name, crrs, in.byName, in.now)
+	in.facts = gatherRequests(p, crrs, in.byName, in.now)
 	return nil
 }
 
@@ -120,7 +120,7 @@ func (r *Reconciler) readAgain(ctx context.Context, p *v1alpha1.RecreatePolicy, 
 func previewRead(p *v1alpha1.RecreatePolicy, spec *policyspec.Spec, pods []corev1.Pod, crrs []appsv1beta1.ContainerRecreateRequest, pdbs []policyv1.PodDisruptionBudget, now time.Time) *passInput {
 	in := &passInput{spec: spec, now: now}
 	in.pods, in.byName = selectPods(spec, pods)
-	in.facts = gatherRequests(p.Name, crrs, in.byName, now)
+	in.facts = gatherRequests(p, crrs, in.byName, now)
 	if respectsDisruptionBudgets(p) && pdbs != nil {
 		in.budgets, in.namespacePods = pdbs, pods
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
@@ -32,12 +33,16 @@ type requestFacts struct {
 	// (RFC 3339) and pod UID.
 	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
 	// completedCharges are, by pod name, when the budgets were charged for
-	// a request of the namespace that has completed since: entries of
-	// the budgets' disruptedPods to take back.
+	// a policy's request of the namespace that has completed since:
+	// entries of the budgets' disruptedPods to take back.
 	completedCharges map[string]time.Time
 }
 
-func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *requestFacts {
+// gatherRequests sums up crrs for policy p. The policy's own requests are
+// those it controls (its UID), not those that carry its name in the
+// rejuv.dev/policy label, which whoever may create a request could set;
+// and only a policy's request carries a charge of the budgets.
+func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *requestFacts {
 	f := &requestFacts{
 		inFlight:      map[types.UID]bool{},
 		lastRecreated: map[planner.ContainerKey]time.Time{},
@@ -61,10 +66,11 @@ func gatherRequests(policyName string, crrs []appsv1beta1.ContainerRecreateReque
 		}
 		// A budget keeps one entry per pod, the latest charge's: a pod
 		// recreated twice within the timeout has two completed requests.
-		if at, ok := chargedAt(crr); ok && !active && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
+		owner := v1alpha1.ControllingPolicy(crr)
+		if at, ok := chargedAt(crr); ok && owner != nil && !active && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
 			f.completedCharges[crr.Spec.PodName] = at
 		}
-		if crr.Labels[appsv1beta1.PolicyLabel] != policyName {
+		if owner == nil || owner.UID != p.UID {
 			continue
 		}
 		if active {

@@ -5,8 +5,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
@@ -18,9 +20,10 @@ func TestCompletedChargesKeepTheLatest(t *testing.T) {
 	now := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 	charged := func(name string, at time.Time) appsv1beta1.ContainerRecreateRequest {
 		return appsv1beta1.ContainerRecreateRequest{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{appsv1beta1.DisruptionChargedAnnotation: at.Format(time.RFC3339)}},
-			Spec:       appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-0"},
-			Status:     appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{appsv1beta1.DisruptionChargedAnnotation: at.Format(time.RFC3339)},
+				OwnerReferences: []metav1.OwnerReference{controllerRef("restart")}},
+			Spec:   appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-0"},
+			Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted},
 		}
 	}
 	later, earlier := now.Add(-20*time.Second), now.Add(-80*time.Second)
@@ -28,7 +31,7 @@ func TestCompletedChargesKeepTheLatest(t *testing.T) {
 		{charged("second", later), charged("first", earlier)},
 		{charged("first", earlier), charged("second", later)},
 	} {
-		f := gatherRequests("restart", order, nil, now)
+		f := gatherRequests(policyNamed("restart"), order, nil, now)
 		if got := f.completedCharges["web-0"]; !got.Equal(later) {
 			t.Errorf("listed %s then %s: charge to take back %s, want the latest, %s", order[0].Name, order[1].Name, got, later)
 		}
@@ -44,7 +47,7 @@ func TestLastRuleIsThatOfTheLatestRequest(t *testing.T) {
 		return appsv1beta1.ContainerRecreateRequest{
 			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(now.Add(-ago)), Labels: map[string]string{
 				appsv1beta1.PolicyLabel: policy, appsv1beta1.TriggerLabel: trigger, appsv1beta1.PodUIDLabel: "uid-0",
-			}},
+			}, OwnerReferences: []metav1.OwnerReference{controllerRef(policy)}},
 			Spec:   appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-0", Containers: []appsv1beta1.ContainerRecreateRequestContainer{{Name: "app"}}},
 			Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted},
 		}
@@ -60,9 +63,20 @@ func TestLastRuleIsThatOfTheLatestRequest(t *testing.T) {
 		{"a run's, the latest", []appsv1beta1.ContainerRecreateRequest{request("b", "health", "rule.leak", time.Hour), request("c", "health", "schedule", time.Minute)}, ""},
 		{"another policy's", []appsv1beta1.ContainerRecreateRequest{request("b", "health", "rule.leak", time.Hour), request("d", "other", "rule.stuck", time.Minute)}, "leak"},
 	} {
-		f := gatherRequests("health", tc.crrs, nil, now)
+		f := gatherRequests(policyNamed("health"), tc.crrs, nil, now)
 		if got := f.lastRule[key]; got != tc.want {
 			t.Errorf("%s: last rule %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// policyNamed is a policy whose UID is its name, as controllerRef names it.
+func policyNamed(name string) *v1alpha1.RecreatePolicy {
+	return &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}}
+}
+
+// controllerRef is the controller reference policyNamed(name) sets on the
+// requests it creates.
+func controllerRef(name string) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "RecreatePolicy", Name: name, UID: types.UID(name), Controller: new(true)}
 }

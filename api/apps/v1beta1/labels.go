@@ -59,6 +59,23 @@ const (
 	SourceLabel = "rejuv.dev/source"
 )
 
+// ManagerOnlyLabels returns the labels of a policy's request that only
+// the manager may set or change: the policy reads its own past from them.
+// The request-ownership admission policy (config/admission) refuses them
+// from anyone else, as it refuses an ownerReference to a RecreatePolicy;
+// its list is this one (a test of config/ checks it). The source label
+// and the reason annotation are not among them: kubectl rejuv sets them on
+// the requests it creates by hand.
+func ManagerOnlyLabels() []string {
+	return []string{PolicyLabel, TriggerLabel}
+}
+
+// ManagerOnlyAnnotations returns the annotations of a policy's request that
+// only the manager may set or change, as ManagerOnlyLabels.
+func ManagerOnlyAnnotations() []string {
+	return []string{RunAnnotation, DisruptionChargedAnnotation}
+}
+
 // PodReadyCondition is the pod readiness gate (and condition type) through
 // which a request takes its pod out of service before anything is stopped,
 // as OpenKruise names it.
