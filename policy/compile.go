@@ -27,11 +27,12 @@ type Rule struct {
 // compiledRule is one rule prepared for evaluation on its own.
 type compiledRule struct {
 	name string
+	// module is the parsed module, until the compilation is assembled.
+	module *ast.Module
 	// recreateVar and noDataVar bind the rule's sets in the combined
 	// queries.
 	recreateVar, noDataVar string
 
-	module    *ast.Module
 	hasNoData bool
 	// setRecreate and setNoData tell that the module's recreate (no_data)
 	// is a multi-value rule, a set even when empty, so queries can bind it
@@ -51,12 +52,38 @@ const (
 
 // Compile compiles rules, each alone (so two inline rules may share a
 // package name), in the sandbox of Capabilities. Every rule that fails is
-// reported, as CompileErrors.
+// reported, as CompileErrors. The rules together are bounded by
+// MaxPolicyCompiledBytes, checked before any is compiled.
 func Compile(ctx context.Context, rules []Rule) ([]*compiledRule, error) {
+	out, _, err := compileSized(ctx, rules)
+	return out, err
+}
+
+// compileSized is Compile, also returning the rules' estimated compiled
+// size.
+func compileSized(ctx context.Context, rules []Rule) ([]*compiledRule, uint64, error) {
 	var errs CompileErrors
+	modules := make([]*ast.Module, len(rules))
+	sizes := make([]uint64, len(rules))
+	var total uint64
+	for i, r := range rules {
+		m, err := parseRule(r)
+		if err != nil {
+			errs = append(errs, compileErrors(r.Name, i, err)...)
+			continue
+		}
+		modules[i], sizes[i] = m, compiledBytes(m)
+		total += sizes[i]
+	}
+	if total > MaxPolicyCompiledBytes {
+		return nil, 0, append(errs, policySizeError(rules, sizes, total))
+	}
 	out := make([]*compiledRule, 0, len(rules))
 	for i, r := range rules {
-		cr, err := compileRule(ctx, r)
+		if modules[i] == nil {
+			continue
+		}
+		cr, err := compileRule(ctx, r, modules[i])
 		if err != nil {
 			errs = append(errs, compileErrors(r.Name, i, err)...)
 			continue
@@ -64,9 +91,9 @@ func Compile(ctx context.Context, rules []Rule) ([]*compiledRule, error) {
 		out = append(out, cr)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, 0, errs
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // Check reports whether rules compile, with the same errors as Compile.
@@ -75,11 +102,8 @@ func Check(ctx context.Context, rules []Rule) error {
 	return err
 }
 
-func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
-	module, err := ast.ParseModuleWithOpts(r.Name+".rego", r.Module, ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
-	if err != nil {
-		return nil, err
-	}
+// compileRule compiles the rule r, parsed as module.
+func compileRule(ctx context.Context, r Rule, module *ast.Module) (*compiledRule, error) {
 	if err := refuseSchemas(module); err != nil {
 		return nil, err
 	}
@@ -97,6 +121,7 @@ func compileRule(ctx context.Context, r Rule) (*compiledRule, error) {
 		setRecreate: isSetRule(module, varRecreate), setNoData: isSetRule(module, varNoData),
 	}
 	body := resultQuery(module.Package.Path, cr)
+	var err error
 	if cr.query, err = prepare(ctx, body, module.Copy()); err != nil {
 		return nil, err
 	}
@@ -285,16 +310,38 @@ func lookup(v ast.Value, path ast.Ref) ast.Value {
 	return v
 }
 
-func newProgram(ref Ref, rules []*compiledRule, opts *Options) *Program {
+// traits are what a program needs to know of its rules' modules, found
+// once per compilation.
+type traits struct {
+	podPaths               *podPaths
+	timeless, perContainer bool
+}
+
+// assemble finishes a compilation: the combined queries (nil, with the
+// reason, when the rules cannot be combined) and the rules' traits. The
+// parsed modules are then dropped: the compilers keep their own copies,
+// and a parsed module costs about as much as the compiled rule (a
+// literal table's terms each keep their location in the source).
+func assemble(ctx context.Context, rules []*compiledRule) (*combined, traits, error) {
 	modules := make([]*ast.Module, len(rules))
 	for i, r := range rules {
 		modules[i] = r.module
 	}
+	t := traits{podPaths: readPodPaths(modules), timeless: timeless(modules), perContainer: perContainer(modules)}
+	c, err := combine(ctx, rules)
+	for _, r := range rules {
+		r.module = nil
+	}
+	return c, t, err
+}
+
+func newProgram(ref Ref, rules []*compiledRule, combined *combined, t traits, opts *Options) *Program {
 	policy := ast.ObjectTerm(
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, stops: make([]ruleStops, len(rules)), shape: newPodShape(readPodPaths(modules)), timeless: timeless(modules), perContainer: perContainer(modules), policyTerm: policy, opts: opts}
+	return &Program{ref: ref, rules: rules, combined: combined, stops: make([]ruleStops, len(rules)), shape: newPodShape(t.podPaths),
+		timeless: t.timeless, perContainer: t.perContainer, policyTerm: policy, opts: opts}
 }
 
 // defines reports whether module has a rule whose name is name.

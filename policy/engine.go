@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -33,6 +34,10 @@ type Options struct {
 	// Journal records the evaluations that run past their bounds in a
 	// step the sandbox cannot stop; none when nil.
 	Journal *Journal
+	// MaxCompiledBytes bounds what the compilations the engine keeps may
+	// keep in memory, all policies together, as estimated from their
+	// parsed rules; DefaultMaxCompiledBytes when zero.
+	MaxCompiledBytes uint64
 }
 
 // Ref names a policy and the generation of its spec.
@@ -59,6 +64,9 @@ type Engine struct {
 	programs map[string]*programEntry
 	// compiled are the compilations in use, by rulesKey.
 	compiled map[string]*compilation
+	// kept is the estimated size of the compilations in use, bounded by
+	// Options.MaxCompiledBytes.
+	kept uint64
 }
 
 // programEntry is a policy's program for one generation; ready is closed
@@ -80,8 +88,12 @@ type compilation struct {
 	ready    chan struct{}
 	rules    []*compiledRule
 	combined *combined
+	traits   traits
 	err      error
 	users    int
+	// size is the rules' estimated compiled size, once counted against
+	// the engine's bound.
+	size uint64
 }
 
 // NewEngine returns an Engine.
@@ -97,6 +109,9 @@ func NewEngine(o Options) *Engine {
 	}
 	if o.Pods == nil {
 		o.Pods = NewPodCache(0)
+	}
+	if o.MaxCompiledBytes == 0 {
+		o.MaxCompiledBytes = DefaultMaxCompiledBytes
 	}
 	return &Engine{opts: o, programs: map[string]*programEntry{}, compiled: map[string]*compilation{}}
 }
@@ -124,12 +139,21 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 			// Outside the lock: other policies go on meanwhile. Other
 			// policies may wait for it too: it is not cancelled with this
 			// caller's context.
-			e.compile(context.WithoutCancel(ctx), c, ref, rules)
+			e.compile(context.WithoutCancel(ctx), entry.rules, c, ref, rules)
 		}
 		<-c.ready
+		if errors.Is(c.err, ErrCompiledTotal) {
+			// Not kept with the generation: the next call tries again,
+			// once other policies' rules may be gone.
+			e.mu.Lock()
+			if e.programs[key] == entry {
+				delete(e.programs, key)
+				e.release(entry.rules)
+			}
+			e.mu.Unlock()
+		}
 		if entry.err = c.err; c.err == nil {
-			entry.program = newProgram(ref, c.rules, &e.opts)
-			entry.program.combined = c.combined
+			entry.program = newProgram(ref, c.rules, c.combined, c.traits, &e.opts)
 		}
 		close(entry.ready)
 		return entry.program, entry.err
@@ -162,18 +186,29 @@ func (e *Engine) release(rules string) {
 	if c := e.compiled[rules]; c != nil {
 		if c.users--; c.users <= 0 {
 			delete(e.compiled, rules)
+			e.kept -= c.size
 		}
 	}
 }
 
-func (e *Engine) compile(ctx context.Context, c *compilation, ref Ref, rules []Rule) {
+// compile makes the compilation c of rules, keyed key, within the
+// engine's bound on what compilations keep.
+func (e *Engine) compile(ctx context.Context, key string, c *compilation, ref Ref, rules []Rule) {
 	defer close(c.ready)
 	e.compiles.Add(1)
-	if c.rules, c.err = Compile(ctx, rules); c.err != nil {
+	compiled, size, err := compileSized(ctx, rules)
+	if err != nil {
+		c.err = err
 		return
 	}
-	var err error
-	if c.combined, err = combine(ctx, c.rules); err != nil {
+	e.mu.Lock()
+	c.err = e.reserve(key, c, size)
+	e.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.rules = compiled
+	if c.combined, c.traits, err = assemble(ctx, c.rules); err != nil {
 		e.opts.Log.V(1).Info("rules evaluated one by one", "policy", ref.String(), "reason", err.Error())
 	}
 }

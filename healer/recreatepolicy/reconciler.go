@@ -2,6 +2,7 @@ package recreatepolicy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -75,14 +76,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	p.Status.ObservedGeneration = p.Generation
 	r.keepInterruption(p)
 
-	spec, program, ok := r.check(ctx, p)
+	spec, program, retry, ok := r.check(ctx, p)
 	if !ok || spec.Schedule == nil {
 		// No run is coming: a time left from an earlier spec would say
 		// one is overdue.
 		nextRun.DeleteLabelValues(p.Name, p.Namespace)
 	}
 	if !ok {
-		return ctrl.Result{}, r.writeStatus(ctx, original, p, nil, 0, now)
+		return ctrl.Result{RequeueAfter: retry}, r.writeStatus(ctx, original, p, nil, 0, now)
 	}
 
 	in, err := r.read(ctx, p, spec, now)
@@ -158,8 +159,10 @@ func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, prog
 }
 
 // check parses the spec and compiles the rules, setting the conditions
-// that say how that went. ok is false when the policy cannot act.
-func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (*policyspec.Spec, *policy.Program, bool) {
+// that say how that went. ok is false when the policy cannot act; retry,
+// when its rules were not compiled for what other policies' rules keep,
+// is when to try again.
+func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (spec *policyspec.Spec, program *policy.Program, retry time.Duration, ok bool) {
 	spec, errs := policyspec.Parse(&p.Spec)
 	if len(errs) > 0 {
 		scheduleErr, otherErr := false, false
@@ -178,28 +181,34 @@ func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (*po
 			setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonInvalidParameters, msg)
 		}
 		setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, msg)
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	if spec.Schedule != nil {
 		setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonScheduleParsed, "")
 	} else {
 		setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonNoSchedule, "")
 	}
-	var program *policy.Program
 	if len(spec.Rules) > 0 {
 		var err error
 		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
 		if err != nil {
 			setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
 			setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
-			return nil, nil, false
+			if errors.Is(err, policy.ErrCompiledTotal) {
+				retry = compiledTotalRetry
+			}
+			return nil, nil, retry, false
 		}
 		setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonCompiled, "")
 	} else {
 		setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonNoRules, "")
 	}
-	return spec, program, true
+	return spec, program, 0, true
 }
+
+// compiledTotalRetry is how often a policy refused for the engine's bound
+// on compiled rules tries again.
+const compiledTotalRetry = time.Minute
 
 func isScheduleField(f string) bool {
 	return strings.HasPrefix(f, "spec.schedule") || strings.HasPrefix(f, "spec.windows")
