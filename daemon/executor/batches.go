@@ -139,6 +139,11 @@ func (e *Executor) stopInBackground(ctx context.Context, crr *v1beta1.ContainerR
 				e.stopping.Delete(stopKey(own.UID, own.Spec.Containers[i].Name))
 			}
 		}
+		// A request deleted while its stop ran was forgotten before the
+		// stop was remembered: forget it again.
+		if cur, ok := e.Store.Request(key.Namespace, key.Name); !ok || cur.UID != own.UID {
+			e.forget(own.UID)
+		}
 		err := errors.Join(errs...)
 		if err != nil && ctx.Err() == nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "stop failed; retrying")

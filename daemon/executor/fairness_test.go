@@ -141,12 +141,9 @@ func (s *nodeStore) add(namespace, name string, grace int64) {
 	s.source.Add(crr.DeepCopy())
 }
 
-// TestOneNamespaceDoesNotHoldEveryWorker: a namespace's four requests on
-// containers that ignore SIGTERM, with a day's grace, take the daemon's
-// four workers for as long as they wait; another namespace's request,
-// made then, must still start at once: its container is stopped within
-// seconds, not after the first namespace's grace.
-func TestOneNamespaceDoesNotHoldEveryWorker(t *testing.T) {
+// runExecutor runs an executor with 4 workers over a nodeStore and a
+// stubbornRuntime until the test ends.
+func runExecutor(t *testing.T) (*Executor, *stubbornRuntime, *nodeStore) {
 	rt := &stubbornRuntime{exited: map[string]bool{}, stubborn: map[string]bool{}, stopping: make(chan string, 16), done: make(chan struct{})}
 	source := fcache.NewFakeControllerSource()
 	store := &nodeStore{requests: map[types.NamespacedName]*v1beta1.ContainerRecreateRequest{}, pods: map[types.NamespacedName]*corev1.Pod{}, source: source}
@@ -171,6 +168,16 @@ func TestOneNamespaceDoesNotHoldEveryWorker(t *testing.T) {
 		}
 	})
 
+	return e, rt, store
+}
+
+// TestOneNamespaceDoesNotHoldEveryWorker: a namespace's four requests on
+// containers that ignore SIGTERM, with a day's grace, take the daemon's
+// four workers for as long as they wait; another namespace's request,
+// made then, must still start at once: its container is stopped within
+// seconds, not after the first namespace's grace.
+func TestOneNamespaceDoesNotHoldEveryWorker(t *testing.T) {
+	_, rt, store := runExecutor(t)
 	const day = 24 * 60 * 60
 	for _, name := range []string{"a1", "a2", "a3", "a4"} {
 		rt.mu.Lock()
@@ -194,5 +201,45 @@ func TestOneNamespaceDoesNotHoldEveryWorker(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the other namespace's request did not stop its container within 5s while the stubborn namespace's four stops wait for their grace")
+	}
+}
+
+// TestARequestDeletedDuringItsStopIsForgotten: a stop runs on after its
+// request is deleted (the container ignores SIGTERM for its grace); what
+// the daemon remembers of that stop goes once it returns, not only when
+// the deletion is seen, so deleted requests leave nothing behind.
+func TestARequestDeletedDuringItsStopIsForgotten(t *testing.T) {
+	e, rt, store := runExecutor(t)
+	rt.mu.Lock()
+	rt.stubborn["uid-stubborn-a1"] = true
+	rt.mu.Unlock()
+	store.add("stubborn", "a1", 2)
+	select {
+	case <-rt.stopping:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stop did not start")
+	}
+	key := types.NamespacedName{Namespace: "stubborn", Name: "a1"}
+	store.mu.Lock()
+	gone := store.requests[key]
+	delete(store.requests, key)
+	store.mu.Unlock()
+	store.source.Delete(gone.DeepCopy())
+	remembered := func() (n int) {
+		e.stops.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rt.mu.Lock()
+		exited := rt.exited["uid-stubborn-a1"]
+		rt.mu.Unlock()
+		if exited && remembered() == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the deleted request's 2s stop began: container exited %t, %d stops remembered; want it exited and none", exited, remembered())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
