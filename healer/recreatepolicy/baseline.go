@@ -19,6 +19,16 @@ func baselineOf(pods []*corev1.Pod) map[string]string {
 	return out
 }
 
+// baselineBytes is the size of a baseline as MaxBaselineBytes counts it:
+// its keys' and values' bytes.
+func baselineBytes(baseline map[string]string) int {
+	n := 0
+	for uid, instances := range baseline {
+		n += len(uid) + len(instances)
+	}
+	return n
+}
+
 // instancesOf writes the instance of each of the pod's containers,
 // regular and init, as "NAME=INSTANCE" sorted by name and separated by
 // commas.

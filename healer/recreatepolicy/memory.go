@@ -58,7 +58,7 @@ func (n *memoryNotes) reason(h MemoryHistory, nd policy.NoData) string {
 		return "the manager samples no memory source (--memory-source=none)"
 	case nd.Signal == signalMemory:
 		if why := n.missing[nd.Container]; why != "" {
-			return truncate(why)
+			return why
 		}
 		return ""
 	}
@@ -66,7 +66,7 @@ func (n *memoryNotes) reason(h MemoryHistory, nd policy.NoData) string {
 	if w == nil {
 		return ""
 	}
-	return truncate(fmt.Sprintf("the window holds %d samples over %s; the manager keeps %s", w.Samples, durationText(w.WindowSeconds), h.Describe()))
+	return fmt.Sprintf("the window holds %d samples over %s; the manager keeps %s", w.Samples, durationText(w.WindowSeconds), h.Describe())
 }
 
 // durationText writes seconds as a Go duration without zero units:
@@ -80,12 +80,4 @@ func durationText(sec float64) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// truncate keeps a reason within the API's 1024 characters.
-func truncate(s string) string {
-	if len(s) <= 1024 {
-		return s
-	}
-	return s[:1021] + "..."
 }

@@ -219,11 +219,11 @@ func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
 		for _, signal := range j.readers[res.Rule] {
 			if why := j.values.Missing(pod.Name, signal); why != "" {
 				res.Matches = nil
-				out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: "signals." + signal, Reason: truncate(why)})
+				out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: "signals." + signal, Reason: v1alpha1.Truncate(why, v1alpha1.MaxReasonLength)})
 			}
 		}
 		for _, nd := range res.NoData {
-			out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: nd.Signal, Reason: truncate(memory.reason(j.memory, nd))})
+			out.noData = append(out.noData, noDataNote{Rule: res.Rule, Signal: nd.Signal, Reason: v1alpha1.Truncate(memory.reason(j.memory, nd), v1alpha1.MaxReasonLength)})
 		}
 		for _, m := range res.Matches {
 			into := &act
@@ -261,11 +261,12 @@ func (g *match) add(pod *corev1.Pod, rule string, m policy.Match) {
 	g.reasons = append(g.reasons, fmt.Sprintf("%s: %s: %s", rule, m.Container, reason))
 }
 
-// candidate is the gathered candidate with its reasons, nil when nothing
-// matched.
+// candidate is the gathered candidate with its reasons, cut to a
+// reason's bound (they are the request's rejuv.dev/reason), nil when
+// nothing matched.
 func (g *match) candidate() *planner.PodCandidate {
 	if g.c != nil {
-		g.c.Reason = strings.Join(g.reasons, "; ")
+		g.c.Reason = v1alpha1.Truncate(strings.Join(g.reasons, "; "), v1alpha1.MaxReasonLength)
 	}
 	return g.c
 }

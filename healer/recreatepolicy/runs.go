@@ -68,7 +68,7 @@ func (pl *plan) carryRun(run *v1alpha1.Run, requests map[types.UID]*appsv1beta1.
 	switch {
 	case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
 		msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.failed.Name, prog.failed.Spec.PodName, prog.failed.Status.Result, prog.failed.Status.Message)
-		run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, msg, &metav1.Time{Time: now}
+		run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, v1alpha1.Truncate(msg, v1alpha1.MaxReasonLength), &metav1.Time{Time: now}
 		pl.halt(sec, v1alpha1.ReasonRunFailed, "the "+runName(run)+" halted: "+msg)
 		return false
 	case len(prog.pending) == 0 && !anyInFlight(pl.in.pods, pl.in.facts):
@@ -158,8 +158,9 @@ func (pl *plan) fireRestart(at time.Time) (time.Duration, bool) {
 }
 
 // startRun makes run the policy's current run, with what it sees of the
-// pods as its baseline, unless the policy is suspended or another run is
-// going: then it says why not.
+// pods as its baseline, unless the policy is suspended, another run is
+// going or the baseline is over its bound: then it says why not (the last
+// also halts the policy until a run starts).
 func (pl *plan) startRun(run *v1alpha1.Run) bool {
 	p := pl.p
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: run.ScheduledTime.Time, Requested: run.Requested}
@@ -171,9 +172,18 @@ func (pl *plan) startRun(run *v1alpha1.Run) bool {
 		pl.note(trigger, v1alpha1.OutcomeSkipped, runName(run)+" not started: the "+runName(current)+" is still going")
 		return false
 	}
-	run.State, run.Pods, run.Baseline = v1alpha1.RunRunning, int32(len(pl.in.pods)), baselineOf(pl.in.pods)
+	baseline := baselineOf(pl.in.pods)
+	if size := baselineBytes(baseline); size > v1alpha1.MaxBaselineBytes {
+		msg := fmt.Sprintf("%s not started: what it would record of its %d pods in status.run.baseline is %d bytes, over its bound of %d bytes; select fewer pods (or pods of fewer containers) per policy",
+			runName(run), len(pl.in.pods), size, v1alpha1.MaxBaselineBytes)
+		pl.note(trigger, v1alpha1.OutcomeSkipped, msg)
+		pl.halt(&pl.runs, v1alpha1.ReasonRunTooLarge, msg)
+		return false
+	}
+	run.State, run.Pods, run.Baseline = v1alpha1.RunRunning, int32(len(pl.in.pods)), baseline
 	p.Status.Run = run
 	unhaltFor(p, v1alpha1.ReasonRunFailed)
+	unhaltFor(p, v1alpha1.ReasonRunTooLarge)
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -36,6 +37,10 @@ type policyState struct {
 	holds   holds
 	// written is the resourceVersion its last status write returned.
 	written string
+	// unwritten is the status its last pass could not write, with the
+	// policy's UID; nil once a write went through. Its passes start from
+	// it rather than from the status read (see carryUnwritten).
+	unwritten *v1alpha1.RecreatePolicy
 }
 
 // namespaceState is what the controller remembers of one namespace; it
@@ -142,11 +147,34 @@ func (s *state) lastWrite(key types.NamespacedName) string {
 	return ""
 }
 
-// wrote records the resourceVersion the policy's status write returned.
+// wrote records the resourceVersion the policy's status write returned;
+// no status of it is left unwritten.
 func (s *state) wrote(p *v1alpha1.RecreatePolicy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.policy(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}).written = p.ResourceVersion
+	ps := s.policy(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	ps.written, ps.unwritten = p.ResourceVersion, nil
+}
+
+// notWritten records the status of p that could not be written.
+func (s *state) notWritten(p *v1alpha1.RecreatePolicy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := &v1alpha1.RecreatePolicy{ObjectMeta: metav1.ObjectMeta{UID: p.UID}}
+	p.Status.DeepCopyInto(&kept.Status)
+	s.policy(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}).unwritten = kept
+}
+
+// unwritten returns a copy of the status of p that its last pass could
+// not write, if any.
+func (s *state) unwritten(p *v1alpha1.RecreatePolicy) (*v1alpha1.RecreatePolicyStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.policies[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+	if ps == nil || ps.unwritten == nil || ps.unwritten.UID != p.UID {
+		return nil, false
+	}
+	return ps.unwritten.Status.DeepCopy(), true
 }
 
 // forget drops what is remembered of a deleted policy: its own state and

@@ -9,13 +9,15 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
+// setCondition sets the policy's condition kind, its message cut to the
+// condition's bound (a rule's error may echo a value of any size).
 func setCondition(p *v1alpha1.RecreatePolicy, kind string, ok bool, reason, msg string) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
-		Type: kind, Status: status, Reason: reason, Message: msg, ObservedGeneration: p.Generation,
+		Type: kind, Status: status, Reason: reason, Message: v1alpha1.Truncate(msg, v1alpha1.MaxMessageLength), ObservedGeneration: p.Generation,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,20 +55,50 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, p *v1alpha1.Recr
 	}
 	err := r.patchStatus(ctx, original, p)
 	if !apierrors.IsConflict(err) {
-		return err
+		return r.notWritten(p, err)
 	}
 	// Our previous write is newer than the cached copy this status was
 	// computed from: write it again on top of that write, keeping its
 	// decisions below ours.
 	latest := &v1alpha1.RecreatePolicy{}
 	if err := r.Reader.Get(ctx, key, latest); err != nil {
-		return fmt.Errorf("read RecreatePolicy %s again: %w", key, err)
+		return r.notWritten(p, fmt.Errorf("read RecreatePolicy %s again: %w", key, err))
 	}
 	retry := latest.DeepCopy()
 	retry.Status = p.Status
 	retry.Status.RecentDecisions = latest.Status.RecentDecisions
 	flush(retry, decided)
-	return r.patchStatus(ctx, latest, retry)
+	return r.notWritten(retry, r.patchStatus(ctx, latest, retry))
+}
+
+// What a pass did lives in the status it writes: the restart it handled
+// (restartedAt), the run it started and carried on, the halts that keep
+// a runaway rule from being evaluated again. A status that cannot be
+// written (a write refused, the API server away) must not undo them, or
+// the next pass would start the same run again and recreate every pod
+// once more, and evaluate a quarantined rule again. So the status is kept
+// in this process until a write goes through, and each pass starts from
+// it; each failed write is a Warning event that says why. A manager that
+// restarts meanwhile starts from what was last written.
+
+// carryUnwritten starts a pass from the status of p that its last pass
+// could not write, if any, rather than from the one read.
+func (r *Reconciler) carryUnwritten(p *v1alpha1.RecreatePolicy) {
+	if status, ok := r.state.unwritten(p); ok {
+		p.Status = *status
+	}
+}
+
+// notWritten keeps the status of p when err says it could not be written,
+// and reports it; it returns err.
+func (r *Reconciler) notWritten(p *v1alpha1.RecreatePolicy, err error) error {
+	if err == nil {
+		return nil
+	}
+	r.state.notWritten(p)
+	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "StatusWriteFailed", "WriteStatus", "%s", v1alpha1.Truncate(
+		fmt.Sprintf("the status could not be written, this manager carries it to the next passes until it is: %v", err), v1alpha1.MaxNoteLength))
+	return err
 }
 
 // patchStatus patches the status once, against the object as read. The
@@ -88,7 +119,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, p *v1alpha1.Recr
 	return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 }
 
-// flush puts the new decisions at the head of the status list. A decision
+// flush puts the new decisions at the head of the status list, their
+// reasons and messages cut to their bound. A decision
 // that repeats the outcome of the latest one for the same pod and trigger
 // (a candidate held back at every evaluation, its message saying how long
 // ago the last recreation was) replaces it rather than pushing older ones
@@ -96,6 +128,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, p *v1alpha1.Recr
 func flush(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
 	list := p.Status.RecentDecisions
 	for _, dec := range decided {
+		dec.Reason = v1alpha1.Truncate(dec.Reason, v1alpha1.MaxReasonLength)
+		dec.Message = v1alpha1.Truncate(dec.Message, v1alpha1.MaxReasonLength)
 		// Cut at once: a decision past the last kept never comes back
 		// (each prepend moves the others back by one, and takes at most
 		// one out), and a pass over a run of a thousand pods has as many

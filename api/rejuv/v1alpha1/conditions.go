@@ -13,8 +13,8 @@ const (
 	ConditionScheduleValid = "ScheduleValid"
 	// ConditionHalted is True when the policy stopped itself: its rules
 	// matched more than limits.maxMatchingPercent, a scheduled run had a
-	// failed request, or evaluating its rules took longer than the
-	// manager's per-pass budget.
+	// failed request, a run was too large to record (RunTooLarge), or
+	// evaluating its rules took longer than the manager's per-pass budget.
 	ConditionHalted = "Halted"
 	// ConditionBudgetExhausted is True while limits.maxPerHour holds
 	// recreations back.
@@ -70,6 +70,9 @@ const (
 	ReasonEvaluationInterrupted = "EvaluationInterrupted"
 	// ReasonRunFailed: a request of a scheduled run failed.
 	ReasonRunFailed = "RunFailed"
+	// ReasonRunTooLarge: a run was not started because what it would
+	// record of its pods (status.run.baseline) is over MaxBaselineBytes.
+	ReasonRunTooLarge = "RunTooLarge"
 	// ReasonNotHalted: the policy is not halted.
 	ReasonNotHalted = "NotHalted"
 	// ReasonRateLimited: maxPerHour is reached.

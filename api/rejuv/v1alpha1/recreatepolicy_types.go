@@ -404,7 +404,9 @@ type Run struct {
 	// never by its start time, whose one-second resolution cannot tell a
 	// start just before the run from one just after. Pods that are not
 	// listed joined the selection after the run began and are not part of
-	// it.
+	// it. Its keys and values are at most MaxBaselineBytes: a run whose
+	// baseline would be larger is not started (Halted, reason
+	// RunTooLarge).
 	// +optional
 	Baseline map[string]string `json:"baseline,omitempty"`
 	// Skipped is how many of them the run leaves alone: the kubelet would
@@ -415,8 +417,10 @@ type Run struct {
 	// CompletionTime is when the run completed or halted.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Message says why a run halted.
+	// Message says why a run halted, cut to MaxReasonLength with a note
+	// that says so.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
 }
 
@@ -477,12 +481,15 @@ type Decision struct {
 	Outcome DecisionOutcome `json:"outcome"`
 
 	// Reason is why the trigger asked for the recreation (the rule's reason
-	// or the run).
+	// or the run), cut to MaxReasonLength with a note that says so.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
 
-	// Message explains a held-back or failed decision.
+	// Message explains a held-back or failed decision, cut to
+	// MaxReasonLength with a note that says so.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
 
 	// Request is the name of the ContainerRecreateRequest created.
