@@ -47,7 +47,7 @@ var (
 	}, []string{"policy", "namespace", "gate"})
 	halted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_halted",
-		Help: "1 while the policy's Halted condition is True (blast radius, evaluation budget, a rule the sandbox stopped or whose evaluation the manager's restart interrupted, or a failed scheduled run), else 0.",
+		Help: "1 while the policy's Halted condition is True (blast radius, evaluation budget, a rule the sandbox stopped or whose evaluation the manager's restart interrupted, a failed scheduled run, or a run too large to record), else 0.",
 	}, []string{"policy", "namespace"})
 	limits = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rejuv_policy_budget",
