@@ -46,23 +46,55 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 
 // createAdmitted creates the requests of the admitted candidates. The gates
 // counted each admitted candidate at once, so that no limit is passed by
-// the creates running together; requests are created concurrently unless
-// the namespace's PodDisruptionBudgets are charged for them (a charge is a
-// write of the budget's status, one at a time). A request that exists
-// already (a retry, a restarted manager) is not created again.
+// the creates running together; the namespace's PodDisruptionBudgets are
+// charged for them first, one write per budget, and a candidate a budget
+// refuses is held back. A request that exists already (a retry, a
+// restarted manager) is not created again; the charges of pods whose
+// request was not created are taken back.
 func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []planned) error {
-	limit := createWorkers
-	if len(pl.in.budgets) > 0 {
-		limit = 1
-	}
-	var creates errgroup.Group
-	creates.SetLimit(limit)
+	var admitted []*planned
 	for i := range decisions {
 		if e := &decisions[i]; e.gated && e.decision.Outcome == v1alpha1.OutcomeCreated {
+			admitted = append(admitted, e)
+		}
+	}
+	if len(admitted) == 0 {
+		return nil
+	}
+	now := pl.in.now
+	if len(pl.in.budgets) > 0 {
+		pods := make([]*corev1.Pod, len(admitted))
+		for i, e := range admitted {
+			pods[i] = e.c.Pod
+		}
+		refused, err := r.chargeAll(ctx, pl.in.budgets, pods, now)
+		if err != nil {
+			return err
+		}
+		for _, e := range admitted {
+			if why, ok := refused[e.c.Pod.Name]; ok {
+				e.decision.Outcome, e.decision.Message = v1alpha1.OutcomeDisruptionBudget, why
+			}
+		}
+	}
+	var creates errgroup.Group
+	creates.SetLimit(createWorkers)
+	for _, e := range admitted {
+		if e.decision.Outcome == v1alpha1.OutcomeCreated {
 			creates.Go(func() error { return r.create(ctx, pl, e.c, &e.decision) })
 		}
 	}
-	return creates.Wait()
+	err := creates.Wait()
+	back := map[string]time.Time{}
+	for _, e := range admitted {
+		if e.decision.Outcome != v1alpha1.OutcomeCreated && e.decision.Outcome != v1alpha1.OutcomeDisruptionBudget {
+			back[e.c.Pod.Name] = now
+		}
+	}
+	if len(back) > 0 {
+		r.releaseCompleted(ctx, pl.in.budgets, back)
+	}
+	return err
 }
 
 // record counts one decision, and for a candidate the gates saw, logs it
@@ -84,29 +116,17 @@ func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *
 	ctrl.LoggerFrom(ctx).V(1).Info("decision", "pod", c.Pod.Name, "containers", c.Containers, "trigger", dec.Trigger, "outcome", dec.Outcome, "reason", c.Reason, "message", dec.Message)
 }
 
-// create charges the PodDisruptionBudgets covering the candidate's pod and
-// creates its request, recording the outcome in dec. A budget that allows
-// no disruption now holds the pod back; a charge whose request was not
-// created is taken back.
+// create creates the candidate's request, recording the outcome in dec;
+// a request whose pod's budgets were charged says when.
 func (r *Reconciler) create(ctx context.Context, pl *plan, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
 	p, now := pl.p, pl.in.now
 	crr := planner.Request(p, c)
 	dec.Request = crr.Name
-	if budgets := covering(pl.in.budgets, c.Pod); len(budgets) > 0 {
-		why, err := r.charge(ctx, c.Pod, budgets, now)
-		if err != nil {
-			return err
+	for i := range pl.in.budgets {
+		if pdbCovers(&pl.in.budgets[i], c.Pod) {
+			crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = now.UTC().Format(time.RFC3339)
+			break
 		}
-		if why != "" {
-			dec.Outcome, dec.Message, dec.Request = v1alpha1.OutcomeDisruptionBudget, why, ""
-			return nil
-		}
-		crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = now.UTC().Format(time.RFC3339)
-		defer func() {
-			if dec.Outcome != v1alpha1.OutcomeCreated {
-				r.release(ctx, c.Pod, budgets, now)
-			}
-		}()
 	}
 	err := r.Requests.create(ctx, r.Client, crr)
 	switch {

@@ -3,6 +3,7 @@ package recreatepolicy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,8 @@ import (
 // A policy charges the PodDisruptionBudgets covering a pod before it asks
 // for the pod's recreation, as the eviction API charges them before an
 // eviction: in each budget's status, one disruption fewer allowed and the
-// pod in disruptedPods, written under the resourceVersion it read. The
+// pod in disruptedPods, written under the resourceVersion it read (one
+// write per budget for all the pods a pass admits under it). The
 // disruption controller then counts the pod disrupted until the entry goes
 // (for at most two minutes), and an eviction by someone else sees the
 // budget spent: the two are ordered by the budget's resourceVersion, so
@@ -34,109 +36,124 @@ const chargeTries = 5
 // disruptedPods as disrupted.
 const disruptedTimeout = 2 * time.Minute
 
-// covering returns the names of the budgets whose selector selects pod.
-func covering(pdbs []policyv1.PodDisruptionBudget, pod *corev1.Pod) []string {
-	var names []string
-	for i := range pdbs {
-		if sel := pdbSelector(&pdbs[i]); sel != nil && sel.Matches(labels.Set(pod.Labels)) {
-			names = append(names, pdbs[i].Name)
-		}
-	}
-	return names
+// pdbCovers says whether the budget's selector selects pod.
+func pdbCovers(pdb *policyv1.PodDisruptionBudget, pod *corev1.Pod) bool {
+	sel := pdbSelector(pdb)
+	return sel != nil && sel.Matches(labels.Set(pod.Labels))
 }
 
-// charge spends one disruption of each named budget on pod, at the time
-// at. A budget that allows none refuses: what was charged is taken back,
-// and the refusal says why. A pod that is not Ready is not healthy by the
-// budgets' count and is charged nothing.
-func (r *Reconciler) charge(ctx context.Context, pod *corev1.Pod, budgets []string, at time.Time) (refused string, err error) {
-	if !apipods.Ready(pod) {
-		return "", nil
-	}
-	var charged []string
-	for _, name := range budgets {
-		why, err := r.chargeOne(ctx, pod, name, at)
-		if err != nil || why != "" {
-			r.release(ctx, pod, charged, at)
-			return why, err
-		}
-		charged = append(charged, name)
-	}
-	return "", nil
-}
-
-func (r *Reconciler) chargeOne(ctx context.Context, pod *corev1.Pod, name string, at time.Time) (string, error) {
-	for try := 1; ; try++ {
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pdb); err != nil {
-			if apierrors.IsNotFound(err) {
-				return "", nil
+// chargeAll charges the budgets for the pods at the time at, one write
+// of each budget's status for all the pods it covers, from the budgets as
+// the pass read them (read again only when a write conflicts); budgets
+// are updated to what was written. It returns why each pod refused is
+// refused: one a budget has no disruption left for, and whose charges by
+// other budgets are then taken back. A pod that is not Ready is not
+// healthy by the budgets' count and is charged nothing.
+func (r *Reconciler) chargeAll(ctx context.Context, budgets []policyv1.PodDisruptionBudget, pods []*corev1.Pod, at time.Time) (refused map[string]string, err error) {
+	refused = map[string]string{}
+	charged := make([]map[string]time.Time, len(budgets))
+	for i := range budgets {
+		var covered []string
+		for _, pod := range pods {
+			if _, out := refused[pod.Name]; !out && apipods.Ready(pod) && pdbCovers(&budgets[i], pod) {
+				covered = append(covered, pod.Name)
 			}
-			return "", fmt.Errorf("read PodDisruptionBudget %s/%s to charge it for pod %s: %w", pod.Namespace, name, pod.Name, err)
 		}
-		if _, ok := pdb.Status.DisruptedPods[pod.Name]; ok {
-			// Charged already (a pass that created the request before).
-			return "", nil
-		}
-		switch {
-		case pdb.Status.ObservedGeneration < pdb.Generation:
-			return fmt.Sprintf("PodDisruptionBudget %s has not been counted since it changed", name), nil
-		case pdb.Status.DisruptionsAllowed <= 0:
-			return fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired)", name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy), nil
-		}
-		pdb.Status.DisruptionsAllowed--
-		if pdb.Status.DisruptedPods == nil {
-			pdb.Status.DisruptedPods = map[string]metav1.Time{}
-		}
-		pdb.Status.DisruptedPods[pod.Name] = metav1.NewTime(at)
-		err := r.Client.Status().Update(ctx, pdb)
-		if err == nil {
-			return "", nil
-		}
-		if !apierrors.IsConflict(err) || try == chargeTries {
-			return "", fmt.Errorf("charge PodDisruptionBudget %s/%s for pod %s: %w", pod.Namespace, name, pod.Name, err)
-		}
-	}
-}
-
-// release takes back the named budgets' entries for pod made at the time
-// at; a budget changed meanwhile is left to the next pass, or to the
-// disruption controller's timeout.
-func (r *Reconciler) release(ctx context.Context, pod *corev1.Pod, budgets []string, at time.Time) {
-	for _, name := range budgets {
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pdb); err != nil {
+		if len(covered) == 0 {
 			continue
 		}
-		r.releaseEntry(ctx, pdb, pod.Name, at)
+		if charged[i], err = r.chargeBudget(ctx, &budgets[i], covered, at, refused); err != nil {
+			break
+		}
+	}
+	// Charges of pods refused by another budget, or of a pass that failed.
+	for i := range budgets {
+		back := map[string]time.Time{}
+		for pod := range charged[i] {
+			if _, out := refused[pod]; out || err != nil {
+				back[pod] = at
+			}
+		}
+		r.releaseEntries(ctx, &budgets[i], back)
+	}
+	return refused, err
+}
+
+// chargeBudget spends one disruption of the budget on each pod named, in
+// one write of its status, and returns the pods charged; those it has no
+// disruption left for are added to refused, with the reason.
+func (r *Reconciler) chargeBudget(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pods []string, at time.Time, refused map[string]string) (map[string]time.Time, error) {
+	for try := 1; ; try++ {
+		updated := pdb.DeepCopy()
+		charged, why := map[string]time.Time{}, map[string]string{}
+		for _, pod := range pods {
+			switch _, ok := updated.Status.DisruptedPods[pod]; {
+			case ok:
+				// Charged already (a pass that created the request before).
+			case updated.Status.ObservedGeneration < updated.Generation:
+				why[pod] = fmt.Sprintf("PodDisruptionBudget %s has not been counted since it changed", pdb.Name)
+			case updated.Status.DisruptionsAllowed <= 0:
+				why[pod] = fmt.Sprintf("PodDisruptionBudget %s allows no disruption now (%d healthy, %d desired)", pdb.Name, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+			default:
+				updated.Status.DisruptionsAllowed--
+				if updated.Status.DisruptedPods == nil {
+					updated.Status.DisruptedPods = map[string]metav1.Time{}
+				}
+				updated.Status.DisruptedPods[pod] = metav1.NewTime(at)
+				charged[pod] = at
+			}
+		}
+		err := error(nil)
+		if len(charged) > 0 {
+			err = r.Client.Status().Update(ctx, updated)
+		}
+		if err == nil {
+			*pdb = *updated
+			maps.Copy(refused, why)
+			return charged, nil
+		}
+		if !apierrors.IsConflict(err) || try == chargeTries {
+			return nil, fmt.Errorf("charge PodDisruptionBudget %s/%s for %d pods: %w", pdb.Namespace, pdb.Name, len(charged), err)
+		}
+		// Written by someone else meanwhile (an eviction): read it again.
+		if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(pdb), pdb); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("read PodDisruptionBudget %s/%s to charge it: %w", pdb.Namespace, pdb.Name, err)
+		}
 	}
 }
 
-// releaseEntry removes pod's entry from the budget's disruptedPods when it
-// is the one charged at the time at (to the second, as the API keeps it),
-// and keeps the budget as written.
-func (r *Reconciler) releaseEntry(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pod string, at time.Time) {
-	entry, ok := pdb.Status.DisruptedPods[pod]
-	if !ok || !entry.Time.Truncate(time.Second).Equal(at.Truncate(time.Second)) {
-		return
+// releaseEntries removes from the budget's disruptedPods each pod's entry
+// that is the one charged at the time given (to the second, as the API
+// keeps it), in one write, and keeps the budget as written. A budget
+// changed meanwhile is left to the next pass, or to the disruption
+// controller's timeout.
+func (r *Reconciler) releaseEntries(ctx context.Context, pdb *policyv1.PodDisruptionBudget, entries map[string]time.Time) {
+	var updated *policyv1.PodDisruptionBudget
+	for pod, at := range entries {
+		entry, ok := pdb.Status.DisruptedPods[pod]
+		if !ok || !entry.Time.Truncate(time.Second).Equal(at.Truncate(time.Second)) {
+			continue
+		}
+		if updated == nil {
+			updated = pdb.DeepCopy()
+		}
+		delete(updated.Status.DisruptedPods, pod)
 	}
-	updated := pdb.DeepCopy()
-	delete(updated.Status.DisruptedPods, pod)
-	if r.Client.Status().Update(ctx, updated) == nil {
+	if updated != nil && r.Client.Status().Update(ctx, updated) == nil {
 		*pdb = *updated
 	}
 }
 
 // releaseCompleted takes back the budgets' entries for the pods whose
-// charged request has completed, so that the disruption controller counts
-// them again as soon as they are healthy rather than two minutes on.
+// charged request has completed (or was not created), one write per
+// budget, so that the disruption controller counts them again as soon as
+// they are healthy rather than two minutes on.
 func (r *Reconciler) releaseCompleted(ctx context.Context, pdbs []policyv1.PodDisruptionBudget, completed map[string]time.Time) {
 	for i := range pdbs {
-		for pod := range pdbs[i].Status.DisruptedPods {
-			if at, ok := completed[pod]; ok {
-				r.releaseEntry(ctx, &pdbs[i], pod, at)
-			}
-		}
+		r.releaseEntries(ctx, &pdbs[i], completed)
 	}
 }
 

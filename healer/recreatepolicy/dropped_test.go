@@ -30,7 +30,7 @@ func TestADeletedRequestGivesItsChargeBack(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ns := newNamespace(t)
-			startManager(t, ns, policy.NewEngine(policy.Options{}))
+			startManager(t, &Reconciler{Engine: policy.NewEngine(policy.Options{})}, ns)
 			pods := createPods(t, ns, "web", 3, time.Now().Add(-time.Hour))
 			pdb := createPDB(t, ns, "web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(1))})
 			setPDBStatus(t, pdb, 3, 2, 3)

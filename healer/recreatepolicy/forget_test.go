@@ -23,7 +23,7 @@ func TestEngineForgetsDeletedPods(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
 	engine := policy.NewEngine(policy.Options{})
-	startManager(t, ns, engine)
+	startManager(t, &Reconciler{Engine: engine}, ns)
 
 	pods := createPods(t, ns, "web", 3, time.Now().Add(-time.Hour))
 	createPolicy(t, ns, "watch", rulePolicy("web", annotated))
@@ -43,20 +43,31 @@ func TestEngineForgetsDeletedPods(t *testing.T) {
 	}
 }
 
-// startManager runs the controller with engine under a manager, as in the
-// cluster, watching only namespace ns (the other tests drive Reconcile
-// themselves, on fake clocks), until the test ends.
-func startManager(t *testing.T, ns string, engine *policy.Engine) {
+// startManager runs r under a manager, as in the cluster, until the test
+// ends, watching only the namespaces given, if any (the other tests drive
+// Reconcile themselves, on fake clocks). It sets r's clients, and its
+// recorder when r has none.
+func startManager(t *testing.T, r *Reconciler, namespaces ...string) {
 	t.Helper()
+	var cacheOpts cache.Options
+	if len(namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache:      cacheOpts,
 		Controller: config.Controller{SkipNameValidation: new(true)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Recorder: mgr.GetEventRecorder("test")}
+	r.Client, r.Reader = mgr.GetClient(), mgr.GetAPIReader()
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("test")
+	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

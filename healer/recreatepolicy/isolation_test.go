@@ -10,9 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/policy"
@@ -78,27 +75,8 @@ func TestSlowPolicyHaltsAtTheEvaluationBudget(t *testing.T) {
 func TestSlowPolicyDoesNotHoldOthersBack(t *testing.T) {
 	needsAPIServer(t)
 	ns := newNamespace(t)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: new(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: events.NewFakeRecorder(1000), Workers: 4,
-		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second})}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	startManager(t, &Reconciler{Recorder: events.NewFakeRecorder(1000), Workers: 4,
+		Engine: policy.NewEngine(policy.Options{Deadline: 3 * time.Second})})
 
 	now := time.Now()
 	createPods(t, ns, "slow", 2, now.Add(-time.Hour))

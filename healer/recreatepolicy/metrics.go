@@ -73,6 +73,10 @@ var (
 		Name: "rejuv_schedule_missed_runs_total",
 		Help: "Scheduled runs not started because the manager saw them more than startingDeadlineSeconds late.",
 	}, []string{"policy", "namespace"})
+	passesDeferred = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rejuv_policy_passes_deferred_total",
+		Help: "Passes over the policy put off for a few seconds because its namespace's policies already held their share of the policy workers.",
+	}, []string{"policy", "namespace"})
 )
 
 // policyVecs are the metrics labelled by policy, which a deleted policy
@@ -81,12 +85,13 @@ var policyVecs = []*prometheus.MetricVec{
 	evaluations.MetricVec, evaluationDuration.MetricVec, ruleErrors.MetricVec, noDataPods.MetricVec,
 	decisions.MetricVec, heldBack.MetricVec, heldBackSeconds.MetricVec, halted.MetricVec,
 	limits.MetricVec, limitsUsed.MetricVec, selectedPods.MetricVec, activeRecreations.MetricVec, nextRun.MetricVec, missedRuns.MetricVec,
+	passesDeferred.MetricVec,
 }
 
 // RegisterMetrics adds the policy metrics to reg.
 func RegisterMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(evaluations, evaluationDuration, ruleErrors, noDataPods, decisions, heldBack, heldBackSeconds, halted,
-		limits, limitsUsed, selectedPods, activeRecreations, nextRun, missedRuns)
+		limits, limitsUsed, selectedPods, activeRecreations, nextRun, missedRuns, passesDeferred)
 }
 
 // forgetMetrics drops a deleted policy's series.

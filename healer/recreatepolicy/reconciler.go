@@ -67,6 +67,13 @@ type Reconciler struct {
 // lock), then under it read what the gates need, plan the decisions and
 // act on them, and write the status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	endPass, ok := r.state.startNamespacePass(req.Namespace, r.passesPerNamespace())
+	if !ok {
+		passesDeferred.WithLabelValues(req.Name, req.Namespace).Inc()
+		ctrl.LoggerFrom(ctx).V(1).Info("pass deferred: the namespace's policies hold their share of the workers", "share", r.passesPerNamespace(), "retryAfter", namespaceBusyRetry)
+		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
+	}
+	defer endPass()
 	p := &v1alpha1.RecreatePolicy{}
 	if live, err := r.readPolicy(ctx, req.NamespacedName, p); !live || err != nil {
 		return ctrl.Result{}, err

@@ -44,8 +44,12 @@ type policyState struct {
 }
 
 // namespaceState is what the controller remembers of one namespace; it
-// lives while it holds something or someone holds or waits for its lock.
+// lives while it holds something, someone holds or waits for its lock, or
+// a pass over one of its policies is in flight.
 type namespaceState struct {
+	// passes counts the passes over its policies in flight, bounded by
+	// the Reconciler's passesPerNamespace.
+	passes int
 	// decisions serializes the decisions of the namespace's policies;
 	// users counts who holds or waits for it.
 	decisions sync.Mutex
@@ -99,10 +103,10 @@ func (s *state) namespace(name string) *namespaceState {
 	return ns
 }
 
-// tidy drops the namespace's state once it holds nothing and nobody uses
-// its lock; the caller holds s.mu.
+// tidy drops the namespace's state once it holds nothing, nobody uses its
+// lock and no pass is in flight; the caller holds s.mu.
 func (s *state) tidy(name string) {
-	if ns := s.namespaces[name]; ns != nil && ns.users == 0 && len(ns.expected) == 0 && len(ns.dropped) == 0 {
+	if ns := s.namespaces[name]; ns != nil && ns.users == 0 && ns.passes == 0 && len(ns.expected) == 0 && len(ns.dropped) == 0 {
 		delete(s.namespaces, name)
 	}
 }
