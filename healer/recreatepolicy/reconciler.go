@@ -80,6 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	original := p.DeepCopy()
+	r.carryUnwritten(p)
 	p.Status.ObservedGeneration = p.Generation
 	r.keepInterruption(p)
 
@@ -87,7 +88,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ok || spec.Schedule == nil {
 		// No run is coming: a time left from an earlier spec would say
 		// one is overdue.
-	r.carryUnwritten(p)
 		nextRun.DeleteLabelValues(p.Name, p.Namespace)
 	}
 	if !ok {
