@@ -40,6 +40,8 @@ type CRRMutator struct {
 	Reader client.Reader
 	// Policies reads the RecreatePolicies the manager's requests are made for.
 	Policies client.Reader
+	// Requests reads the active requests of the request's pod.
+	Requests client.Reader
 	// Self is the manager's own user name.
 	Self    string
 	Decoder admission.Decoder
@@ -54,7 +56,7 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if errs := systemOwnedFields(crr); len(errs) > 0 {
+	if errs := append(systemOwnedFields(crr), containerCountErrors(&crr.Spec)...); len(errs) > 0 {
 		return invalid(displayName(crr), errs)
 	}
 	mutated := crr.DeepCopy()
@@ -70,6 +72,16 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 		}
 	}
 	if errs = append(validateSpec(&mutated.Spec), errs...); len(errs) > 0 {
+		return invalid(displayName(crr), errs)
+	}
+	if errs = sizeErrors(mutated); len(errs) > 0 {
+		return invalid(displayName(crr), errs)
+	}
+	errs, err = m.activeRequestErrors(ctx, mutated, req.Namespace)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("admit ContainerRecreateRequest %s: %w", displayName(crr), err))
+	}
+	if len(errs) > 0 {
 		return invalid(displayName(crr), errs)
 	}
 	if m.Self != "" && req.UserInfo.Username == m.Self {

@@ -30,7 +30,7 @@ func (v *CRRValidator) Handle(_ context.Context, req admission.Request) admissio
 	if err := v.Decoder.DecodeRaw(req.OldObject, old); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode old ContainerRecreateRequest: %w", err))
 	}
-	if errs := validateUpdate(old, updated); len(errs) > 0 {
+	if errs := append(validateUpdate(old, updated), updateSizeErrors(old, updated)...); len(errs) > 0 {
 		return invalid(updated.Name, errs)
 	}
 	return admission.Allowed("")

@@ -67,7 +67,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	if o.PolicyOnly {
 		return
 	}
-	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Self: o.Self, Decoder: decoder})
+	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Requests: o.Client, Self: o.Self, Decoder: decoder})
 	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
 	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
 	admit(PolicyReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder, Policies: o.Client})
