@@ -24,9 +24,10 @@ const (
 	MaxLifecycleBytes = 4 << 10
 )
 
-// TrimmedAnnotation, on a trimmed pod, says what Trim left out past the
-// bounds above: the annotations and the containers whose lifecycle it
-// dropped. A pod without it was kept whole, as far as Trim keeps pods.
+// TrimmedAnnotation is the annotation by which a trimmed pod says what
+// Trim left out past the bounds above: the annotations and the containers
+// whose lifecycle it dropped. A pod without it was kept whole, as far as
+// Trim keeps pods.
 const TrimmedAnnotation = "rejuv.dev/trimmed"
 
 // maxTrimmedNote bounds TrimmedAnnotation's value: past it the names are
