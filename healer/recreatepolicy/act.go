@@ -32,7 +32,7 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 	}
 	for _, sec := range []*section{&pl.rules, &pl.runs} {
 		for _, e := range sec.events {
-			r.Recorder.Eventf(pl.p, nil, e.eventType, e.reason, e.action, "%s", e.message)
+			r.eventf(pl.p, nil, e.eventType, e.reason, e.action, "%s", e.message)
 		}
 		if err := r.createAdmitted(ctx, pl, sec.decisions); err != nil {
 			return err
@@ -108,7 +108,7 @@ func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *
 	c := e.c
 	switch dec.Outcome {
 	case v1alpha1.OutcomeDryRun:
-		r.Recorder.Eventf(p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
+		r.eventf(p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
 			"dry run: %s would recreate %s of pod %s: %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, c.Reason)
 	case v1alpha1.OutcomeRecurring:
 		r.reportRecurrence(p, c, dec)
@@ -132,16 +132,16 @@ func (r *Reconciler) create(ctx context.Context, pl *plan, c *planner.PodCandida
 	switch {
 	case err == nil:
 		r.state.created(crr, now)
-		r.Recorder.Eventf(p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+		r.eventf(p, c.Pod, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
 			"%s: recreate %s of pod %s (ContainerRecreateRequest %s): %s", c.Trigger, strings.Join(c.Containers, ","), c.Pod.Name, crr.Name, c.Reason)
-		r.Recorder.Eventf(c.Pod, p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
+		r.eventf(c.Pod, p, corev1.EventTypeNormal, "RecreationRequested", "Recreate",
 			"RecreatePolicy %s (%s) recreates %s: %s", p.Name, c.Trigger, strings.Join(c.Containers, ","), c.Reason)
 	case apierrors.IsAlreadyExists(err):
 		// Decided before; the request carries on.
 		dec.Outcome, dec.Message = v1alpha1.OutcomeInFlight, "request "+crr.Name+" exists already"
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
 		dec.Outcome, dec.Message = v1alpha1.OutcomeError, err.Error()
-		r.Recorder.Eventf(p, c.Pod, corev1.EventTypeWarning, "RecreationRefused", "Recreate", "ContainerRecreateRequest %s for pod %s refused: %v", crr.Name, c.Pod.Name, err)
+		r.eventf(p, c.Pod, corev1.EventTypeWarning, "RecreationRefused", "Recreate", "ContainerRecreateRequest %s for pod %s refused: %v", crr.Name, c.Pod.Name, err)
 	default:
 		return fmt.Errorf("create ContainerRecreateRequest %s/%s for pod %s: %w", crr.Namespace, crr.Name, c.Pod.Name, err)
 	}

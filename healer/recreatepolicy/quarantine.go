@@ -88,7 +88,7 @@ func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) er
 		return fmt.Errorf("halt RecreatePolicy %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	if halted != nil {
-		r.Recorder.Eventf(halted, nil, corev1.EventTypeWarning, "Halted", "Halt", "%s", msg)
+		r.eventf(halted, nil, corev1.EventTypeWarning, "Halted", "Halt", "%s", msg)
 		observeHalted(halted)
 	}
 	return nil

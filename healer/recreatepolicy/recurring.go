@@ -46,8 +46,8 @@ func (r *Reconciler) reportRecurrence(p *v1alpha1.RecreatePolicy, c *planner.Pod
 	if r.state.heldBy(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, c.Pod.Name, c.Trigger.Kind) == v1alpha1.OutcomeRecurring {
 		return
 	}
-	r.Recorder.Eventf(p, c.Pod, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
+	r.eventf(p, c.Pod, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
 		"pod %s held back: %s (%s)", c.Pod.Name, dec.Message, c.Reason)
-	r.Recorder.Eventf(c.Pod, p, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
+	r.eventf(c.Pod, p, corev1.EventTypeWarning, "MemoryRecurring", "Recreate",
 		"RecreatePolicy %s holds back %s: %s (%s)", p.Name, strings.Join(c.Containers, ","), dec.Message, c.Reason)
 }

@@ -119,6 +119,21 @@ func TestAStatusTooLargeStillFits(t *testing.T) {
 	if status.Run == nil || status.Run.State != v1alpha1.RunCompleted || status.Run.Recreated != 2 {
 		t.Errorf("run %+v, want Completed with 2 pods recreated", status.Run)
 	}
+	// The events API refuses a note over its bound: the rule's failure
+	// would be reported nowhere.
+	for {
+		select {
+		case e := <-c.recorder.Events:
+			typ, rest, _ := strings.Cut(e, " ")
+			reason, note, _ := strings.Cut(rest, " ")
+			if len(note) > v1alpha1.MaxNoteLength {
+				t.Errorf("%s event %s has a note of %d bytes (%.80q...), over the events API's bound of %d", typ, reason, len(note), note, v1alpha1.MaxNoteLength)
+			}
+			continue
+		default:
+		}
+		break
+	}
 }
 
 func readyMessage(c *metav1.Condition) string {

@@ -96,8 +96,8 @@ func (r *Reconciler) notWritten(p *v1alpha1.RecreatePolicy, err error) error {
 		return nil
 	}
 	r.state.notWritten(p)
-	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "StatusWriteFailed", "WriteStatus", "%s", v1alpha1.Truncate(
-		fmt.Sprintf("the status could not be written, this manager carries it to the next passes until it is: %v", err), v1alpha1.MaxNoteLength))
+	r.eventf(p, nil, corev1.EventTypeWarning, "StatusWriteFailed", "WriteStatus",
+		"the status could not be written, this manager carries it to the next passes until it is: %v", err)
 	return err
 }
 
