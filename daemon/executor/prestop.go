@@ -22,9 +22,9 @@ import (
 
 // preStop runs a container's preStop hook before its stop, as the kubelet
 // would: exec in the container through the CRI, an HTTP GET or a TCP
-// connection to the pod's own IP (hookHost), or a sleep. ctx bounds it (the grace period and the
-// request's deadline). A failed hook is reported; the stop goes on, as with
-// the kubelet.
+// connection to the pod's own IP (hookHost), or a sleep. ctx bounds it (the
+// grace period and the request's deadline). A failed hook is reported; the
+// stop goes on, as with the kubelet.
 func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1.ProbeHandler, containerID string, pod *corev1.Pod, ports []corev1.ContainerPort) error {
 	switch {
 	case h == nil:
