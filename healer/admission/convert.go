@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -38,11 +39,15 @@ const (
 	// conversionWait is how long a review waits for the bytes it needs
 	// while others are converted, before it is refused.
 	conversionWait = 10 * time.Second
+	// conversionRead is how long a review's body may take to arrive once
+	// it holds its bytes: the API server sends 16 MiB far faster, and a
+	// sender that stalls would otherwise hold them for as long as it likes.
+	conversionRead = 5 * time.Second
 )
 
 // converter serves CRD conversion reviews. Unlike controller-runtime's
 // handler, it converts at most MaxConversionBytes of reviews at once
-// (weighed by their bodies), refuses an object over
+// (weighed by their bodies), reads each body within conversionRead, refuses an object over
 // MaxConvertedObjectBytes before decoding it, and writes the converted
 // objects without escaping HTML characters ('<' is six bytes escaped) and
 // without a second copy of the response: a review's memory stays a small
@@ -75,10 +80,22 @@ func (c *converter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.budget.Release(weight)
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(conversionRead)); err != nil {
+		http.Error(w, fmt.Sprintf("bound the time the conversion review may take to read: %v", err), http.StatusInternalServerError)
+		return
+	}
 
 	body := bytes.NewBuffer(make([]byte, 0, weight))
 	if _, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, weight)); err != nil {
-		http.Error(w, fmt.Sprintf("read the conversion review (at most %d bytes): %v", MaxConversionBytes, err), http.StatusRequestEntityTooLarge)
+		code := http.StatusBadRequest
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			code = http.StatusRequestEntityTooLarge
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			code = http.StatusRequestTimeout
+		}
+		http.Error(w, fmt.Sprintf("read the conversion review (at most %d bytes, within %s): %v", MaxConversionBytes, conversionRead, err), code)
 		return
 	}
 	review := &apix.ConversionReview{}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -160,3 +161,41 @@ func watchHeap() func() uint64 {
 
 // mib writes n bytes in MiB.
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// TestASlowReviewDoesNotHoldTheConversionWebhook: a sender that announces
+// a review of the body bound and then sends nothing more must not hold the
+// webhook's budget for longer than a review takes to read: a review sent
+// meanwhile is converted.
+func TestASlowReviewDoesNotHoldTheConversionWebhook(t *testing.T) {
+	s, err := apps.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := webhook.NewServer(webhook.Options{})
+	Register(server, s, Options{})
+	front := httptest.NewServer(server.WebhookMux())
+	defer front.Close()
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(front.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", ConvertPath, MaxConversionBytes); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the stalled review takes the budget first
+
+	start := time.Now()
+	body := forgedConversionReview(t, 1, 100)
+	resp, err := http.Post(front.URL+ConvertPath, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	t.Logf("a review sent while another stalls: %s after %s", resp.Status, time.Since(start).Round(time.Millisecond))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"status":"Success"`) {
+		t.Errorf("a review sent while another stalls: %s %.300s, want it converted", resp.Status, answer)
+	}
+}
