@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// TestFatPodsDoNotCrashTheManager: anyone who may create pods creates 120
+// Pending pods, each with a distinct 250 KB annotation and a 900 KB
+// preStop command (1.15 MB objects, within the API server's limits),
+// which once OOM-killed both manager replicas within a minute and kept
+// them crash-looping as long as the pods existed. The running replicas
+// keep running without a restart, and the request webhook answers for
+// those pods. (A replica that starts while they exist is not covered: it
+// was still OOM-killed while it listed them.)
+func TestFatPodsDoNotCrashTheManager(t *testing.T) {
+	s := rejuvStack(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const fat = 120
+	before := managerContainers(t, s)
+	if len(before) == 0 {
+		t.Fatal("premise: no manager replica is ready")
+	}
+	created := make(chan error, fat)
+	var creating sync.WaitGroup
+	for w := range 4 {
+		creating.Go(func() {
+			for i := w; i < fat; i += 4 {
+				pod := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fat-%d", i),
+						Annotations: map[string]string{"example.com/blob": fmt.Sprintf("%d-", i) + strings.Repeat("a", 250_000)}},
+					Spec: corev1.PodSpec{
+						// Pending for good: no node has the label.
+						NodeSelector: map[string]string{"rejuv.test/nowhere": "true"},
+						Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/none:1",
+							Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+								Command: []string{"sh", "-c", fmt.Sprintf("%d-", i) + strings.Repeat("b", 900_000)}}}}}},
+					},
+				}
+				_, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+				created <- err
+			}
+		})
+	}
+	creating.Wait()
+	close(created)
+	for err := range created {
+		if err != nil {
+			t.Fatalf("premise: create a fat pod: %v", err)
+		}
+	}
+	sample, err := kube.CoreV1().Pods(ns).Get(ctx, "fat-7", metav1.GetOptions{})
+	if err != nil || sample.Size() < 1_100_000 || sample.Spec.NodeName != "" {
+		t.Fatalf("premise: pod fat-7 is not a Pending pod of 1.15 MB: %v", err)
+	}
+	// A minute of the manager caching them.
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(5 * time.Second) {
+		if now := managerContainers(t, s); fmt.Sprint(now) != fmt.Sprint(before) {
+			t.Fatalf("the manager's ready pods and their restart counts went from %v to %v while %d fat pods exist", before, now, fat)
+		}
+	}
+
+	// The request webhook answers for a fat pod, from the pod it read.
+	crr := newRequest(ns, "for-fat", "fat-7", "app")
+	err = s.Client.Create(ctx, crr, client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), "the pod is not scheduled to a node yet") {
+		t.Errorf("a request for a Pending fat pod: %v, want the webhook's refusal naming the unscheduled pod", err)
+	}
+	t.Logf("%d pods of %d bytes: the manager's replicas ran a minute without a restart; %s",
+		fat, sample.Size(), heapLine(leaderMetrics(t)))
+}
+
+// managerContainers are the manager's ready pods, by UID, with the sum of
+// their containers' restart counts; a pod not ready is left out.
+func managerContainers(t *testing.T, s *deploy.Stack) map[types.UID]int32 {
+	t.Helper()
+	list, err := s.Pods(context.Background(), deploy.HealerSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[types.UID]int32{}
+	for _, p := range list {
+		if c := pods.Condition(&p, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		var restarts int32
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		out[p.UID] = restarts
+	}
+	return out
+}
+
+// heapLine is the Go heap line of a metrics page.
+func heapLine(metrics string) string {
+	for line := range strings.Lines(metrics) {
+		if strings.HasPrefix(line, "go_memstats_heap_alloc_bytes ") {
+			return "the leader's " + strings.TrimSpace(line)
+		}
+	}
+	return "no heap figure"
+}
