@@ -334,3 +334,27 @@ func TestARunTooLargeToRecordIsRefused(t *testing.T) {
 		t.Errorf("%d requests, want none", n)
 	}
 }
+
+// TestDecisionsWrittenBeforeTheBoundAreCut: a status written before the
+// schema bounded decisions may hold longer reasons; the schema would now
+// refuse the list they are in, so the next write cuts them too, without
+// touching the copy it was read into.
+func TestDecisionsWrittenBeforeTheBoundAreCut(t *testing.T) {
+	long := strings.Repeat("r", 2000)
+	read := &v1alpha1.RecreatePolicy{Status: v1alpha1.RecreatePolicyStatus{RecentDecisions: []v1alpha1.Decision{
+		{Pod: "web-0", Trigger: "rule/leak", Outcome: v1alpha1.OutcomeCreated, Reason: long, Message: long},
+	}}}
+	for _, decided := range [][]v1alpha1.Decision{nil, {{Pod: "web-1", Trigger: "rule/leak", Outcome: v1alpha1.OutcomeCreated, Reason: "leak"}}} {
+		p := &v1alpha1.RecreatePolicy{}
+		p.Status.RecentDecisions = read.Status.RecentDecisions
+		flush(p, decided)
+		for _, d := range p.Status.RecentDecisions {
+			if len(d.Reason) > v1alpha1.MaxReasonLength || len(d.Message) > v1alpha1.MaxReasonLength {
+				t.Errorf("with %d new decisions, the decision on %s keeps a reason of %d bytes and a message of %d, over %d", len(decided), d.Pod, len(d.Reason), len(d.Message), v1alpha1.MaxReasonLength)
+			}
+		}
+		if read.Status.RecentDecisions[0].Reason != long {
+			t.Error("the decisions as read were changed")
+		}
+	}
+}

@@ -3,6 +3,7 @@ package recreatepolicy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,8 +120,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, p *v1alpha1.Recr
 	return fmt.Errorf("write the status of RecreatePolicy %s/%s: %w", p.Namespace, p.Name, err)
 }
 
-// flush puts the new decisions at the head of the status list, their
-// reasons and messages cut to their bound. A decision
+// flush puts the new decisions at the head of the status list, the
+// reasons and messages of all cut to their bound. A decision
 // that repeats the outcome of the latest one for the same pod and trigger
 // (a candidate held back at every evaluation, its message saying how long
 // ago the last recreation was) replaces it rather than pushing older ones
@@ -128,8 +129,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, original, p *v1alpha1.Recr
 func flush(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
 	list := p.Status.RecentDecisions
 	for _, dec := range decided {
-		dec.Reason = v1alpha1.Truncate(dec.Reason, v1alpha1.MaxReasonLength)
-		dec.Message = v1alpha1.Truncate(dec.Message, v1alpha1.MaxReasonLength)
 		// Cut at once: a decision past the last kept never comes back
 		// (each prepend moves the others back by one, and takes at most
 		// one out), and a pass over a run of a thousand pods has as many
@@ -139,7 +138,29 @@ func flush(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
 			list = list[:v1alpha1.MaxRecentDecisions]
 		}
 	}
-	p.Status.RecentDecisions = list
+	p.Status.RecentDecisions = bounded(list)
+}
+
+// bounded returns the decisions with their reasons and messages cut to
+// their bound: those of this pass, and those of a status written before
+// the schema bounded them, which it would now refuse with the rest of the
+// list. The list is copied when one is cut: it may be the one read.
+func bounded(list []v1alpha1.Decision) []v1alpha1.Decision {
+	var out []v1alpha1.Decision
+	for i, d := range list {
+		reason, msg := v1alpha1.Truncate(d.Reason, v1alpha1.MaxReasonLength), v1alpha1.Truncate(d.Message, v1alpha1.MaxReasonLength)
+		if reason == d.Reason && msg == d.Message {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(list)
+		}
+		out[i].Reason, out[i].Message = reason, msg
+	}
+	if out == nil {
+		return list
+	}
+	return out
 }
 
 func prepend(list []v1alpha1.Decision, dec v1alpha1.Decision) []v1alpha1.Decision {
