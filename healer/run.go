@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/healer/admission"
@@ -127,6 +128,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 			return fmt.Errorf("watch pods for the request webhook: %w", err)
 		}
 		opts.Pods = &admission.PodCache{Reader: mgr.GetCache(), Synced: pods.HasSynced}
+		// It counts a pod's active requests from the cache too: start
+		// watching them now rather than at the first create.
+		if _, err := mgr.GetCache().GetInformer(ctx, &v1beta1.ContainerRecreateRequest{}, cache.BlockUntilSynced(false)); err != nil {
+			return fmt.Errorf("watch requests for the request webhook: %w", err)
+		}
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, opts)
 	requests := recreatepolicy.RequestsV1alpha1

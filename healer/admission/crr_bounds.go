@@ -30,7 +30,7 @@ func sizeErrors(crr *v1beta1.ContainerRecreateRequest) field.ErrorList {
 	}
 	path, size := largestPart(crr)
 	return field.ErrorList{field.Invalid(path, fmt.Sprintf("%d bytes", size),
-		fmt.Sprintf("the request would take %d bytes without its status, more than the %d bytes a request may: a page of 500 requests must fit one conversion review",
+		fmt.Sprintf("the request would take %d bytes without its status, more than the %d bytes a request may: requests are kept in the manager's and the daemons' memory, and a page of 500 must fit one conversion review",
 			total, v1beta1.MaxAdmittedRequestBytes))}
 }
 

@@ -6,10 +6,13 @@ package v1beta1
 // at each again): the bound keeps that work small.
 const MaxActiveRequestsPerPod = 16
 
-// Bounds on a request's size. A v1alpha1 list converts a whole page in one
+// Bounds on a request's size, which its author would otherwise decide (its
+// annotations alone may take 256 KiB): the manager keeps every request in
+// memory in every replica, and each daemon its node's. They also keep a
+// page of 500 requests (what kubectl and informers ask for) within one
 // conversion review, which the conversion webhook reads up to 16 MiB
-// (admission.MaxConversionBytes): a page of 500 requests, what kubectl and
-// informers ask for, must fit it.
+// (admission.MaxConversionBytes), should an API server convert a list in
+// one review; today's converts each object on its own as it reads it.
 const (
 	// MaxRequestBytes bounds a request as stored, in JSON: 500 of them
 	// take 16,000 KiB, which leaves a review 384 KiB for its envelope.
