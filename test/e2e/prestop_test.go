@@ -2,21 +2,39 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/test/images"
 )
+
+// listenerPort is where the listener container of the preStop tests
+// accepts one connection.
+const listenerPort = 9000
+
+// listener is a container that accepts one connection on listenerPort,
+// then writes "connected" to /ctl/tcp.
+func listener() corev1.Container {
+	return corev1.Container{
+		Name: "listener", Image: images.TestApp.Ref(),
+		Command:      []string{"/bin/busybox", "sh", "-c", fmt.Sprintf("/bin/busybox nc -l -p %d >/dev/null; echo connected > /ctl/tcp; exec sleep 3600", listenerPort)},
+		VolumeMounts: []corev1.VolumeMount{{Name: "ctl", MountPath: "/ctl"}},
+	}
+}
 
 // TestPreStopOfEachKindRunsBeforeTheStop gives app a preStop hook of each
 // kind and observes it: exec writes to the shared volume, httpGet reaches
-// side's server on the pod IP, tcpSocket connects to a listener of the test,
-// sleep delays the stop.
+// side's server on the pod IP, tcpSocket connects to a listener of the pod,
+// sleep delays the stop. A tcpSocket hook whose host is another address
+// (the node's) is not run, and its PreStopFailed event names the field.
 func TestPreStopOfEachKindRunsBeforeTheStop(t *testing.T) {
 	t.Parallel()
 	c := rejuvStack(t).Client
@@ -43,31 +61,50 @@ func TestPreStopOfEachKindRunsBeforeTheStop(t *testing.T) {
 				}
 			}
 		}},
-		{"tcpSocket", func(t *testing.T) (corev1.LifecycleHandler, func(*testing.T, string, string, time.Time, string)) {
+		{"tcpSocket", func(*testing.T) (corev1.LifecycleHandler, func(*testing.T, string, string, time.Time, string)) {
+			// The pod's listener container writes /ctl/tcp once connected.
+			h := corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(listenerPort)}}
+			return h, func(t *testing.T, ns, pod string, _ time.Time, _ string) {
+				if got := strings.TrimSpace(execIn(t, ns, pod, "side", "cat", "/ctl/tcp")); got != "connected" {
+					t.Errorf("tcpSocket preStop never connected to the pod: /ctl/tcp is %q", got)
+				}
+			}
+		}},
+		{"tcpSocket-elsewhere", func(t *testing.T) (corev1.LifecycleHandler, func(*testing.T, string, string, time.Time, string)) {
+			// Issue 45, finding 13: the daemon would connect from
+			// rejuv-system's network identity, so it sends hooks to the
+			// pod's own IP alone; the node's address is another host.
 			l, err := net.Listen("tcp", nodeIP+":0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = l.Close() })
-			connected := make(chan time.Time, 1)
+			connected := make(chan struct{}, 1)
 			go func() {
-				conn, err := l.Accept()
-				if err == nil {
-					connected <- time.Now()
+				if conn, err := l.Accept(); err == nil {
+					connected <- struct{}{}
 					_ = conn.Close()
 				}
 			}()
-			port := l.Addr().(*net.TCPAddr).Port
-			h := corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Host: nodeIP, Port: intstr.FromInt(port)}}
-			return h, func(t *testing.T, _, _ string, _ time.Time, oldApp string) {
+			h := corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Host: nodeIP, Port: intstr.FromInt(l.Addr().(*net.TCPAddr).Port)}}
+			return h, func(t *testing.T, ns, pod string, _ time.Time, _ string) {
 				select {
-				case at := <-connected:
-					if _, stopped := criTimes(t, oldApp); !at.Before(stopped) {
-						t.Errorf("tcpSocket preStop connected at %s, after the container stopped at %s", at, stopped)
-					}
+				case <-connected:
+					t.Errorf("a tcpSocket preStop with host %s connected there", nodeIP)
 				default:
-					t.Error("tcpSocket preStop never connected")
 				}
+				events, err := kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "regarding.name=" + pod})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var notes []string
+				for _, e := range events.Items {
+					if e.Reason == "PreStopFailed" && strings.Contains(e.Note, "lifecycle.preStop.tcpSocket.host") {
+						return
+					}
+					notes = append(notes, e.Reason+": "+e.Note)
+				}
+				t.Errorf("no PreStopFailed event naming lifecycle.preStop.tcpSocket.host on pod %s; events:\n%s", pod, strings.Join(notes, "\n"))
 			}
 		}},
 		{"sleep", func(*testing.T) (corev1.LifecycleHandler, func(*testing.T, string, string, time.Time, string)) {
@@ -86,6 +123,7 @@ func TestPreStopOfEachKindRunsBeforeTheStop(t *testing.T) {
 			ns := newNamespace(t)
 			spec := controlledPod("web")
 			spec.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &h}
+			spec.Spec.Containers = append(spec.Spec.Containers, listener())
 			before := createPod(t, ns, spec)
 			crr := newRequest(ns, "prestop-"+strings.ToLower(tt.name), before.Name, "app")
 			created := time.Now()
