@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,18 +40,20 @@ func TestAStubbornNamespaceDoesNotDelayAnother(t *testing.T) {
 		}
 		stops = append(stops, crr)
 	}
-	// The premise: all four stops wait for the grace.
+	// The premise: all four stops are under way (each pod has its
+	// StoppingContainer event), and wait for the grace.
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		for _, crr := range stops {
-			cur := &v1beta1.ContainerRecreateRequest{}
-			if err := s.Client.Get(ctx, client.ObjectKeyFromObject(crr), cur); err != nil {
-				return false, nil
-			}
-			if len(cur.Status.ContainerRecreateStates) == 0 || !strings.HasPrefix(cur.Status.ContainerRecreateStates[0].Message, "stopping") {
-				return false, nil
+		events, err := kube.EventsV1().Events(stubborn).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		stopping := map[string]bool{}
+		for _, e := range events.Items {
+			if e.Regarding.Kind == "Pod" && e.Reason == "StoppingContainer" {
+				stopping[e.Regarding.Name] = true
 			}
 		}
-		return true, nil
+		return len(stopping) == len(stops), nil
 	})
 	if err != nil {
 		t.Fatalf("the stubborn namespace's four stops are not all under way: %v", err)
