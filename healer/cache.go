@@ -1,8 +1,12 @@
 package healer
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,7 +17,9 @@ import (
 // every pod and node of the cluster only what it reads (pods.Trim,
 // trimNode), the values pods hold alike kept once (sharedValues), and of
 // anything else everything but managedFields, which nothing in Rejuv
-// reads.
+// reads. Pods are listed in pages trimmed as they arrive
+// (pods.ListInPages), so that a starting replica never holds every pod
+// of the cluster whole.
 func cacheOptions() cache.Options {
 	shared := &sharedValues{}
 	return cache.Options{
@@ -21,6 +27,12 @@ func cacheOptions() cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:  {Transform: shared.trimPod},
 			&corev1.Node{}: {Transform: trimNode},
+		},
+		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			if _, ok := obj.(*corev1.Pod); ok {
+				lw = pods.ListInPages(lw, shared.trimPod)
+			}
+			return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
 		},
 	}
 }

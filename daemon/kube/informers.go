@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -33,9 +32,13 @@ func NewInformers(c *Client, node string) (*Informers, error) {
 	// Requests leave the cache once the manager marks them completed: a
 	// completed request has nothing left for the daemon to do.
 	ofNode := labels.SelectorFromSet(labels.Set{v1beta1.NodeNameLabel: node, v1beta1.ActiveLabel: "true"}).String()
+	podsOnNode := cache.NewFilteredListWatchFromClient(c.core, "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) { o.FieldSelector = onNode })
+	requestsOfNode := cache.NewFilteredListWatchFromClient(c.requests, "containerrecreaterequests", metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = ofNode })
 	in := &Informers{
-		Pods:     newInformer(c.core, "pods", &corev1.Pod{}, func(o *metav1.ListOptions) { o.FieldSelector = onNode }, trimPod),
-		Requests: newInformer(c.requests, "containerrecreaterequests", &v1beta1.ContainerRecreateRequest{}, func(o *metav1.ListOptions) { o.LabelSelector = ofNode }, stripManagedFields),
+		// Pods are listed in pages trimmed as they arrive, so that a
+		// daemon that starts beside large pods never holds them all whole.
+		Pods:     newInformer(pods.ListInPages(podsOnNode, trimPod), &corev1.Pod{}, trimPod),
+		Requests: newInformer(requestsOfNode, &v1beta1.ContainerRecreateRequest{}, stripManagedFields),
 	}
 	err := in.Requests.AddIndexers(cache.Indexers{byPodUID: func(obj any) ([]string, error) {
 		if crr, ok := obj.(*v1beta1.ContainerRecreateRequest); ok {
@@ -51,8 +54,7 @@ func NewInformers(c *Client, node string) (*Informers, error) {
 	return in, nil
 }
 
-func newInformer(c rest.Interface, resource string, obj runtime.Object, restrict func(*metav1.ListOptions), transform cache.TransformFunc) cache.SharedIndexInformer {
-	lw := cache.NewFilteredListWatchFromClient(c, resource, metav1.NamespaceAll, restrict)
+func newInformer(lw cache.ListerWatcher, obj runtime.Object, transform cache.TransformFunc) cache.SharedIndexInformer {
 	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	_ = inf.SetTransform(transform)
 	return inf

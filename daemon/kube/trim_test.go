@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -45,5 +46,14 @@ func TestTheDaemonKeepsOfAPodWhatItReads(t *testing.T) {
 	}
 	if got.ManagedFields != nil {
 		t.Error("managedFields kept")
+	}
+	// The pods a list's pages bring are trimmed before the informer trims
+	// them again (pods.ListInPages): trimming twice keeps the same pod.
+	again, err := trimPod(got.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(again, got) {
+		t.Errorf("trimming a trimmed pod changed it: %+v, want %+v", again, got)
 	}
 }
