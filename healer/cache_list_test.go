@@ -1,7 +1,6 @@
 package healer
 
 import (
-	"context"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -66,8 +65,7 @@ func TestAStartingManagerNeverHoldsTheWholeListOfFatPods(t *testing.T) {
 		t.Skip("needs the real API server; run without -short (make test)")
 	}
 	const n = 6 * pods.ListPageSize // the list weighs twice the bound below
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	env, err := harness.Envtest(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -70,9 +70,9 @@ func TestListInPagesListsEveryPodTransformedAPageAtATime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &pagingServer{n: tc.n, expire: tc.expire}
-			lw := ListInPages(&cache.ListWatch{ListWithContextFunc: s.list}, mark)
+			lw := cache.ToListerWatcherWithContext(ListInPages(&cache.ListWatch{ListWithContextFunc: s.list}, mark))
 			// As the reflector asks: from its watch cache, in pages of 500.
-			obj, err := lw.List(metav1.ListOptions{ResourceVersion: "0", Limit: 500, LabelSelector: "app=web", FieldSelector: "spec.nodeName=node-1"})
+			obj, err := lw.ListWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "0", Limit: 500, LabelSelector: "app=web", FieldSelector: "spec.nodeName=node-1"})
 			if len(s.asked) != tc.wantListCalls {
 				t.Errorf("asked the API server %d times, want %d", len(s.asked), tc.wantListCalls)
 			}
@@ -109,8 +109,8 @@ func TestListInPagesListsEveryPodTransformedAPageAtATime(t *testing.T) {
 
 func TestListInPagesSaysWhichPodItCouldNotTransform(t *testing.T) {
 	s := &pagingServer{n: 3}
-	lw := ListInPages(&cache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return nil, fmt.Errorf("no") })
-	if _, err := lw.List(metav1.ListOptions{}); err == nil || err.Error() != "list pods: transform pod shop/pod-0: no" {
+	lw := cache.ToListerWatcherWithContext(ListInPages(&cache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return nil, fmt.Errorf("no") }))
+	if _, err := lw.ListWithContext(t.Context(), metav1.ListOptions{}); err == nil || err.Error() != "list pods: transform pod shop/pod-0: no" {
 		t.Errorf("got %v, want an error naming pod shop/pod-0", err)
 	}
 }
