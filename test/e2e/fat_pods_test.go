@@ -23,8 +23,8 @@ import (
 // which once OOM-killed both manager replicas within a minute and kept
 // them crash-looping as long as the pods existed. The running replicas
 // keep running without a restart, and the request webhook answers for
-// those pods. (A replica that starts while they exist is not covered: it
-// was still OOM-killed while it listed them.)
+// those pods. A replica that starts while they exist, which was still
+// OOM-killed while it listed them, becomes ready without a restart.
 func TestFatPodsDoNotCrashTheManager(t *testing.T) {
 	s := rejuvStack(t)
 	ctx := context.Background()
@@ -81,6 +81,33 @@ func TestFatPodsDoNotCrashTheManager(t *testing.T) {
 	}
 	t.Logf("%d pods of %d bytes: the manager's replicas ran a minute without a restart; %s",
 		fat, sample.Size(), heapLine(leaderMetrics(t)))
+
+	// A replica that starts while they exist lists them all before it is
+	// ready: its replacement becomes ready, and stays so, without a restart.
+	replicas, err := s.Pods(ctx, deploy.HealerSelector)
+	if err != nil || len(replicas) == 0 {
+		t.Fatalf("premise: list the manager's replicas: %v", err)
+	}
+	if err := kube.CoreV1().Pods(deploy.Namespace).Delete(ctx, replicas[0].Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete manager replica %s: %v", replicas[0].Name, err)
+	}
+	var replacement types.UID
+	waitWithin(t, "a replacement manager replica ready", 3*time.Minute, func() bool {
+		for uid := range managerContainers(t, s) {
+			if _, old := before[uid]; !old {
+				replacement = uid
+				return true
+			}
+		}
+		return false
+	})
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Second) {
+		if restarts, ready := managerContainers(t, s)[replacement]; !ready || restarts != 0 {
+			t.Fatalf("the replica that replaced %s while %d fat pods exist: ready %v, %d restarts; want ready without a restart",
+				replicas[0].Name, fat, ready, restarts)
+		}
+	}
+	t.Logf("the replica that replaced %s became ready beside them, and stayed so 30 s without a restart", replicas[0].Name)
 }
 
 // managerContainers are the manager's ready pods, by UID, with the sum of
