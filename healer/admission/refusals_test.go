@@ -17,8 +17,8 @@ import (
 
 // refusalPods are the pods refusals.Requests name: web (see podSpec), and
 // pods unscheduled, finished, of a job, whose container app has its own
-// restartPolicy Never, being deleted, and with a grace period over the
-// bound.
+// restartPolicy Never, being deleted, with a grace period over the bound,
+// and with a preStop over the bound.
 func refusalPods(t *testing.T, ns string) {
 	t.Helper()
 	createPod(t, ns, "web", nil)
@@ -27,6 +27,9 @@ func refusalPods(t *testing.T, ns string) {
 	createPod(t, ns, "job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
 	createPod(t, ns, "solo", func(p *corev1.Pod) { p.Spec.Containers[0].RestartPolicy = new(corev1.ContainerRestartPolicyNever) })
 	createPod(t, ns, "patient", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = new(int64(100000)) })
+	createPod(t, ns, "verbose", func(p *corev1.Pod) {
+		p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", strings.Repeat("#", 5000)}}}}
+	})
 	leaving := createPod(t, ns, "leaving", func(p *corev1.Pod) { p.Finalizers = []string{"test.rejuv.dev/hold"} })
 	if err := admin.Delete(context.Background(), leaving); err != nil {
 		t.Fatal(err)

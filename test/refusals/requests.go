@@ -1,12 +1,18 @@
 package refusals
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Requests are the ContainerRecreateRequests refused on create. They name
 // the pods healer/admission's refusalPods creates: web (containers app,
 // with a preStop and ports, and late, not started yet; init containers
 // setup and a native sidecar), unscheduled, done (Succeeded), job
 // (restartPolicy OnFailure), solo (container app with its own
-// restartPolicy Never), leaving (being deleted) and patient (with a
-// terminationGracePeriodSeconds of 100000).
+// restartPolicy Never), leaving (being deleted), patient (with a
+// terminationGracePeriodSeconds of 100000) and verbose (whose container
+// app's preStop is over the 4,096 bytes a request copies).
 var Requests = []Refusal{
 	{Input: "no podName", Stage: StageWebhook, Spec: `containers: [{name: app}]`, Field: "spec.podName", Message: "Required value: name the pod whose containers to recreate"},
 	{Input: "no containers", Stage: StageWebhook, Spec: `podName: web`, Field: "spec.containers", Message: "Required value: list at least one container to recreate"},
@@ -27,6 +33,10 @@ var Requests = []Refusal{
 		Field: "spec.containers[0].statusContext", Message: "is recorded from the pod's status when the request is created; it cannot be set"},
 	{Input: "a preStop", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app, preStop: {exec: {command: ["true"]}}}]}`,
 		Field: "spec.containers[0].preStop", Message: "is copied from the pod's container spec; it cannot be set"},
+	{Input: "a container whose `lifecycle.preStop` is over 4,096 bytes (protobuf)", Stage: StageWebhook, Spec: `{podName: verbose, containers: [{name: app}]}`,
+		Field: "spec.containers[0].preStop", Message: "more than the 4096 a request copies"},
+	{Input: "more than 16 containers", Stage: StageWebhook, Spec: `{podName: web, containers: [` + containers(17) + `]}`,
+		Field: "spec.containers", Message: "Too many: 17: must have at most 16 items"},
 	{Input: "ports", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app, ports: [{containerPort: 1}]}]}`,
 		Field: "spec.containers[0].ports", Message: "are copied from the pod's container spec; they cannot be set"},
 	{Input: "an unknown failurePolicy", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], strategy: {failurePolicy: Sometimes}}`,
@@ -49,4 +59,13 @@ var Requests = []Refusal{
 		Field: "spec.activeDeadlineSeconds", Message: "Invalid value: 9300000000: must be at most 604800 seconds (a week)"},
 	{Input: "a negative TTL", Stage: StageWebhook, Spec: `{podName: web, containers: [{name: app}], ttlSecondsAfterFinished: -1}`,
 		Field: "spec.ttlSecondsAfterFinished", Message: "must not be negative"},
+}
+
+// containers lists n containers named c0, c1, ... in a request's YAML.
+func containers(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("{name: c%d}", i)
+	}
+	return strings.Join(names, ", ")
 }
