@@ -35,14 +35,7 @@ const managerMemoryLimit = 256 << 20
 // in one object or in objects as large as a stored request may be, must
 // not take the handler's heap anywhere near the manager's limit.
 func TestForgedConversionReviewsStayWithinTheManagersMemory(t *testing.T) {
-	s, err := apps.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := webhook.NewServer(webhook.Options{})
-	Register(server, s, Options{})
-	front := httptest.NewServer(server.WebhookMux())
-	defer front.Close()
+	front := conversionServer(t)
 	// The heap measured is the live heap, give or take a tenth: the
 	// manager's GOMEMLIMIT makes its collector as eager near the limit.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
@@ -159,6 +152,21 @@ func watchHeap() func() uint64 {
 	}
 }
 
+// conversionServer serves the webhooks as Register sets them up, with no
+// callers checked, over plain HTTP.
+func conversionServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	s, err := apps.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := webhook.NewServer(webhook.Options{})
+	Register(server, s, Options{})
+	front := httptest.NewServer(server.WebhookMux())
+	t.Cleanup(front.Close)
+	return front
+}
+
 // mib writes n bytes in MiB.
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
@@ -167,14 +175,7 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // webhook's budget for longer than a review takes to read: a review sent
 // meanwhile is converted.
 func TestASlowReviewDoesNotHoldTheConversionWebhook(t *testing.T) {
-	s, err := apps.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := webhook.NewServer(webhook.Options{})
-	Register(server, s, Options{})
-	front := httptest.NewServer(server.WebhookMux())
-	defer front.Close()
+	front := conversionServer(t)
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(front.URL, "http://"))
 	if err != nil {
