@@ -53,9 +53,13 @@ func (r *Reconciler) chargeAll(ctx context.Context, budgets []policyv1.PodDisrup
 	refused = map[string]string{}
 	charged := make([]map[string]time.Time, len(budgets))
 	for i := range budgets {
+		sel := pdbSelector(&budgets[i])
+		if sel == nil {
+			continue
+		}
 		var covered []string
 		for _, pod := range pods {
-			if _, out := refused[pod.Name]; !out && apipods.Ready(pod) && pdbCovers(&budgets[i], pod) {
+			if _, out := refused[pod.Name]; !out && apipods.Ready(pod) && sel.Matches(labels.Set(pod.Labels)) {
 				covered = append(covered, pod.Name)
 			}
 		}
