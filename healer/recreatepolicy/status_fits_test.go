@@ -19,21 +19,11 @@ import (
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
 // pad40KiB is a Rego string of 40 KiB, made as the rule runs.
 const pad40KiB = `concat("", [x | some i in numbers.range(1, 4096); x := "xxxxxxxxxx"])`
-
-// hugeValueRule yields, for every container, an object with a 40 KiB
-// string under a key recreate does not know: the rule fails, and its
-// error echoes the value.
-const hugeValueRule = `package custom
-import rego.v1
-pad := ` + pad40KiB + `
-recreate contains {"container": c.name, "pad": pad} if {
-	some c in input.containers
-}
-`
 
 // restartPolicy is a policy over the pods labelled app, with rules, that
 // asks for a restart at at and lets every pod be recreated at once, again
@@ -92,7 +82,7 @@ func TestAStatusTooLargeStillFits(t *testing.T) {
 	c := newController(t, 0)
 	createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
 	at := c.clock.Now().Add(-time.Second)
-	p := createPolicy(t, ns, "huge", restartPolicy("web", at, v1alpha1.Rule{Name: "huge", Rego: hugeValueRule}))
+	p := createPolicy(t, ns, "huge", restartPolicy("web", at, v1alpha1.Rule{Name: "huge", Rego: policytest.HugeValue}))
 
 	created, errs := passes(t, c, p, 8)
 	if len(errs) > 0 {

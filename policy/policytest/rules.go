@@ -29,3 +29,14 @@ recreate contains c.name if {
 	count(xs) > 0
 }
 `
+
+// HugeValue is a rule that fails for every container, in package custom:
+// it yields an object with a 40 KiB string under a key recreate does not
+// know, made as the rule runs, and the rule's error echoes the value.
+const HugeValue = `package custom
+import rego.v1
+pad := concat("", [x | some i in numbers.range(1, 4096); x := "xxxxxxxxxx"])
+recreate contains {"container": c.name, "pad": pad} if {
+	some c in input.containers
+}
+`
