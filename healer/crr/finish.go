@@ -17,7 +17,8 @@ import (
 
 // finish tidies up a completed request once (while it still has the active
 // label: events, metrics, the pod's readiness, then the label goes), and
-// deletes it when its TTL runs out.
+// deletes it when its TTL runs out, or later while its run goes on
+// (keptForRun).
 func (r *Reconciler) finish(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (ctrl.Result, error) {
 	if _, active := crr.Labels[v1beta1.ActiveLabel]; active {
 		if err := r.retire(ctx, crr); err != nil {
@@ -31,6 +32,12 @@ func (r *Reconciler) finish(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	expiry := crr.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
 	if left := expiry.Sub(r.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	switch kept, err := r.keptForRun(ctx, crr); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case kept:
+		return ctrl.Result{RequeueAfter: runKeepRecheck}, nil
 	}
 	if err := r.Client.Delete(ctx, crr, client.Preconditions{UID: &crr.UID}); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("delete ContainerRecreateRequest %s/%s after its TTL: %w", crr.Namespace, crr.Name, err)

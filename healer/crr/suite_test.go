@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
+	rejuvv1alpha1 "github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
@@ -54,6 +55,10 @@ func runWithManager(m *testing.M) int {
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
 	scheme, err := apps.NewScheme()
+	if err == nil {
+		// Policies, whose runs keep their requests (keptForRun).
+		err = rejuvv1alpha1.AddToScheme(scheme)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -206,7 +206,9 @@ type RecreateTemplate struct {
 
 	// TTLSecondsAfterFinished deletes a finished request this long after it
 	// completed; requests are kept at least as long as limits.maxPerHour
-	// (an hour) and limits.cooldown look back, which count from them.
+	// (an hour) and limits.cooldown look back, which count from them, and a
+	// run's requests until the run is no longer Running (Rejuv's request
+	// controller; OpenKruise's deletes at the TTL).
 	// +optional
 	// +kubebuilder:default=3600
 	// +kubebuilder:validation:Minimum=0
