@@ -44,7 +44,7 @@ func TestARunKeepsItsRequestsUntilItEnds(t *testing.T) {
 	patch := client.MergeFrom(crr.DeepCopy())
 	crr.Annotations[v1beta1.RunAnnotation] = at.UTC().Format(time.RFC3339)
 	crr.OwnerReferences = []metav1.OwnerReference{{APIVersion: rejuvv1alpha1.GroupVersion.String(), Kind: "RecreatePolicy",
-		Name: p.Name, UID: p.UID, Controller: ptr.To(true)}}
+		Name: p.Name, UID: p.UID, Controller: new(true)}}
 	if err := admin.Patch(ctx, crr, patch); err != nil {
 		t.Fatal(err)
 	}
