@@ -268,7 +268,10 @@ func churnPolicies(c client.Client, ns string, names []string) (stop func(), cha
 
 // holdStops has c request the recreation of n containers of ns that
 // ignore SIGTERM, with a 10-minute grace and no deadline, and waits until
-// the daemon is stopping each. It returns the pods' names.
+// the daemon is stopping each (a StoppingContainer event on each pod). It
+// returns the pods' names, which are also their requests'. The pods are
+// deleted at once at the end of the test: they would otherwise hold the
+// namespace for their grace.
 func holdStops(t *testing.T, c client.Client, ns string, n int) []string {
 	t.Helper()
 	var names []string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,34 +33,7 @@ func TestFatPodsDoNotCrashTheManager(t *testing.T) {
 	if len(before) == 0 {
 		t.Fatal("premise: no manager replica is ready")
 	}
-	created := make(chan error, fat)
-	var creating sync.WaitGroup
-	for w := range 4 {
-		creating.Go(func() {
-			for i := w; i < fat; i += 4 {
-				pod := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fat-%d", i),
-						Annotations: map[string]string{"example.com/blob": fmt.Sprintf("%d-", i) + strings.Repeat("a", 250_000)}},
-					Spec: corev1.PodSpec{
-						// Pending for good: no node has the label.
-						NodeSelector: map[string]string{"rejuv.test/nowhere": "true"},
-						Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/none:1",
-							Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-								Command: []string{"sh", "-c", fmt.Sprintf("%d-", i) + strings.Repeat("b", 900_000)}}}}}},
-					},
-				}
-				_, err := kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-				created <- err
-			}
-		})
-	}
-	creating.Wait()
-	close(created)
-	for err := range created {
-		if err != nil {
-			t.Fatalf("premise: create a fat pod: %v", err)
-		}
-	}
+	createFatPods(t, s.Client, ns, fat)
 	sample, err := kube.CoreV1().Pods(ns).Get(ctx, "fat-7", metav1.GetOptions{})
 	if err != nil || sample.Size() < 1_100_000 || sample.Spec.NodeName != "" {
 		t.Fatalf("premise: pod fat-7 is not a Pending pod of 1.15 MB: %v", err)
