@@ -193,17 +193,7 @@ func TestBoundsHoldUnderAbuse(t *testing.T) {
 	t.Logf("conversion reviews answered: %v; the abusing tenant changed its policies %d times", answers, generations.Load())
 	checkConversionsRefused(t, answers)
 	checkForgedRefused(t, forgerAnswers(t, abuser), forged, forgedEach, byHand, containerStatus(byHand, "app").ContainerID)
-	for _, name := range hostile {
-		var halted *metav1.Condition
-		waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
-			got := readPolicy(t, s.Client, abuser, name)
-			halted = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionHalted)
-			return halted != nil && halted.Status == metav1.ConditionTrue && halted.ObservedGeneration == got.Generation
-		})
-		if halted.Reason != v1alpha1.ReasonRuleStopped || !strings.Contains(halted.Message, `the sandbox stopped rule "`+name+`"`) {
-			t.Errorf("policy %s: Halted %s: %s, want %s naming the rule", name, halted.Reason, halted.Message, v1alpha1.ReasonRuleStopped)
-		}
-	}
+	checkHaltedBySandbox(t, s.Client, abuser, hostile)
 	if n := deferredPasses(leaderMetrics(t), abuser); n == 0 {
 		t.Errorf("premise: no pass of the abusing tenant's policies was deferred for its namespace's share of the policy workers")
 	} else {
@@ -218,6 +208,23 @@ func TestBoundsHoldUnderAbuse(t *testing.T) {
 		t.Errorf("Rejuv's pods went from %v to %v under the abuse, want the same pods without a restart", components, now)
 	}
 	t.Logf("Rejuv's pods: %v, unchanged; %s", components, heapLine(leaderMetrics(t)))
+}
+
+// checkHaltedBySandbox: each policy of names in ns is halted at its
+// current generation, RuleStopped naming its rule (named as the policy).
+func checkHaltedBySandbox(t *testing.T, c client.Client, ns string, names []string) {
+	t.Helper()
+	for _, name := range names {
+		var halted *metav1.Condition
+		waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
+			got := readPolicy(t, c, ns, name)
+			halted = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionHalted)
+			return halted != nil && halted.Status == metav1.ConditionTrue && halted.ObservedGeneration == got.Generation
+		})
+		if halted.Reason != v1alpha1.ReasonRuleStopped || !strings.Contains(halted.Message, `the sandbox stopped rule "`+name+`"`) {
+			t.Errorf("policy %s: Halted %s: %s, want %s naming the rule", name, halted.Reason, halted.Message, v1alpha1.ReasonRuleStopped)
+		}
+	}
 }
 
 // componentRestarts are Rejuv's pods (the manager's and the daemons'), by

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/policy/policytest"
@@ -117,42 +114,18 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 
 	// Tenant A changes its policies every two seconds: each new
 	// generation is evaluated again until the sandbox halts it.
-	var generations atomic.Int64
-	stop := make(chan struct{})
-	churned := make(chan struct{})
-	go func() {
-		defer close(churned)
-		tick := time.NewTicker(2 * time.Second)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			for name := range hostile {
-				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-					p := &v1alpha1.RecreatePolicy{}
-					if err := a.Get(ctx, client.ObjectKey{Namespace: noisy, Name: name}, p); err != nil {
-						return err
-					}
-					p.Spec.EvaluationInterval = &metav1.Duration{Duration: time.Duration(1+i%2) * time.Second}
-					return a.Update(ctx, p)
-				})
-				if err == nil {
-					generations.Add(1)
-				}
-			}
-		}
-	}()
+	var names []string
+	for name := range hostile {
+		names = append(names, name)
+	}
+	stopChurn, generations := churnPolicies(a, noisy, names)
 
 	p := builtinPolicy(quiet.Namespace, "age", "quiet", "max-age", map[string]string{"maxAge": `"15s"`, "jitter": `"2s"`})
 	if err := b.Create(ctx, p); err != nil {
 		t.Fatalf("tenant-b's policy: %v", err)
 	}
 	crr := healedInPlace(t, quiet.Namespace, "age", quiet, "running for")
-	close(stop)
-	<-churned
+	stopChurn()
 	started := containerStatus(quiet, "app").State.Running.StartedAt.Time
 	late := crr.CreationTimestamp.Sub(started)
 	t.Logf("tenant-b's request came %s after its container started (maxAge 15s, jitter 2s); tenant-a changed its policies %d times meanwhile", late, generations.Load())
@@ -163,16 +136,8 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 		t.Errorf("tenant-b's request came %s after its container started: want within maxAge and jitter (17 s) and a few evaluations", late)
 	}
 
-	for name := range hostile {
-		var halted *metav1.Condition
-		waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
-			got := readPolicy(t, rejuvStack(t).Client, noisy, name)
-			halted = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionHalted)
-			return halted != nil && halted.Status == metav1.ConditionTrue && halted.ObservedGeneration == got.Generation
-		})
-		if halted.Reason != v1alpha1.ReasonRuleStopped || !strings.Contains(halted.Message, `the sandbox stopped rule "`+name+`"`) {
-			t.Errorf("policy %s: Halted %s: %s, want %s naming the rule", name, halted.Reason, halted.Message, v1alpha1.ReasonRuleStopped)
-		}
+	checkHaltedBySandbox(t, rejuvStack(t).Client, noisy, names)
+	for _, name := range names {
 		if n := len(policyRequests(t, rejuvStack(t).Client, noisy, name)); n != 0 {
 			t.Errorf("policy %s made %d requests, want none", name, n)
 		}
