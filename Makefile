@@ -189,6 +189,7 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@$(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config >/dev/null || { echo "verify: docs/helm-values.md is stale, or a value of the chart lacks a comment: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
+	@cd test/cluster/runtimebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/runtimebuild: run 'go mod tidy' there"; exit 1; }
 	@echo "verify: generated files and go.mod are up to date"
 
 # What make deploy applies: config/default, or, with REGISTRY set, an

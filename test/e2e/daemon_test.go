@@ -17,12 +17,23 @@ import (
 
 // TestDaemonFindsTheNodesRuntime reads the installed daemon's metrics: it
 // found containerd's socket in the directory the DaemonSet mounts from the
-// host.
+// host, and names the version the kubelet reports for the node (containerd
+// 1.6 says "1.6.20~ds1" to both, containerd 2 "v2.4.2" to the daemon and
+// "2.4.2" to the kubelet).
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
+	node, err := kube.CoreV1().Nodes().Get(context.Background(), cluster.Config.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime, version, ok := strings.Cut(node.Status.NodeInfo.ContainerRuntimeVersion, "://")
+	if !ok || runtime != "containerd" {
+		t.Fatalf("premise: node %s runs %q, want containerd://VERSION", node.Name, node.Status.NodeInfo.ContainerRuntimeVersion)
+	}
 	body := daemonMetrics(t)
-	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="1.6.`) {
-		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd:\n%s", grepLines(body, "rejuv_daemon"))
+	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="`+version+`"}`) &&
+		!strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="v`+version+`"}`) {
+		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd %s (the node's runtime):\n%s", version, grepLines(body, "rejuv_daemon"))
 	}
 	if !strings.Contains(body, `rejuv_daemon_cri_request_duration_seconds_count{code="OK",method="Version"}`) {
 		t.Errorf("metrics lack the timed Version call:\n%s", grepLines(body, "rejuv_daemon"))

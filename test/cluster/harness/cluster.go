@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,11 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 // preflight installs or finds everything needed and checks the ports, before
 // anything is started or changed.
 func preflight(ctx context.Context, cfg *Config) error {
+	// Containerd 2 is built before the tools are checked: they include its
+	// programs.
+	if err := ensureRuntime(ctx, *cfg); err != nil {
+		return err
+	}
 	if err := ensureTools(ctx, cfg); err != nil {
 		return err
 	}
@@ -169,6 +175,7 @@ func newState(ctx context.Context, cfg Config) (*state, error) {
 	}
 	st := &state{
 		KubernetesVersion: cfg.KubernetesVersion,
+		Runtime:           cfg.Runtime,
 		StartedAt:         time.Now(),
 		Host: hostState{
 			Sysctls:        readSysctls(),
@@ -338,6 +345,9 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	if st.KubernetesVersion != cfg.KubernetesVersion {
 		return fmt.Errorf("it runs Kubernetes %s, not %s", st.KubernetesVersion, cfg.KubernetesVersion)
+	}
+	if runtime := cmp.Or(st.Runtime, RuntimeContainerd1); runtime != cfg.Runtime {
+		return fmt.Errorf("its node runs %s, not %s (%s)", runtime, cfg.Runtime, envRuntime)
 	}
 	var dead []string
 	for _, p := range st.Processes {

@@ -38,6 +38,12 @@ type Config struct {
 	KubeBuildDir string
 	// KubernetesVersion is the k8s.io/kubernetes version required by KubeBuildDir.
 	KubernetesVersion string
+	// Runtime is the node's container runtime: RuntimeContainerd1
+	// (Debian's package) or RuntimeContainerd2 (built from the module in
+	// RuntimeBuildDir).
+	Runtime string
+	// RuntimeBuildDir is the separate Go module that builds containerd 2.
+	RuntimeBuildDir string
 	// NodeName is the name the kubelet registers.
 	NodeName string
 	// Bridge is the Linux bridge the harness creates for pods; its first
@@ -118,6 +124,8 @@ func DefaultConfig() (Config, error) {
 		CacheDir:          envOr(envCacheDir, filepath.Join(root, ".cache")),
 		KubeBuildDir:      kubeBuild,
 		KubernetesVersion: version,
+		Runtime:           envOr(envRuntime, RuntimeContainerd2),
+		RuntimeBuildDir:   filepath.Join(root, "test", "cluster", "runtimebuild"),
 		NodeName:          DefaultNodeName,
 		Bridge:            DefaultBridge,
 		PodSubnet:         DefaultPodSubnet,
@@ -125,6 +133,9 @@ func DefaultConfig() (Config, error) {
 		RuntimeSocket:     envOr(envRuntimeSocket, DefaultRuntimeSocket),
 		Ports:             DefaultPorts,
 		Tools:             DefaultTools(),
+	}
+	if err := cfg.useRuntime(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
@@ -142,6 +153,9 @@ func (c Config) validate() error {
 	}
 	if c.CacheDir == "" || !filepath.IsAbs(c.CacheDir) {
 		errs = append(errs, fmt.Errorf("config.CacheDir: %q must be an absolute path", c.CacheDir))
+	}
+	if c.Runtime != RuntimeContainerd1 && c.Runtime != RuntimeContainerd2 {
+		errs = append(errs, fmt.Errorf("config.Runtime (%s): %q is not %q or %q", envRuntime, c.Runtime, RuntimeContainerd1, RuntimeContainerd2))
 	}
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("config.NodeName: must not be empty"))

@@ -14,7 +14,7 @@ func validConfig(t *testing.T) Config {
 	dir := t.TempDir()
 	return Config{
 		Dir: filepath.Join(dir, "c"), CacheDir: filepath.Join(dir, "cache"),
-		NodeName: "n", Bridge: "rejuvx0",
+		NodeName: "n", Bridge: "rejuvx0", Runtime: RuntimeContainerd2,
 		PodSubnet: DefaultPodSubnet, ServiceSubnet: DefaultServiceSubnet, Ports: DefaultPorts,
 	}
 }
@@ -26,6 +26,7 @@ func TestConfigValidate(t *testing.T) {
 		wantErr string
 	}{
 		{name: "valid", change: func(*Config) {}},
+		{name: "unknown runtime", change: func(c *Config) { c.Runtime = "cri-o" }, wantErr: `config.Runtime (REJUV_RUNTIME): "cri-o" is not "containerd1" or "containerd2"`},
 		{name: "relative dir", change: func(c *Config) { c.Dir = "rel" }, wantErr: `config.Dir: "rel" must be an absolute path`},
 		{name: "long bridge name", change: func(c *Config) { c.Bridge = "a-very-long-bridge" }, wantErr: "config.Bridge"},
 		{name: "overlapping subnets", change: func(c *Config) { c.ServiceSubnet = netip.MustParsePrefix("10.213.0.128/25") }, wantErr: "must not overlap the pod subnet"},

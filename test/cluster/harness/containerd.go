@@ -20,6 +20,9 @@ import (
 // image, restrict_oom_score_adj because the harness may lack
 // CAP_SYS_RESOURCE, and the hosts of registries (see registryHosts).
 func containerdConfig(c Config) string {
+	if c.Runtime == RuntimeContainerd2 {
+		return containerd2Config(c)
+	}
 	d := c.containerdDir()
 	return fmt.Sprintf(`version = 2
 root = %[1]q
@@ -64,6 +67,64 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %[10]q
+`, filepath.Join(d, "root"), filepath.Join(d, "state"), c.CRISocket(), c.CRISocket()+".ttrpc",
+		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
+}
+
+// containerd2Config is containerdConfig in containerd 2's version-3
+// form: the CRI plugin is split into its images and runtime plugins
+// (io.containerd.cri.v1.images, io.containerd.cri.v1.runtime), the
+// sandbox image is a pinned image, and CNI takes a list of binary
+// directories.
+func containerd2Config(c Config) string {
+	d := c.containerdDir()
+	return fmt.Sprintf(`version = 3
+root = %[1]q
+state = %[2]q
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing", "io.containerd.nri.v1.nri"]
+
+[grpc]
+  address = %[3]q
+
+[ttrpc]
+  address = %[4]q
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[5]q
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = %[6]q
+
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = %[10]q
+
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  enable_selinux = false
+
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = %[7]q
+        SystemdCgroup = false
+
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [%[8]q]
+    conf_dir = %[9]q
 `, filepath.Join(d, "root"), filepath.Join(d, "state"), c.CRISocket(), c.CRISocket()+".ttrpc",
 		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
 }

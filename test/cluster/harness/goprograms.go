@@ -156,11 +156,11 @@ func lockProgram(ctx context.Context, bin string) (func(), error) {
 	return unlock, nil
 }
 
-// goBuild builds main packages in the build module (bins maps each to
-// where its binary goes), each linked with the -ldflags arguments that
+// goBuild builds main packages in the build module in dir (bins maps each
+// to where its binary goes), each linked with the -ldflags arguments that
 // name it, into a folder of the cache, and moves each binary into place,
 // so that a reader never finds half a binary.
-func goBuild(ctx context.Context, cfg Config, ldflags []string, bins map[string]string) error {
+func goBuild(ctx context.Context, cfg Config, dir string, ldflags []string, bins map[string]string) error {
 	tmp, err := os.MkdirTemp(cfg.CacheDir, ".build-")
 	if err != nil {
 		return fmt.Errorf("create a build folder: %w", err)
@@ -174,10 +174,10 @@ func goBuild(ctx context.Context, cfg Config, ldflags []string, bins map[string]
 	pkgs := slices.Sorted(maps.Keys(bins))
 	args = append(args, pkgs...)
 	cmd := exec.CommandContext(ctx, goTool(), args...)
-	cmd.Dir = cfg.KubeBuildDir
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s in %s: %w\n%s", strings.Join(pkgs, ", "), cfg.KubeBuildDir, err, tail(string(out), 30))
+		return fmt.Errorf("build %s in %s: %w\n%s", strings.Join(pkgs, ", "), dir, err, tail(string(out), 30))
 	}
 	for _, pkg := range pkgs {
 		if err := os.Rename(filepath.Join(tmp, path.Base(pkg)), bins[pkg]); err != nil {

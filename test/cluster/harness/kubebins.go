@@ -112,7 +112,7 @@ func buildPrograms(ctx context.Context, cfg Config, kube []string, programs []pi
 		ldflags = append(ldflags, p.main+"=-s -w "+p.ldflags(p.version))
 		bins[p.main] = p.bin
 	}
-	return goBuild(ctx, cfg, ldflags, bins)
+	return goBuild(ctx, cfg, cfg.KubeBuildDir, ldflags, bins)
 }
 
 // versionLDFlags stamps the version Kubernetes binaries report (the node's

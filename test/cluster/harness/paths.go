@@ -27,7 +27,14 @@ func (c Config) CRISocket() string {
 	return c.path("containerd", "containerd.sock")
 }
 
-func (c Config) containerdDir() string  { return c.path("containerd") }
+// containerdDir is containerd's: each runtime keeps its own root (image
+// store and metadata), which the other need not read.
+func (c Config) containerdDir() string {
+	if c.Runtime == RuntimeContainerd2 {
+		return c.path("containerd2")
+	}
+	return c.path("containerd")
+}
 func (c Config) cniConfDir() string     { return c.path("cni", "net.d") }
 func (c Config) cniIPAMDir() string     { return c.path("cni", "ipam") }
 func (c Config) kubeletRootDir() string { return c.path("kubelet") }

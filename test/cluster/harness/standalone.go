@@ -24,7 +24,10 @@ func StartContainerd(ctx context.Context, dir string) (*Containerd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Dir: dir, Tools: base.Tools, Out: base.Out}
+	cfg := Config{Dir: dir, CacheDir: base.CacheDir, Runtime: base.Runtime, RuntimeBuildDir: base.RuntimeBuildDir, Tools: base.Tools, Out: base.Out}
+	if err := ensureRuntime(ctx, cfg); err != nil {
+		return nil, err
+	}
 	if err := ensureTools(ctx, &cfg); err != nil {
 		return nil, err
 	}

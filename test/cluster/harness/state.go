@@ -14,11 +14,14 @@ import (
 // step of Up so that Down (or the next Up, finding it stale) can undo exactly
 // that, even after a crash halfway.
 type state struct {
-	KubernetesVersion string     `json:"kubernetesVersion"`
-	StartedAt         time.Time  `json:"startedAt"`
-	Ready             bool       `json:"ready"`
-	Processes         []*Process `json:"processes"`
-	Host              hostState  `json:"host"`
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Runtime is Config.Runtime; empty in a state from before it, whose
+	// node ran RuntimeContainerd1.
+	Runtime   string     `json:"runtime,omitempty"`
+	StartedAt time.Time  `json:"startedAt"`
+	Ready     bool       `json:"ready"`
+	Processes []*Process `json:"processes"`
+	Host      hostState  `json:"host"`
 }
 
 // hostState records host changes and what was there before them.
