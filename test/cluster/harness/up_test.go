@@ -167,7 +167,7 @@ func TestUpCleansUpAStaleInstanceFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-dead.exited
-	stale := &state{KubernetesVersion: cfg.KubernetesVersion, Ready: true, Processes: []*Process{leftover, dead}}
+	stale := &state{KubernetesVersion: cfg.KubernetesVersion, Runtime: cfg.Runtime, Ready: true, Processes: []*Process{leftover, dead}}
 	if err := stale.save(cfg.Dir); err != nil {
 		t.Fatal(err)
 	}
