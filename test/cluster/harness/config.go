@@ -230,17 +230,21 @@ func RepoRoot() (string, error) {
 	}
 }
 
-var kubernetesRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)`)
-
 // kubernetesVersion reads the k8s.io/kubernetes version the build module pins.
 func kubernetesVersion(goMod string) (string, error) {
+	return requiredVersion(goMod, "k8s.io/kubernetes")
+}
+
+// requiredVersion reads the version of module that the go.mod file goMod
+// requires.
+func requiredVersion(goMod, module string) (string, error) {
 	data, err := os.ReadFile(goMod)
 	if err != nil {
-		return "", fmt.Errorf("read Kubernetes version: %w", err)
+		return "", fmt.Errorf("read the version of %s: %w", module, err)
 	}
-	m := kubernetesRequire.FindSubmatch(data)
+	m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(module) + `\s+(v\S+)`).FindSubmatch(data)
 	if m == nil {
-		return "", fmt.Errorf("read Kubernetes version: %s does not require k8s.io/kubernetes", goMod)
+		return "", fmt.Errorf("read the version of %s: %s does not require %s", module, goMod, module)
 	}
 	return string(m[1]), nil
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -62,17 +61,7 @@ var goPrograms = []goProgram{helm, metricsServer, kwok, krew}
 // version reads the version of the program's module that the build module
 // requires.
 func (p goProgram) version(buildDir string) (string, error) {
-	gomod := filepath.Join(buildDir, "go.mod")
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return "", fmt.Errorf("read the %s version: %w", p.name, err)
-	}
-	line := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(p.module) + `\s+(v\d+\.\d+\.\d+)\b`)
-	m := line.FindSubmatch(data)
-	if m == nil {
-		return "", fmt.Errorf("read the %s version: %s does not require %s", p.name, gomod, p.module)
-	}
-	return string(m[1]), nil
+	return requiredVersion(filepath.Join(buildDir, "go.mod"), p.module)
 }
 
 // pinnedProgram is a program at the version the build module requires,

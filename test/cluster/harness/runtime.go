@@ -3,10 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 )
 
@@ -31,20 +28,6 @@ const (
 // harness imports images.
 var containerdPrograms = []string{"containerd", "containerd-shim-runc-v2", "ctr"}
 
-// containerdVersion reads the containerd version RuntimeBuildDir requires.
-func (c Config) containerdVersion() (string, error) {
-	gomod := filepath.Join(c.RuntimeBuildDir, "go.mod")
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return "", fmt.Errorf("read the containerd version: %w", err)
-	}
-	m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(containerdModule) + `\s+(v\d+\.\d+\.\d+)\b`).FindSubmatch(data)
-	if m == nil {
-		return "", fmt.Errorf("read the containerd version: %s does not require %s", gomod, containerdModule)
-	}
-	return string(m[1]), nil
-}
-
 // useRuntime points cfg's tools at the programs of the runtime it
 // chooses: for containerd 2, those ensureRuntime builds into
 // <cache>/containerd-<version>. Nothing is built here.
@@ -52,7 +35,7 @@ func (c *Config) useRuntime() error {
 	if c.Runtime != RuntimeContainerd2 {
 		return nil
 	}
-	dir, err := c.containerd2Dir()
+	_, dir, err := c.containerd2()
 	if err != nil {
 		return err
 	}
@@ -62,13 +45,14 @@ func (c *Config) useRuntime() error {
 	return nil
 }
 
-// containerd2Dir is where containerd 2's programs are cached.
-func (c Config) containerd2Dir() (string, error) {
-	version, err := c.containerdVersion()
+// containerd2 is the version of containerd 2 RuntimeBuildDir requires,
+// and where its programs are cached.
+func (c Config) containerd2() (version, dir string, err error) {
+	version, err = requiredVersion(filepath.Join(c.RuntimeBuildDir, "go.mod"), containerdModule)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return filepath.Join(c.CacheDir, "containerd-"+version), nil
+	return version, filepath.Join(c.CacheDir, "containerd-"+version), nil
 }
 
 // ensureRuntime builds containerd 2's programs, when cfg chooses it, from
@@ -77,7 +61,7 @@ func ensureRuntime(ctx context.Context, cfg Config) error {
 	if cfg.Runtime != RuntimeContainerd2 {
 		return nil
 	}
-	dir, err := cfg.containerd2Dir()
+	version, dir, err := cfg.containerd2()
 	if err != nil {
 		return err
 	}
@@ -95,7 +79,6 @@ func ensureRuntime(ctx context.Context, cfg Config) error {
 	if len(bins) == 0 {
 		return nil
 	}
-	version := strings.TrimPrefix(filepath.Base(dir), "containerd-")
 	start := time.Now()
 	fmt.Fprintf(cfg.out(), "harness: building containerd %s (cached afterwards in %s)\n", version, dir)
 	if err := goBuild(ctx, cfg, cfg.RuntimeBuildDir, []string{"-s -w -X " + containerdModule + "/version.Version=" + version}, bins); err != nil {
