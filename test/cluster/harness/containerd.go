@@ -18,22 +18,26 @@ import (
 // containerdConfig is containerd's configuration: its own root, state and
 // sockets, runc with cgroupfs, the locally built pause image as the sandbox
 // image, restrict_oom_score_adj because the harness may lack
-// CAP_SYS_RESOURCE, and the hosts of registries (see registryHosts).
+// CAP_SYS_RESOURCE, and the hosts of registries (see registryHosts). The
+// CRI plugin's part is in the form of the runtime's version: criConfig1
+// (containerd 1.6, configuration version 2) or criConfig2 (containerd 2,
+// version 3).
 func containerdConfig(c Config) string {
+	version, disabled, cri := 2, `"io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"`, criConfig1
 	if c.Runtime == RuntimeContainerd2 {
-		return containerd2Config(c)
+		version, disabled, cri = 3, `"io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing", "io.containerd.nri.v1.nri"`, criConfig2
 	}
 	d := c.containerdDir()
-	return fmt.Sprintf(`version = 2
-root = %[1]q
-state = %[2]q
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+	return fmt.Sprintf(`version = %[1]d
+root = %[2]q
+state = %[3]q
+disabled_plugins = [%[4]s]
 
 [grpc]
-  address = %[3]q
+  address = %[5]q
 
 [ttrpc]
-  address = %[4]q
+  address = %[6]q
 
 [debug]
   address = ""
@@ -42,10 +46,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   address = ""
 
 [plugins."io.containerd.internal.v1.opt"]
-  path = %[5]q
+  path = %[7]q
 
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %[6]q
+`, version, filepath.Join(d, "root"), filepath.Join(d, "state"), disabled, c.CRISocket(), c.CRISocket()+".ttrpc", filepath.Join(d, "opt")) +
+		fmt.Sprintf(cri, images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
+}
+
+// criConfig1 is the CRI plugin's configuration for containerd 1.6, of the
+// sandbox image, runc, the CNI binaries' and configuration's directories
+// and the registry hosts' directory.
+const criConfig1 = `[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[1]q
   restrict_oom_score_adj = true
   disable_apparmor = true
   enable_selinux = false
@@ -58,54 +69,29 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
 
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        BinaryName = %[7]q
+        BinaryName = %[2]q
         SystemdCgroup = false
 
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = %[8]q
-    conf_dir = %[9]q
+    bin_dir = %[3]q
+    conf_dir = %[4]q
 
   [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = %[10]q
-`, filepath.Join(d, "root"), filepath.Join(d, "state"), c.CRISocket(), c.CRISocket()+".ttrpc",
-		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
-}
+    config_path = %[5]q
+`
 
-// containerd2Config is containerdConfig in containerd 2's version-3
-// form: the CRI plugin is split into its images and runtime plugins
-// (io.containerd.cri.v1.images, io.containerd.cri.v1.runtime), the
-// sandbox image is a pinned image, and CNI takes a list of binary
-// directories.
-func containerd2Config(c Config) string {
-	d := c.containerdDir()
-	return fmt.Sprintf(`version = 3
-root = %[1]q
-state = %[2]q
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing", "io.containerd.nri.v1.nri"]
-
-[grpc]
-  address = %[3]q
-
-[ttrpc]
-  address = %[4]q
-
-[debug]
-  address = ""
-
-[metrics]
-  address = ""
-
-[plugins."io.containerd.internal.v1.opt"]
-  path = %[5]q
-
-[plugins."io.containerd.cri.v1.images"]
+// criConfig2 is criConfig1 for containerd 2: the CRI plugin is split into
+// its images and runtime plugins (io.containerd.cri.v1.images,
+// io.containerd.cri.v1.runtime), the sandbox image is a pinned image, and
+// CNI takes a list of binary directories.
+const criConfig2 = `[plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
 
   [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = %[6]q
+    sandbox = %[1]q
 
   [plugins."io.containerd.cri.v1.images".registry]
-    config_path = %[10]q
+    config_path = %[5]q
 
 [plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
@@ -119,15 +105,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
 
       [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        BinaryName = %[7]q
+        BinaryName = %[2]q
         SystemdCgroup = false
 
   [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = [%[8]q]
-    conf_dir = %[9]q
-`, filepath.Join(d, "root"), filepath.Join(d, "state"), c.CRISocket(), c.CRISocket()+".ttrpc",
-		filepath.Join(d, "opt"), images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
-}
+    bin_dirs = [%[3]q]
+    conf_dir = %[4]q
+`
 
 // registryHostsDir is containerd's config_path: one directory per registry
 // host, each with the hosts.toml that says where and how to reach it.
