@@ -124,7 +124,7 @@ func TestBoundsHoldUnderAbuse(t *testing.T) {
 		fat, stubborn[0], len(hostile), len(replicas))
 
 	// The second tenant: its policy's and its own request.
-	held := watchHeldIdle(s.Client, quiet)
+	stopWatching := watchHeldIdle(s.Client, quiet)
 	if err := b.Create(ctx, builtinPolicy(quiet, "age", "aged", "max-age", map[string]string{"maxAge": `"20s"`, "jitter": `"1s"`})); err != nil {
 		t.Fatalf("the quiet tenant's policy: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestBoundsHoldUnderAbuse(t *testing.T) {
 		}
 		completed[crr.Name] = at
 	}
-	seen := held.stop()
+	seen := stopWatching()
 	for _, p := range []*corev1.Pod{aged, byHand} {
 		before := containerStatus(p, "app")
 		now := waitPod(t, quiet, p.Name, "running its new container", func(p *corev1.Pod) bool {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,19 +39,15 @@ func (s servedRequests) String() string {
 	return strings.Join(lines, "; ")
 }
 
-// heldWatch samples a namespace until stop is called.
-type heldWatch struct {
-	stop func() servedRequests
-}
-
-// watchHeldIdle samples the pods and requests of ns every 200 ms.
-func watchHeldIdle(c client.Client, ns string) heldWatch {
+// watchHeldIdle samples the pods and requests of ns every 200 ms until
+// stop is called, and stop returns what it saw. The sampling goroutine
+// alone writes what it sees, and stop waits for it to end.
+func watchHeldIdle(c client.Client, ns string) (stop func() servedRequests) {
 	ctx := context.Background()
 	seen := servedRequests{held: map[string]time.Duration{}, idle: map[string]time.Duration{},
 		seen: map[string]time.Time{}, started: map[string]time.Time{}}
-	heldSince := map[string]time.Time{}
+	heldBefore := map[string]bool{}
 	idleSince := map[string]time.Time{}
-	var mu sync.Mutex
 	last := time.Now()
 	stopSampling := every(200*time.Millisecond, func() {
 		podList := &corev1.PodList{}
@@ -61,8 +56,6 @@ func watchHeldIdle(c client.Client, ns string) heldWatch {
 			return
 		}
 		now := time.Now()
-		mu.Lock()
-		defer mu.Unlock()
 		executing := map[string]bool{}
 		for _, crr := range crrs.Items {
 			if _, ok := seen.seen[crr.Name]; !ok {
@@ -79,14 +72,14 @@ func watchHeldIdle(c client.Client, ns string) heldWatch {
 			p := &podList.Items[i]
 			gate := pods.Condition(p, v1beta1.PodReadyCondition)
 			if gate == nil || gate.Status != corev1.ConditionFalse {
-				delete(heldSince, p.Name)
+				delete(heldBefore, p.Name)
 				delete(idleSince, p.Name)
 				continue
 			}
-			if _, ok := heldSince[p.Name]; ok {
+			if heldBefore[p.Name] {
 				seen.held[p.Name] += now.Sub(last)
 			} else {
-				heldSince[p.Name] = now
+				heldBefore[p.Name] = true
 				seen.held[p.Name] += 0
 			}
 			if executing[p.Name] {
@@ -101,10 +94,8 @@ func watchHeldIdle(c client.Client, ns string) heldWatch {
 		}
 		last = now
 	})
-	return heldWatch{stop: func() servedRequests {
+	return func() servedRequests {
 		stopSampling()
-		mu.Lock()
-		defer mu.Unlock()
 		return seen
-	}}
+	}
 }
