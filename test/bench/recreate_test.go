@@ -246,12 +246,12 @@ type usage struct {
 	cpuPercent float64
 }
 
-// pids are the host PIDs of the installed daemon and of the manager
-// replica that leads (the one running the controllers).
+// pids are the host PIDs of the first node's installed daemon and of the
+// manager replica that leads (the one running the controllers).
 func pids(b *testing.B) (daemon, manager int) {
 	b.Helper()
 	ctx := context.Background()
-	daemon, err := stack.DaemonPID(ctx)
+	daemon, err := stack.DaemonPID(ctx, cluster.NodeName())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func pids(b *testing.B) (daemon, manager int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	manager, err = deploy.ContainerPID(ctx, cluster, leader.Namespace, leader.Name, "manager")
+	manager, err = deploy.ContainerPID(ctx, cluster, leader, "manager")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,7 +41,8 @@ type target struct {
 }
 
 // createPods creates pods of perPod testapps each (no probes: only the
-// restart is measured) until n containers exist, and waits for them to run.
+// restart is measured) until n containers exist, on the first node (whose
+// daemon is the one measured), and waits for them to run.
 // Every sample gets a container of its own: the kubelet's restart back-off
 // applies to a container restarted again soon.
 func createPods(b *testing.B, ns, prefix string, n, perPod int) []target {
@@ -50,7 +51,7 @@ func createPods(b *testing.B, ns, prefix string, n, perPod int) []target {
 	var out []target
 	for p := 0; len(out) < n; p++ {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", prefix, p)},
-			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: new(int64(2))}}
+			Spec: corev1.PodSpec{NodeName: cluster.NodeName(), TerminationGracePeriodSeconds: new(int64(2))}}
 		for i := 0; i < perPod && len(out) < n; i++ {
 			name := fmt.Sprintf("c%d", i)
 			pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{

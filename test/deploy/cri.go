@@ -5,24 +5,31 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// DaemonPID is the host PID of the daemon's process, from the node's
-// container runtime, for measuring its memory and CPU.
-func (s *Stack) DaemonPID(ctx context.Context) (int, error) {
-	pod, err := s.DaemonPod(ctx)
+// DaemonPID is the host PID of the named node's daemon's process, from the
+// node's container runtime, for measuring its memory and CPU.
+func (s *Stack) DaemonPID(ctx context.Context, node string) (int, error) {
+	pod, err := s.DaemonPod(ctx, node)
 	if err != nil {
 		return 0, err
 	}
-	return ContainerPID(ctx, s.cluster, pod.Namespace, pod.Name, "daemon")
+	return ContainerPID(ctx, s.cluster, pod, "daemon")
 }
 
-// ContainerPID is the host PID of a pod's running container.
-func ContainerPID(ctx context.Context, cluster *harness.Cluster, namespace, pod, container string) (int, error) {
-	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
+// ContainerPID is the host PID of a pod's running container, from the
+// runtime of the pod's node.
+func ContainerPID(ctx context.Context, cluster *harness.Cluster, p *corev1.Pod, container string) (int, error) {
+	namespace, pod := p.Namespace, p.Name
+	socket, err := cluster.CRISocketOf(p.Spec.NodeName)
+	if err != nil {
+		return 0, err
+	}
+	rt, _, conn, err := harness.DialCRI(socket)
 	if err != nil {
 		return 0, err
 	}

@@ -313,16 +313,22 @@ func (s *Stack) Pods(ctx context.Context, selector string) ([]corev1.Pod, error)
 	return out, nil
 }
 
-// DaemonPod is the node's daemon pod.
-func (s *Stack) DaemonPod(ctx context.Context) (*corev1.Pod, error) {
+// DaemonPod is the daemon pod of the named node.
+func (s *Stack) DaemonPod(ctx context.Context, node string) (*corev1.Pod, error) {
 	pods, err := s.Pods(ctx, DaemonSelector)
 	if err != nil {
 		return nil, err
 	}
-	if len(pods) != 1 {
-		return nil, fmt.Errorf("%d daemon pods, want 1", len(pods))
+	var on []corev1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName == node {
+			on = append(on, p)
+		}
 	}
-	return &pods[0], nil
+	if len(on) != 1 {
+		return nil, fmt.Errorf("%d daemon pods on node %s, want 1", len(on), node)
+	}
+	return &on[0], nil
 }
 
 // Leader is the manager pod that holds the leader-election lease.

@@ -20,8 +20,8 @@ func TestTestappPodBecomesRunningAndReady(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	pod := createPod(t, ns, testappPod("ready"))
-	if pod.Spec.NodeName != cluster.NodeName() {
-		t.Errorf("pod ran on node %q, want %q", pod.Spec.NodeName, cluster.NodeName())
+	if _, err := cluster.Node(pod.Spec.NodeName); err != nil {
+		t.Errorf("pod ran on node %q: %v", pod.Spec.NodeName, err)
 	}
 	if pod.Status.PodIP == "" {
 		t.Errorf("Running pod has no IP")
@@ -52,11 +52,7 @@ func TestCRIStopMakesKubeletStartNewContainer(t *testing.T) {
 		t.Fatalf("container ID %q is not a containerd ID", old.ContainerID)
 	}
 
-	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	rt := runtimeOf(t, before.Spec.NodeName)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := rt.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 2}); err != nil {

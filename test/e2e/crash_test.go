@@ -2,17 +2,14 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/test/deploy"
 )
 
 // stubbornRequest starts a request on a container that ignores SIGTERM with
@@ -20,21 +17,21 @@ import (
 // with the container's status before, once the node's daemon has logged
 // that it is stopping the container (and not yet that it stopped it), and
 // that daemon pod.
-func stubbornRequest(t *testing.T, name string) (*v1beta1.ContainerRecreateRequest, *corev1.Pod, corev1.ContainerStatus, *corev1.Pod) {
+func stubbornRequest(t *testing.T, name, node string, grace int64) (*v1beta1.ContainerRecreateRequest, *corev1.Pod, corev1.ContainerStatus, *corev1.Pod) {
 	t.Helper()
 	s := rejuvStack(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	spec := testappPod(name)
 	spec.Spec.Containers[0].Args = []string{"--ignore-sigterm"}
-	pod := createPod(t, ns, spec)
+	pod := createPod(t, ns, onNode(spec, node))
 	before := containerStatus(pod, "app")
-	daemon, err := s.DaemonPod(ctx)
+	daemon, err := s.DaemonPod(ctx, pod.Spec.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	crr := newRequest(ns, name, pod.Name, "app")
-	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(int64(4))}
+	crr.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{TerminationGracePeriodSeconds: new(grace)}
 	if err := s.Client.Create(ctx, crr); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +91,7 @@ func killDaemon(t *testing.T, daemon *corev1.Pod) {
 	// Right after the kill the DaemonSet's status may still count the
 	// killed pod ready, and WaitReady pass before the next pod exists.
 	waitFor(t, "the daemon pod "+daemon.Name+" replaced", func() bool {
-		next, err := s.DaemonPod(ctx)
+		next, err := s.DaemonPod(ctx, daemon.Spec.NodeName)
 		return err == nil && next.UID != daemon.UID
 	})
 	if err := s.WaitReady(ctx); err != nil {
@@ -109,7 +106,7 @@ func killDaemon(t *testing.T, daemon *corev1.Pod) {
 // other tests' requests need the daemon.
 func TestDaemonPodKilledDuringAStopResumesWithoutStoppingTwice(t *testing.T) {
 	disturbs(t)
-	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon")
+	crr, pod, before, daemon := stubbornRequest(t, "killed-daemon", "", 4)
 	killDaemon(t, daemon)
 	recreatedOnce(t, crr, pod, before)
 }
@@ -130,7 +127,7 @@ func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
 		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "echo ran >> /ctl/prestop; sleep 6"}}}}
 	pod := createPod(t, ns, spec)
 	before := containerStatus(pod, "app")
-	daemon, err := s.DaemonPod(ctx)
+	daemon, err := s.DaemonPod(ctx, pod.Spec.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,43 +152,4 @@ func TestDaemonPodKilledDuringAPreStopDoesNotRunItTwice(t *testing.T) {
 	if lines := strings.Fields(execIn(t, ns, pod.Name, "side", "cat", "/ctl/prestop")); len(lines) != 1 {
 		t.Errorf("the preStop hook ran %d times (%q), want once", len(lines), lines)
 	}
-}
-
-// TestDaemonRollingUpdateDuringAStop changes the DaemonSet's pod template
-// while its daemon stops a container that ignores SIGTERM: the rolling
-// update replaces the daemon mid-request, and the request still ends
-// Succeeded with the container restarted exactly once. Not parallel, as
-// above.
-func TestDaemonRollingUpdateDuringAStop(t *testing.T) {
-	disturbs(t)
-	s := rejuvStack(t)
-	ctx := context.Background()
-	crr, pod, before, daemon := stubbornRequest(t, "rolled-daemon")
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{"rejuv.dev/e2e-rollout": time.Now().Format(time.RFC3339Nano)},
-	}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Kube.AppsV1().DaemonSets(deploy.Namespace).Patch(ctx, deploy.DaemonSet, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	cur := &v1beta1.ContainerRecreateRequest{}
-	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}, cur); err != nil {
-		t.Fatal(err)
-	}
-	if cur.Status.Phase == v1beta1.PhaseCompleted {
-		t.Fatalf("the request completed before the rolling update began: %+v", cur.Status)
-	}
-	if err := s.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	next, err := s.DaemonPod(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.UID == daemon.UID || next.Annotations["rejuv.dev/e2e-rollout"] == "" {
-		t.Fatalf("the rolling update did not replace the daemon pod %s", daemon.Name)
-	}
-	recreatedOnce(t, crr, pod, before)
 }

@@ -36,8 +36,8 @@ func TestWebhooksAdmitAndConvertThroughTheirService(t *testing.T) {
 	if sc == nil || sc.ContainerID != app.ContainerID || sc.RestartCount != app.RestartCount {
 		t.Errorf("statusContext = %+v, want the live container %s restartCount %d", sc, app.ContainerID, app.RestartCount)
 	}
-	if crr.Labels[v1beta1.NodeNameLabel] != cluster.NodeName() || crr.Labels[v1beta1.PodUIDLabel] != string(pod.UID) {
-		t.Errorf("labels = %v, want node %s and pod UID %s", crr.Labels, cluster.NodeName(), pod.UID)
+	if crr.Labels[v1beta1.NodeNameLabel] != pod.Spec.NodeName || crr.Labels[v1beta1.PodUIDLabel] != string(pod.UID) {
+		t.Errorf("labels = %v, want node %s and pod UID %s", crr.Labels, pod.Spec.NodeName, pod.UID)
 	}
 
 	bad := &v1beta1.ContainerRecreateRequest{

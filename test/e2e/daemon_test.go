@@ -22,21 +22,23 @@ import (
 // "2.4.2" to the kubelet).
 func TestDaemonFindsTheNodesRuntime(t *testing.T) {
 	t.Parallel()
-	node, err := kube.CoreV1().Nodes().Get(context.Background(), cluster.Config.NodeName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime, version, ok := strings.Cut(node.Status.NodeInfo.ContainerRuntimeVersion, "://")
-	if !ok || runtime != "containerd" {
-		t.Fatalf("premise: node %s runs %q, want containerd://VERSION", node.Name, node.Status.NodeInfo.ContainerRuntimeVersion)
-	}
-	body := daemonMetrics(t)
-	if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="`+version+`"}`) &&
-		!strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="v`+version+`"}`) {
-		t.Errorf("metrics lack rejuv_daemon_runtime_info for containerd %s (the node's runtime):\n%s", version, grepLines(body, "rejuv_daemon"))
-	}
-	if !strings.Contains(body, `rejuv_daemon_cri_request_duration_seconds_count{code="OK",method="Version"}`) {
-		t.Errorf("metrics lack the timed Version call:\n%s", grepLines(body, "rejuv_daemon"))
+	for _, n := range cluster.Nodes() {
+		node, err := kube.CoreV1().Nodes().Get(context.Background(), n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime, version, ok := strings.Cut(node.Status.NodeInfo.ContainerRuntimeVersion, "://")
+		if !ok || runtime != "containerd" {
+			t.Fatalf("premise: node %s runs %q, want containerd://VERSION", node.Name, node.Status.NodeInfo.ContainerRuntimeVersion)
+		}
+		body := daemonMetrics(t, n.Name)
+		if !strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="`+version+`"}`) &&
+			!strings.Contains(body, `rejuv_daemon_runtime_info{runtime="containerd",version="v`+version+`"}`) {
+			t.Errorf("the daemon of %s: metrics lack rejuv_daemon_runtime_info for containerd %s (the node's runtime):\n%s", n.Name, version, grepLines(body, "rejuv_daemon"))
+		}
+		if !strings.Contains(body, `rejuv_daemon_cri_request_duration_seconds_count{code="OK",method="Version"}`) {
+			t.Errorf("the daemon of %s: metrics lack the timed Version call:\n%s", n.Name, grepLines(body, "rejuv_daemon"))
+		}
 	}
 }
 

@@ -11,12 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
 func newRequest(ns, name, pod string, containers ...string) *v1beta1.ContainerRecreateRequest {
@@ -57,22 +55,6 @@ func statusOrNil(c *v1beta1.ContainerRecreateRequest) any {
 	return c.Status
 }
 
-// startedAt asks the runtime when a container started, to the nanosecond.
-func startedAt(t *testing.T, containerID string) time.Time {
-	t.Helper()
-	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	id := containerID[strings.Index(containerID, "://")+3:]
-	st, err := rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id})
-	if err != nil {
-		t.Fatalf("CRI ContainerStatus %s: %v", id, err)
-	}
-	return time.Unix(0, st.Status.StartedAt)
-}
-
 // TestMinStartedSecondsThenTTL: Succeeded only once the new container has
 // run minStartedSeconds (counted from the runtime's start time, and seen
 // promptly, not on a coarse re-check), then deleted after its TTL.
@@ -95,7 +77,8 @@ func TestMinStartedSecondsThenTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran := seen.Sub(startedAt(t, containerStatus(after, "app").ContainerID))
+	started, _ := criTimes(t, containerStatus(after, "app").ContainerID)
+	ran := seen.Sub(started)
 	t.Logf("completion seen %s after the new container started (minStartedSeconds 5)", ran.Round(time.Millisecond))
 	if ran < 5*time.Second {
 		t.Errorf("completed after the new container ran %s, before minStartedSeconds 5", ran)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,62 +81,66 @@ func recreatedOncePerPod(t *testing.T, c client.Client, ns, policy, selector str
 	}
 }
 
-// TestNodeLostDuringARequest stops the node's kubelet while the daemon
-// stops a container: with no kubelet to start the next container, the node
-// goes NotReady and the manager ends the request Failed once the node has
-// been NotReady for --node-lost-grace (20 s here). When the kubelet comes
-// back it starts the container again: stopped once, not twice. Not
-// parallel: every test's pods are on this node.
+// TestNodeLostDuringARequest stops the second node's kubelet and
+// containerd for real while its daemon stops a container, as a node that
+// is lost would: the node goes NotReady and the manager ends the request
+// Failed once the node has been NotReady for --node-lost-grace (20 s
+// here), not before. When the node comes back, nothing stops the
+// container again: it was stopped at most once. Not parallel: the other
+// tests' pods on that node would be lost too.
 func TestNodeLostDuringARequest(t *testing.T) {
 	disturbs(t)
 	c := rejuvStack(t).Client
 	ctx := context.Background()
-	crr, pod, before, _ := stubbornRequest(t, "node-lost")
-	// The premise: the node is Ready until the kubelet stops.
-	node, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
+	second := secondNode(t)
+	crr, pod, before, _ := stubbornRequest(t, "node-lost", second.Name, 4)
+	// The premise: the node is Ready until it is lost.
+	node, err := kube.CoreV1().Nodes().Get(ctx, second.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
-			t.Fatalf("node %s is %s (%s) before the kubelet stops", node.Name, cond.Status, cond.Reason)
+			t.Fatalf("node %s is %s (%s) before it is lost", node.Name, cond.Status, cond.Reason)
 		}
 	}
-	if err := cluster.Stop(harness.ComponentKubelet); err != nil {
-		t.Fatal(err)
+	components := []string{second.Component(harness.ComponentKubelet), second.Component(harness.ComponentContainerd)}
+	for _, component := range components {
+		if err := cluster.Stop(component); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stopped := time.Now()
 	restarted := false
 	restart := func() {
 		if !restarted {
 			restarted = true
-			if err := cluster.Start(ctx, harness.ComponentKubelet); err != nil {
-				t.Fatal(err)
+			for _, component := range slices.Backward(components) {
+				if err := cluster.Start(ctx, component); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
 	defer restart()
-	got, _ := waitCompleted(t, c, crr, 2*time.Minute)
+	got, _ := waitCompleted(t, c, crr, 3*time.Minute)
 	ended := time.Since(stopped)
 	if got.Status.Result != v1beta1.ResultFailed || !strings.Contains(got.Status.Message, "is NotReady") || !strings.Contains(got.Status.Message, "no daemon can finish the request") {
 		t.Errorf("result %q, message %q; want Failed for the lost node", got.Status.Result, got.Status.Message)
 	}
 	if ended < 20*time.Second {
-		t.Errorf("the request ended %s after the kubelet stopped, before the node could be NotReady for the grace", ended)
-	}
-	if len(got.Status.ContainerRecreateStates) != 1 || !got.Status.ContainerRecreateStates[0].IsKilled {
-		t.Errorf("states %+v; the daemon stopped the container before the node was lost", got.Status.ContainerRecreateStates)
+		t.Errorf("the request ended %s after the node was lost, before the node could be NotReady for the grace", ended)
 	}
 	restart()
-	waitPod(t, pod.Namespace, pod.Name, "Ready again with a new container", func(p *corev1.Pod) bool {
-		return podReady(true)(p) && containerStatus(p, "app").ContainerID != before.ContainerID
-	})
+	waitPod(t, pod.Namespace, pod.Name, "Ready again", podReady(true))
 	// Give a stray second stop the time it would take.
 	time.Sleep(5 * time.Second)
 	after := waitPod(t, pod.Namespace, pod.Name, "Ready", podReady(true))
-	if n := containerStatus(after, "app").RestartCount - before.RestartCount; n != 1 {
-		t.Errorf("%d restarts once the kubelet returned, want 1", n)
+	if n := containerStatus(after, "app").RestartCount - before.RestartCount; n > 1 {
+		t.Errorf("%d restarts once the node returned, want at most 1: the container was stopped again", n)
 	}
+	t.Logf("the request ended %s after the node was lost: %s; the container restarted %d times", ended.Round(time.Second), got.Status.Message,
+		containerStatus(after, "app").RestartCount-before.RestartCount)
 }
 
 // TestManagerDownWhileRequestsAreCreated scales the manager to zero while
@@ -148,7 +153,7 @@ func TestManagerDownWhileRequestsAreCreated(t *testing.T) {
 	s := rejuvStack(t)
 	c := s.Client
 	ctx := context.Background()
-	crr, pod, before, _ := stubbornRequest(t, "manager-down")
+	crr, pod, before, _ := stubbornRequest(t, "manager-down", "", 4)
 	scale := func(n int) {
 		t.Helper()
 		if out, err := s.Kubectl(ctx, "--namespace", deploy.Namespace, "scale", "deployment/"+deploy.HealerDeployment, fmt.Sprintf("--replicas=%d", n)); err != nil {

@@ -8,27 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
-
-// criTimes asks the runtime when a container started and finished.
-func criTimes(t *testing.T, containerID string) (started, finished time.Time) {
-	t.Helper()
-	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, id, _ := strings.Cut(containerID, "://")
-	st, err := rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id})
-	if err != nil {
-		t.Fatalf("CRI ContainerStatus %s: %v", id, err)
-	}
-	return time.Unix(0, st.Status.StartedAt), time.Unix(0, st.Status.FinishedAt)
-}
 
 // stopIssued is when the daemon began to stop the container of the pod: the
 // time of its StoppingContainer event, to the microsecond.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
@@ -66,6 +67,22 @@ func testappPod(name string) *corev1.Pod {
 }
 
 // createPod creates pod in ns and waits until it is Running and Ready.
+// secondNode is the cluster's second node, for the tests that need two.
+func secondNode(t *testing.T) harness.Node {
+	t.Helper()
+	nodes := cluster.Nodes()
+	if len(nodes) < 2 {
+		t.Fatalf("the cluster runs %d node; this test needs two (REJUV_NODES=2)", len(nodes))
+	}
+	return nodes[1]
+}
+
+// onNode has the pod run on the named node.
+func onNode(pod *corev1.Pod, node string) *corev1.Pod {
+	pod.Spec.NodeName = node
+	return pod
+}
+
 func createPod(t *testing.T, ns string, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	created, err := kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})

@@ -56,7 +56,7 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 	// The API server goes while the run's first pod and the request made
 	// by hand are in flight.
 	waitRunInFlight(t, c, ns, "crash", 0)
-	byHand, byHandPod, byHandBefore, _ := stubbornRequest(t, "api-restart")
+	byHand, byHandPod, byHandBefore, _ := stubbornRequest(t, "api-restart", "", 4)
 	if err := cluster.Stop(harness.ComponentAPIServer); err != nil {
 		t.Fatal(err)
 	}
@@ -112,19 +112,24 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 	recreatedOnce(t, byHand, byHandPod, byHandBefore)
 }
 
-// watchNodeNotReady samples the node's Ready condition every 500 ms until
-// stop is called; stop says how it was first seen not Ready, or "".
+// watchNodeNotReady samples the nodes' Ready conditions every 500 ms until
+// stop is called; stop says how one was first seen not Ready, or "".
 func watchNodeNotReady() (stop func() string) {
 	ctx := context.Background()
 	seen := ""
 	stopSampling := every(500*time.Millisecond, func() {
-		node, err := kube.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
+		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil || seen != "" {
 			return
 		}
-		for _, cond := range node.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
-				seen = fmt.Sprintf("Ready %s: %s %s", cond.Status, cond.Reason, cond.Message)
+		for _, node := range nodes.Items {
+			if _, err := cluster.Node(node.Name); err != nil {
+				continue // a kwok node
+			}
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status != corev1.ConditionTrue {
+					seen = fmt.Sprintf("node %s Ready %s: %s %s", node.Name, cond.Status, cond.Reason, cond.Message)
+				}
 			}
 		}
 	})

@@ -39,14 +39,23 @@ func readPolicy(t *testing.T, c client.Client, ns, name string) *v1alpha1.Recrea
 }
 
 // TestPolicyRollingRestart: a scheduled run restarts a 6-replica Deployment
-// two pods at a time, each container exactly once, in place.
+// spread over both nodes two pods at a time, counted across the nodes,
+// each container exactly once, in place.
 func TestPolicyRollingRestart(t *testing.T) {
 	t.Parallel()
 	stack := rejuvStack(t)
 	c := stack.Client
 	ctx := context.Background()
 	ns := newNamespace(t)
-	before := testappDeployment(t, c, ns, "web", 6)
+	secondNode(t)
+	before := testappDeploymentWith(t, c, ns, "web", 6, spreadOverNodes("web"))
+	perNode := map[string]int{}
+	for _, p := range before {
+		perNode[p.Spec.NodeName]++
+	}
+	if len(perNode) != len(cluster.Nodes()) {
+		t.Fatalf("premise: the pods run on %v, want every node", perNode)
+	}
 
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
@@ -129,6 +138,19 @@ func TestPolicyRollingRestart(t *testing.T) {
 func testappDeployment(t *testing.T, c client.Client, ns, name string, replicas int32) map[string]*corev1.Pod {
 	t.Helper()
 	return testappDeploymentWith(t, c, ns, name, replicas, func(*corev1.PodSpec) {})
+}
+
+// spreadOverNodes has the pods labelled app=name spread evenly over the
+// cluster's nodes (nodes tainted against them, as a NotReady one is, do
+// not count).
+func spreadOverNodes(name string) func(*corev1.PodSpec) {
+	return func(spec *corev1.PodSpec) {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			NodeTaintsPolicy: new(corev1.NodeInclusionPolicyHonor),
+		}}
+	}
 }
 
 // testappDeploymentWith is testappDeployment with its pods' spec changed.

@@ -12,19 +12,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
 // instances lists a pod's container's instances in the runtime, newest
 // first by the kubelet's attempt number.
 func instances(t *testing.T, pod *corev1.Pod, container string) []*runtimeapi.Container {
 	t.Helper()
-	rt, _, conn, err := harness.DialCRI(cluster.CRISocket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	list, err := rt.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+	list, err := runtimeOf(t, pod.Spec.NodeName).ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(pod.UID), "io.kubernetes.container.name": container},
 	}})
 	if err != nil {

@@ -81,7 +81,7 @@ func TestCRRRecreatesTwoContainersInPlace(t *testing.T) {
 	if strings.TrimSpace(files) != "kept\nno /tmp/lost" {
 		t.Errorf("after the recreation app sees %q, want the emptyDir file kept and the container file gone", files)
 	}
-	metrics := daemonMetrics(t)
+	metrics := daemonMetrics(t, before.Spec.NodeName)
 	for _, want := range []string{`rejuv_daemon_recreations_total{result="Succeeded"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="stop"}`,
 		`rejuv_daemon_recreate_phase_seconds_count{phase="restart_wait"}`, `rejuv_daemon_recreate_phase_seconds_count{phase="min_started"}`} {
 		if !strings.Contains(metrics, want) {

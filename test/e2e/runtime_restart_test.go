@@ -33,12 +33,17 @@ func TestDaemonRecoversFromContainerdRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if err := cluster.Stop(harness.ComponentContainerd); err != nil {
+	node, err := cluster.Node(pod.Spec.NodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime := node.Component(harness.ComponentContainerd)
+	if err := cluster.Stop(runtime); err != nil {
 		t.Fatal(err)
 	}
 	// Longer than the daemon's check interval, so it notices.
 	time.Sleep(7 * time.Second)
-	if err := cluster.Start(context.Background(), harness.ComponentContainerd); err != nil {
+	if err := cluster.Start(context.Background(), runtime); err != nil {
 		t.Fatalf("start containerd again: %v", err)
 	}
 
@@ -54,7 +59,7 @@ func TestDaemonRecoversFromContainerdRestart(t *testing.T) {
 	}
 	// The daemon checks the runtime every 5 s: the second line may come
 	// a check after the request completed.
-	daemon, err := stack.DaemonPod(context.Background())
+	daemon, err := stack.DaemonPod(context.Background(), pod.Spec.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,11 +47,11 @@ func disturbs(t *testing.T) {
 	})
 }
 
-// daemonMetrics scrapes the node's daemon as a scraper bound to the
+// daemonMetrics scrapes the named node's daemon as a scraper bound to the
 // shipped metrics reader role.
-func daemonMetrics(t *testing.T) string {
+func daemonMetrics(t *testing.T, node string) string {
 	t.Helper()
-	return metricsOf(t, rejuvStack(t).DaemonPod)
+	return metricsOf(t, func(ctx context.Context) (*corev1.Pod, error) { return rejuvStack(t).DaemonPod(ctx, node) })
 }
 
 // leaderMetrics scrapes the manager replica that holds the lease, the one

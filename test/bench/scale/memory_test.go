@@ -68,7 +68,7 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			}
 		}
 	}
-	daemon, err := stack.DaemonPod(ctx)
+	daemon, err := stack.DaemonPod(ctx, cluster.NodeName())
 	if err != nil {
 		return row, err
 	}

@@ -35,11 +35,34 @@ type Phase struct {
 // Kubeconfig is the admin kubeconfig's path.
 func (c *Cluster) Kubeconfig() string { return c.Config.Kubeconfig() }
 
-// NodeName is the kubelet's node.
+// NodeName is the first node's.
 func (c *Cluster) NodeName() string { return c.Config.NodeName }
 
-// CRISocket is containerd's CRI socket.
+// CRISocket is the first node's containerd's CRI socket.
 func (c *Cluster) CRISocket() string { return c.Config.CRISocket() }
+
+// Nodes are the cluster's nodes, the first one first.
+func (c *Cluster) Nodes() []Node { return c.Config.Nodes() }
+
+// Node is the node of that name.
+func (c *Cluster) Node(name string) (Node, error) {
+	for _, n := range c.Nodes() {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return Node{}, fmt.Errorf("the cluster has no node %q", name)
+}
+
+// CRISocketOf is the CRI socket of the named node's containerd, as this
+// process reaches it.
+func (c *Cluster) CRISocketOf(node string) (string, error) {
+	n, err := c.Node(node)
+	if err != nil {
+		return "", err
+	}
+	return n.CRISocket, nil
+}
 
 // RESTConfig is an admin client configuration.
 func (c *Cluster) RESTConfig() (*rest.Config, error) {
@@ -176,6 +199,7 @@ func newState(ctx context.Context, cfg Config) (*state, error) {
 	st := &state{
 		KubernetesVersion: cfg.KubernetesVersion,
 		Runtime:           cfg.Runtime,
+		Nodes:             cfg.NodeCount,
 		StartedAt:         time.Now(),
 		Host: hostState{
 			Sysctls:        readSysctls(),
@@ -186,12 +210,21 @@ func newState(ctx context.Context, cfg Config) (*state, error) {
 	if err := unmountUnder(cfg.Dir); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{cfg.etcdDir(), cfg.pkiDir(), cfg.path("kubeconfigs"), cfg.kubeletRootDir(), cfg.podLogsDir(), cfg.path("cni"), cfg.logDir()} {
+	clear := []string{cfg.etcdDir(), cfg.pkiDir(), cfg.path("kubeconfigs"), cfg.logDir()}
+	create := []string{cfg.logDir(), cfg.path("kubeconfigs")}
+	for _, n := range cfg.Nodes() {
+		clear = append(clear, n.kubeletRootDir(), n.podLogsDir(), n.path("cni"))
+		create = append(create, n.podLogsDir())
+		if !n.First() {
+			clear = append(clear, n.runDir(), n.varLibKubeletDir())
+		}
+	}
+	for _, d := range clear {
 		if err := os.RemoveAll(d); err != nil {
 			return nil, fmt.Errorf("clear %s: %w", d, err)
 		}
 	}
-	for _, d := range []string{cfg.logDir(), cfg.path("kubeconfigs"), cfg.podLogsDir()} {
+	for _, d := range create {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", d, err)
 		}
@@ -207,14 +240,19 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		return err
 	}
 	if err := c.phase("network", func() error {
-		if err := createBridge(ctx, cfg); err != nil {
-			return err
+		for _, n := range cfg.Nodes() {
+			if err := createBridge(ctx, n); err != nil {
+				return err
+			}
+			st.Host.Bridges = append(st.Host.Bridges, n.Bridge)
+			if err := st.save(cfg.Dir); err != nil {
+				return err
+			}
+			if err := writeCNIConfig(n); err != nil {
+				return err
+			}
 		}
-		st.Host.BridgeCreated = true
-		if err := st.save(cfg.Dir); err != nil {
-			return err
-		}
-		return writeCNIConfig(cfg, cfg.cniConfDir(), cfg.cniIPAMDir())
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -227,16 +265,14 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 			return err
 		}
 	}
-	if err := c.phase("containerd", func() error {
-		sp, err := containerdSpec(cfg)
-		if err != nil {
+	for _, n := range cfg.Nodes() {
+		if err := c.phase(n.Component(ComponentContainerd), func() error { return c.startRuntime(ctx, st, n) }); err != nil {
 			return err
 		}
-		if err := c.startStep(ctx, st, step{spec: sp, ready: criReady(cfg.CRISocket())}); err != nil {
-			return err
-		}
-		// containerd pulls it for the first pod.
-		_, err = pushImage(ctx, cfg, images.Pause)
+	}
+	// containerd pulls it for the first pod.
+	if err := c.phase("pause image", func() error {
+		_, err := pushImage(ctx, cfg, images.Pause)
 		return err
 	}); err != nil {
 		return err
@@ -245,23 +281,13 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 	if err != nil {
 		return err
 	}
-	if err := c.phase("kubelet", func() error {
-		sp, err := kubeletSpec(cfg)
-		if err != nil {
+	for _, n := range cfg.Nodes() {
+		if err := c.phase(n.Component(ComponentKubelet), func() error { return c.startKubelet(ctx, st, n, cs) }); err != nil {
 			return err
 		}
-		st.Host.KubeletStarted = true
-		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeletHealthz), "ok")
-		if err := c.startStep(ctx, st, step{spec: sp, ready: healthz}); err != nil {
-			return err
-		}
-		kubelet := st.process("kubelet")
-		if err := kubelet.waitReady(ctx, 2*startTimeout, nodeReady(cs, cfg.NodeName)); err != nil {
-			return err
-		}
-		return st.process("kube-controller-manager").waitReady(ctx, startTimeout, defaultServiceAccount(cs))
-	}); err != nil {
-		return err
+	}
+	if err := st.process("kube-controller-manager").waitReady(ctx, startTimeout, defaultServiceAccount(cs)); err != nil {
+		return fmt.Errorf("start cluster: %w", err)
 	}
 	// Services: the API server reaches webhooks through theirs, pods reach
 	// the API server through the kubernetes Service.
@@ -273,6 +299,84 @@ func (c *Cluster) start(ctx context.Context, st *state) error {
 		healthz := httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", cfg.Ports.KubeProxyHealthz), "")
 		return c.startStep(ctx, st, step{spec: sp, ready: healthz})
 	})
+}
+
+// startRuntime starts the node's containerd; for a node other than the
+// first, in the node's mount namespace, which it starts first.
+func (c *Cluster) startRuntime(ctx context.Context, st *state, n Node) error {
+	if !n.First() {
+		if !exists(varLibKubelet) {
+			if err := os.MkdirAll(varLibKubelet, 0o755); err != nil {
+				return fmt.Errorf("create %s: %w", varLibKubelet, err)
+			}
+		}
+		sp, err := nodeNamespaceSpec(n)
+		if err != nil {
+			return err
+		}
+		p, err := startProcess(c.Config.logDir(), sp)
+		if err != nil {
+			return err
+		}
+		st.Processes = append(st.Processes, p)
+		if err := st.save(c.Config.Dir); err != nil {
+			return err
+		}
+		if err := p.waitReady(ctx, startTimeout, namespaceReady(n, p)); err != nil {
+			return err
+		}
+	}
+	s, err := runtimeStep(n, st)
+	if err != nil {
+		return err
+	}
+	return c.startStep(ctx, st, s)
+}
+
+// startKubelet starts the node's kubelet and waits until its node is Ready.
+func (c *Cluster) startKubelet(ctx context.Context, st *state, n Node, cs kubernetes.Interface) error {
+	if err := createCgroupRoot(n); err != nil {
+		return err
+	}
+	st.Host.KubeletStarted = true
+	s, err := kubeletStep(n, st, cs)
+	if err != nil {
+		return err
+	}
+	// The kubelet answers its health checks first; its node is Ready once
+	// it has posted its first status.
+	nodeIsReady := s.ready
+	_, port := n.kubeletPorts()
+	s.ready = httpCheck(plainClient(), fmt.Sprintf("http://127.0.0.1:%d/healthz", port), "ok")
+	if err := c.startStep(ctx, st, s); err != nil {
+		return err
+	}
+	return st.process(s.spec.name).waitReady(ctx, 2*startTimeout, nodeIsReady)
+}
+
+// runtimeStep is how the node's containerd starts and when it is ready.
+func runtimeStep(n Node, st *state) (step, error) {
+	sp, err := containerdSpec(n)
+	if err != nil {
+		return step{}, err
+	}
+	if sp, err = n.enter(sp, st); err != nil {
+		return step{}, err
+	}
+	return step{spec: sp, ready: criReady(n.CRISocket)}, nil
+}
+
+// kubeletStep is how the node's kubelet starts and when it is ready: its
+// node Ready.
+func kubeletStep(n Node, st *state, cs kubernetes.Interface) (step, error) {
+	sp, err := kubeletSpec(n)
+	if err != nil {
+		return step{}, err
+	}
+	if sp, err = n.enter(sp, st); err != nil {
+		return step{}, err
+	}
+	return step{spec: sp, ready: nodeReady(cs, n.Name)}, nil
 }
 
 func (c *Cluster) startStep(ctx context.Context, st *state, s step) error {
@@ -311,8 +415,10 @@ func writeCredentials(cfg Config) error {
 		cfg.Kubeconfig(): "admin",
 		cfg.componentKubeconfig("controller-manager"): "controller-manager",
 		cfg.componentKubeconfig("scheduler"):          "scheduler",
-		cfg.componentKubeconfig("kubelet"):            "kubelet-client",
 		cfg.componentKubeconfig("kube-proxy"):         "kube-proxy",
+	}
+	for _, n := range cfg.Nodes() {
+		kubeconfigs[n.kubeletKubeconfig()] = n.kubeletClientCert()
 	}
 	for path, cert := range kubeconfigs {
 		if err := writeKubeconfig(path, server, cfg.pkiDir(), cert); err != nil {
@@ -328,14 +434,16 @@ func (c *Cluster) printSummary() {
 		total += p.Duration
 	}
 	cfg := c.Config
+	var nodes strings.Builder
+	for _, n := range cfg.Nodes() {
+		fmt.Fprintf(&nodes, "  node:        %s (InternalIP %s, CRI socket %s)\n", n.Name, n.IP, n.CRISocket)
+	}
 	fmt.Fprintf(cfg.out(), `harness: cluster ready in %s
   kubeconfig:  %s
-  node:        %s (InternalIP %s)
-  apiserver:   %s
-  CRI socket:  %s
+%s  apiserver:   %s
   logs:        %s
   try:         kubectl --kubeconfig %s get nodes
-`, total.Round(10*time.Millisecond), cfg.Kubeconfig(), cfg.NodeName, cfg.NodeIP(), cfg.APIServerURL(), cfg.CRISocket(), cfg.logDir(), cfg.Kubeconfig())
+`, total.Round(10*time.Millisecond), cfg.Kubeconfig(), nodes.String(), cfg.APIServerURL(), cfg.logDir(), cfg.Kubeconfig())
 }
 
 // healthy says why a recorded instance cannot be reused, or nil.
@@ -348,6 +456,9 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	if runtime := cmp.Or(st.Runtime, RuntimeContainerd1); runtime != cfg.Runtime {
 		return fmt.Errorf("its node runs %s, not %s (%s)", runtime, cfg.Runtime, envRuntime)
+	}
+	if nodes := max(1, st.Nodes); nodes != cfg.NodeCount {
+		return fmt.Errorf("it runs %d nodes, not %d (%s)", nodes, cfg.NodeCount, envNodes)
 	}
 	var dead []string
 	for _, p := range st.Processes {
@@ -371,5 +482,10 @@ func healthy(ctx context.Context, cfg Config, st *state) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return nodeReady(cs, cfg.NodeName)(ctx)
+	for _, n := range cfg.Nodes() {
+		if err := nodeReady(cs, n.Name)(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

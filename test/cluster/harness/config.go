@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -21,8 +22,12 @@ type Ports struct {
 	Scheduler         int
 	Kubelet           int
 	KubeletHealthz    int
-	KubeProxyHealthz  int
-	KubeProxyMetrics  int
+	// SecondKubelet and SecondKubeletHealthz are the second node's
+	// kubelet's (see Config.NodeCount).
+	SecondKubelet        int
+	SecondKubeletHealthz int
+	KubeProxyHealthz     int
+	KubeProxyMetrics     int
 	// Registry is the cluster's registry's (see Config.Registry).
 	Registry int
 }
@@ -44,13 +49,18 @@ type Config struct {
 	Runtime string
 	// RuntimeBuildDir is the separate Go module that builds containerd 2.
 	RuntimeBuildDir string
-	// NodeName is the name the kubelet registers.
+	// NodeCount is how many nodes run (1 to MaxNodes); see Nodes.
+	NodeCount int
+	// NodeName is the name the first node's kubelet registers; the
+	// others' add "-2" and so on.
 	NodeName string
-	// Bridge is the Linux bridge the harness creates for pods; its first
-	// address in PodSubnet is the node's InternalIP and the apiserver's
-	// advertise and bind address.
+	// Bridge is the Linux bridge the harness creates for the first node's
+	// pods (the others' add "-2" and so on); its first address in
+	// PodSubnet is the node's InternalIP and the apiserver's advertise and
+	// bind address.
 	Bridge string
-	// PodSubnet is the range pods get addresses from.
+	// PodSubnet is the range the first node's pods get addresses from;
+	// each other node takes the next range of its size.
 	PodSubnet netip.Prefix
 	// ServiceSubnet is the apiserver's service cluster IP range.
 	ServiceSubnet netip.Prefix
@@ -76,16 +86,18 @@ var (
 	DefaultPodSubnet     = netip.MustParsePrefix("10.213.0.0/24")
 	DefaultServiceSubnet = netip.MustParsePrefix("10.213.128.0/24")
 	DefaultPorts         = Ports{
-		Etcd:              22379,
-		EtcdPeer:          22380,
-		APIServer:         16443,
-		ControllerManager: 20257,
-		Scheduler:         20259,
-		Kubelet:           10250,
-		KubeletHealthz:    20248,
-		KubeProxyHealthz:  20256,
-		KubeProxyMetrics:  20249,
-		Registry:          20500,
+		Etcd:                 22379,
+		EtcdPeer:             22380,
+		APIServer:            16443,
+		ControllerManager:    20257,
+		Scheduler:            20259,
+		Kubelet:              10250,
+		KubeletHealthz:       20248,
+		SecondKubelet:        10260,
+		SecondKubeletHealthz: 20258,
+		KubeProxyHealthz:     20256,
+		KubeProxyMetrics:     20249,
+		Registry:             20500,
 	}
 )
 
@@ -98,6 +110,8 @@ const (
 	envClusterDir = "REJUV_CLUSTER_DIR"
 	// envCacheDir overrides where built Kubernetes binaries are kept.
 	envCacheDir = "REJUV_CACHE_DIR"
+	// envNodes overrides how many nodes the shared cluster runs.
+	envNodes = "REJUV_NODES"
 	// envRuntimeSocket overrides where the shared cluster's containerd
 	// listens.
 	envRuntimeSocket = "REJUV_CRI_SOCKET"
@@ -126,6 +140,7 @@ func DefaultConfig() (Config, error) {
 		KubernetesVersion: version,
 		Runtime:           envOr(envRuntime, RuntimeContainerd2),
 		RuntimeBuildDir:   filepath.Join(root, "test", "cluster", "runtimebuild"),
+		NodeCount:         MaxNodes,
 		NodeName:          DefaultNodeName,
 		Bridge:            DefaultBridge,
 		PodSubnet:         DefaultPodSubnet,
@@ -134,16 +149,22 @@ func DefaultConfig() (Config, error) {
 		Ports:             DefaultPorts,
 		Tools:             DefaultTools(),
 	}
+	if v := os.Getenv(envNodes); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %q is not a number of nodes", envNodes, v)
+		}
+		cfg.NodeCount = n
+	}
 	if err := cfg.useRuntime(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
-// NodeIP is the node's InternalIP: the bridge's address, owned by the harness.
-func (c Config) NodeIP() netip.Addr {
-	return c.PodSubnet.Addr().Next()
-}
+// NodeIP is the first node's InternalIP: its bridge's address, owned by
+// the harness.
+func (c Config) NodeIP() netip.Addr { return c.FirstNode().IP }
 
 // validate reports every problem with the configuration at once.
 func (c Config) validate() error {
@@ -160,14 +181,19 @@ func (c Config) validate() error {
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("config.NodeName: must not be empty"))
 	}
-	if len(c.Bridge) == 0 || len(c.Bridge) > 15 {
-		errs = append(errs, fmt.Errorf("config.Bridge: %q must be 1 to 15 characters (a Linux interface name)", c.Bridge))
+	if c.NodeCount < 1 || c.NodeCount > MaxNodes {
+		errs = append(errs, fmt.Errorf("config.NodeCount (%s): %d is not 1 to %d", envNodes, c.NodeCount, MaxNodes))
+	}
+	if last := c.Bridge + c.node(max(1, c.NodeCount)-1).suffix(); len(c.Bridge) == 0 || len(last) > 15 {
+		errs = append(errs, fmt.Errorf("config.Bridge: %q (and %q) must be 1 to 15 characters (a Linux interface name)", c.Bridge, last))
 	}
 	if !c.PodSubnet.IsValid() || !c.PodSubnet.Addr().Is4() || c.PodSubnet.Bits() > 28 {
 		errs = append(errs, fmt.Errorf("config.PodSubnet: %v must be an IPv4 prefix of /28 or larger", c.PodSubnet))
+	} else if r := c.podRange(); r.Addr() != c.PodSubnet.Addr() {
+		errs = append(errs, fmt.Errorf("config.PodSubnet: %v must start a range of %d such prefixes (%v), one per node", c.PodSubnet, c.NodeCount, r))
 	}
-	if !c.ServiceSubnet.IsValid() || c.ServiceSubnet.Overlaps(c.PodSubnet) {
-		errs = append(errs, fmt.Errorf("config.ServiceSubnet: %v must be valid and must not overlap the pod subnet %v", c.ServiceSubnet, c.PodSubnet))
+	if !c.ServiceSubnet.IsValid() || (c.PodSubnet.IsValid() && c.ServiceSubnet.Overlaps(c.podRange())) {
+		errs = append(errs, fmt.Errorf("config.ServiceSubnet: %v must be valid and must not overlap the pods' subnets %v", c.ServiceSubnet, c.podRange()))
 	}
 	seen := map[int]string{}
 	for _, p := range c.portList() {
@@ -191,7 +217,7 @@ type namedPort struct {
 
 func (c Config) portList() []namedPort {
 	p := c.Ports
-	return []namedPort{
+	ports := []namedPort{
 		{"Etcd", "etcd", p.Etcd},
 		{"EtcdPeer", "etcd", p.EtcdPeer},
 		{"APIServer", "kube-apiserver", p.APIServer},
@@ -203,6 +229,10 @@ func (c Config) portList() []namedPort {
 		{"KubeProxyMetrics", "kube-proxy", p.KubeProxyMetrics},
 		{"Registry", "registry", p.Registry},
 	}
+	if c.NodeCount > 1 {
+		ports = append(ports, namedPort{"SecondKubelet", "kubelet-2", p.SecondKubelet}, namedPort{"SecondKubeletHealthz", "kubelet-2", p.SecondKubeletHealthz})
+	}
+	return ports
 }
 
 func (c Config) out() io.Writer {

@@ -14,7 +14,7 @@ func validConfig(t *testing.T) Config {
 	dir := t.TempDir()
 	return Config{
 		Dir: filepath.Join(dir, "c"), CacheDir: filepath.Join(dir, "cache"),
-		NodeName: "n", Bridge: "rejuvx0", Runtime: RuntimeContainerd2,
+		NodeCount: 2, NodeName: "n", Bridge: "rejuvx0", Runtime: RuntimeContainerd2,
 		PodSubnet: DefaultPodSubnet, ServiceSubnet: DefaultServiceSubnet, Ports: DefaultPorts,
 	}
 }
@@ -29,9 +29,14 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown runtime", change: func(c *Config) { c.Runtime = "cri-o" }, wantErr: `config.Runtime (REJUV_RUNTIME): "cri-o" is not "containerd1" or "containerd2"`},
 		{name: "relative dir", change: func(c *Config) { c.Dir = "rel" }, wantErr: `config.Dir: "rel" must be an absolute path`},
 		{name: "long bridge name", change: func(c *Config) { c.Bridge = "a-very-long-bridge" }, wantErr: "config.Bridge"},
-		{name: "overlapping subnets", change: func(c *Config) { c.ServiceSubnet = netip.MustParsePrefix("10.213.0.128/25") }, wantErr: "must not overlap the pod subnet"},
+		{name: "overlapping subnets", change: func(c *Config) { c.ServiceSubnet = netip.MustParsePrefix("10.213.0.128/25") }, wantErr: "must not overlap the pods' subnets"},
 		{name: "tiny pod subnet", change: func(c *Config) { c.PodSubnet = netip.MustParsePrefix("10.9.9.0/30") }, wantErr: "config.PodSubnet"},
 		{name: "port out of range", change: func(c *Config) { c.Ports.Kubelet = 70000 }, wantErr: "config.Ports.Kubelet: 70000 is not a TCP port"},
+		{name: "three nodes", change: func(c *Config) { c.NodeCount = 3 }, wantErr: "config.NodeCount (REJUV_NODES): 3 is not 1 to 2"},
+		{name: "second node's subnet outside the range", change: func(c *Config) { c.PodSubnet = netip.MustParsePrefix("10.9.1.0/24") },
+			wantErr: "config.PodSubnet: 10.9.1.0/24 must start a range of 2 such prefixes (10.9.0.0/23), one per node"},
+		{name: "one node's subnet may be anywhere", change: func(c *Config) { c.NodeCount, c.PodSubnet = 1, netip.MustParsePrefix("10.9.1.0/24") }},
+		{name: "second kubelet's port taken", change: func(c *Config) { c.Ports.SecondKubelet = c.Ports.Kubelet }, wantErr: "config.Ports.SecondKubelet: 10250 is also used for Kubelet"},
 		{name: "port used twice", change: func(c *Config) { c.Ports.Scheduler = c.Ports.APIServer }, wantErr: "config.Ports.Scheduler: 16443 is also used for APIServer"},
 	}
 	for _, tt := range tests {
@@ -110,5 +115,33 @@ func TestRuleFieldsKeepsQuotedComments(t *testing.T) {
 		if got := ruleFields(tt.line); !slices.Equal(got, tt.want) {
 			t.Errorf("ruleFields(%q) = %q, want %q", tt.line, got, tt.want)
 		}
+	}
+}
+
+// TestTheSecondNodeHasItsOwnEverything: the second node has its own name,
+// bridge, next pod subnet and address, socket, directories, ports,
+// certificates and cgroup, and the pods' routes and kube-proxy's range
+// cover both nodes' subnets.
+func TestTheSecondNodeHasItsOwnEverything(t *testing.T) {
+	c := validConfig(t)
+	c.RuntimeSocket = DefaultRuntimeSocket
+	nodes := c.Nodes()
+	if len(nodes) != 2 {
+		t.Fatalf("%d nodes, want 2", len(nodes))
+	}
+	first, second := nodes[0], nodes[1]
+	if first.Name != "n" || first.Bridge != "rejuvx0" || first.IP.String() != "10.213.0.1" || first.CRISocket != DefaultRuntimeSocket || first.KubeletPort() != 10250 || first.cgroupRoot() != "" {
+		t.Errorf("first node %+v (kubelet port %d, cgroup %q)", first, first.KubeletPort(), first.cgroupRoot())
+	}
+	if second.Name != "n-2" || second.Bridge != "rejuvx0-2" || second.PodSubnet.String() != "10.213.1.0/24" || second.IP.String() != "10.213.1.1" ||
+		second.CRISocket != filepath.Join(c.Dir, "node-2", "run", "containerd.sock") || second.socketInNode() != DefaultRuntimeSocket ||
+		second.KubeletPort() != 10260 || second.cgroupRoot() != "/n-2" || second.kubeletCert() != "kubelet-2" || second.Component(ComponentKubelet) != "kubelet-2" {
+		t.Errorf("second node %+v (in-node socket %s, kubelet port %d, cgroup %q, cert %s)", second, second.socketInNode(), second.KubeletPort(), second.cgroupRoot(), second.kubeletCert())
+	}
+	if first.containerdDir() == second.containerdDir() || first.kubeletRootDir() == second.kubeletRootDir() || first.cniIPAMDir() == second.cniIPAMDir() {
+		t.Errorf("the nodes share directories: %s %s %s", second.containerdDir(), second.kubeletRootDir(), second.cniIPAMDir())
+	}
+	if r := c.podRange().String(); r != "10.213.0.0/23" {
+		t.Errorf("pod range %s, want 10.213.0.0/23", r)
 	}
 }

@@ -22,12 +22,13 @@ import (
 // CRI plugin's part is in the form of the runtime's version: criConfig1
 // (containerd 1.6, configuration version 2) or criConfig2 (containerd 2,
 // version 3).
-func containerdConfig(c Config) string {
+func containerdConfig(n Node) string {
+	c := n.cfg
 	version, disabled, cri := 2, `"io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"`, criConfig1
 	if c.Runtime == RuntimeContainerd2 {
 		version, disabled, cri = 3, `"io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing", "io.containerd.nri.v1.nri"`, criConfig2
 	}
-	d := c.containerdDir()
+	d := n.containerdDir()
 	return fmt.Sprintf(`version = %[1]d
 root = %[2]q
 state = %[3]q
@@ -48,8 +49,8 @@ disabled_plugins = [%[4]s]
 [plugins."io.containerd.internal.v1.opt"]
   path = %[7]q
 
-`, version, filepath.Join(d, "root"), filepath.Join(d, "state"), disabled, c.CRISocket(), c.CRISocket()+".ttrpc", filepath.Join(d, "opt")) +
-		fmt.Sprintf(cri, images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, c.cniConfDir(), c.registryHostsDir())
+`, version, filepath.Join(d, "root"), filepath.Join(d, "state"), disabled, n.socketInNode(), n.socketInNode()+".ttrpc", filepath.Join(d, "opt")) +
+		fmt.Sprintf(cri, images.Pause.Ref(), c.Tools.Runc, c.Tools.CNIBinDir, n.cniConfDir(), n.registryHostsDir())
 }
 
 // criConfig1 is the CRI plugin's configuration for containerd 1.6, of the
@@ -113,16 +114,12 @@ const criConfig2 = `[plugins."io.containerd.cri.v1.images"]
     conf_dir = %[4]q
 `
 
-// registryHostsDir is containerd's config_path: one directory per registry
-// host, each with the hosts.toml that says where and how to reach it.
-func (c Config) registryHostsDir() string { return filepath.Join(c.containerdDir(), "certs.d") }
-
 // registryHosts writes the hosts.toml of the cluster's registry under its
 // own address, and under the test images' registry, rejuv.local, which it
 // serves: the node pulls both over plain http from loopback. Without a
 // registry (a containerd of its own), there is nothing to write.
-func registryHosts(c Config) error {
-	dir := c.registryHostsDir()
+func registryHosts(n Node) error {
+	c, dir := n.cfg, n.registryHostsDir()
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("containerd registry hosts: %w", err)
 	}
@@ -142,20 +139,23 @@ func registryHosts(c Config) error {
 	return nil
 }
 
-func containerdSpec(c Config) (spec, error) {
-	conf := filepath.Join(c.containerdDir(), "config.toml")
-	if err := os.MkdirAll(c.containerdDir(), 0o755); err != nil {
-		return spec{}, fmt.Errorf("containerd config: %w", err)
+// containerdSpec is how the node's containerd starts, in the machine's
+// mount namespace; see Node.enter for the other nodes'.
+func containerdSpec(n Node) (spec, error) {
+	c := n.cfg
+	conf := filepath.Join(n.containerdDir(), "config.toml")
+	if err := os.MkdirAll(n.containerdDir(), 0o755); err != nil {
+		return spec{}, fmt.Errorf("containerd config of %s: %w", n.Name, err)
 	}
-	if err := os.WriteFile(conf, []byte(containerdConfig(c)), 0o644); err != nil {
-		return spec{}, fmt.Errorf("containerd config: %w", err)
+	if err := os.WriteFile(conf, []byte(containerdConfig(n)), 0o644); err != nil {
+		return spec{}, fmt.Errorf("containerd config of %s: %w", n.Name, err)
 	}
-	if err := registryHosts(c); err != nil {
+	if err := registryHosts(n); err != nil {
 		return spec{}, err
 	}
 	// The shim and runc are found through PATH.
 	path := strings.Join([]string{filepath.Dir(c.Tools.Shim), filepath.Dir(c.Tools.Runc), os.Getenv("PATH")}, string(os.PathListSeparator))
-	return spec{name: "containerd", path: c.Tools.Containerd, env: []string{"PATH=" + path},
+	return spec{name: n.Component(ComponentContainerd), path: c.Tools.Containerd, env: []string{"PATH=" + path},
 		args: c.withExtra("containerd", []string{"--config=" + conf, "--log-level=info"})}, nil
 }
 

@@ -50,11 +50,17 @@ func teardown(ctx context.Context, cfg Config, st *state) error {
 			errs = append(errs, err)
 		}
 	}
-	if p := st.process("kubelet"); p != nil {
-		note(p.Stop(stopGrace))
+	// The nodes of the instance recorded, whatever cfg now says.
+	cfg.NodeCount = max(1, st.Nodes)
+	for _, n := range cfg.Nodes() {
+		if p := st.process(n.Component(ComponentKubelet)); p != nil {
+			note(p.Stop(stopGrace))
+		}
 	}
-	if st.process("containerd") != nil {
-		note(removeAllSandboxes(ctx, cfg, st))
+	for _, n := range cfg.Nodes() {
+		if st.process(n.Component(ComponentContainerd)) != nil {
+			note(removeAllSandboxes(ctx, n, st))
+		}
 	}
 	// The rest in reverse start order.
 	for _, p := range slices.Backward(st.Processes) {
@@ -62,8 +68,10 @@ func teardown(ctx context.Context, cfg Config, st *state) error {
 	}
 	note(unmountUnder(cfg.Dir))
 	if st.Host.KubeletStarted {
-		note(removeKubeletCgroups())
-		note(removeContainerLogLinks(cfg.podLogsDir()))
+		note(removeKubeletCgroups(cfg))
+		for _, n := range cfg.Nodes() {
+			note(removeContainerLogLinks(n.podLogsDir()))
+		}
 		if !st.Host.VarLibKubelet {
 			note(unmountUnder(varLibKubelet))
 			note(os.RemoveAll(varLibKubelet))
@@ -71,7 +79,10 @@ func teardown(ctx context.Context, cfg Config, st *state) error {
 		note(removeNewChains(ctx, cfg.Tools.IPTables, st.Host.IPTablesChains))
 	}
 	if st.Host.BridgeCreated {
-		note(deleteBridge(ctx, cfg))
+		note(deleteBridge(ctx, cfg, cfg.Bridge))
+	}
+	for _, b := range st.Host.Bridges {
+		note(deleteBridge(ctx, cfg, b))
 	}
 	if st.Host.KubeletStarted {
 		note(restoreSysctls(st.Host.Sysctls))
@@ -86,35 +97,56 @@ func teardown(ctx context.Context, cfg Config, st *state) error {
 	return nil
 }
 
-// removeAllSandboxes removes every pod sandbox through the CRI. When the
-// instance's containerd is no longer running (a crashed session), it is
-// started once more just for that, so that no container outlives Down.
-func removeAllSandboxes(ctx context.Context, cfg Config, st *state) error {
-	p := st.process("containerd")
+// removeAllSandboxes removes every pod sandbox of the node through the
+// CRI. When the node's containerd is no longer running (a crashed session),
+// it is started once more just for that, in a mount namespace of the node's
+// held again if need be, so that no container outlives Down.
+func removeAllSandboxes(ctx context.Context, n Node, st *state) error {
+	cfg := n.cfg
+	p := st.process(n.Component(ComponentContainerd))
 	if !p.Alive() {
-		if _, err := os.Stat(filepath.Join(cfg.containerdDir(), "config.toml")); err != nil {
+		if _, err := os.Stat(filepath.Join(n.containerdDir(), "config.toml")); err != nil {
 			return nil
 		}
-		sp, err := containerdSpec(cfg)
+		if holder := st.process(n.namespaceProcess()); !n.First() && (holder == nil || !holder.Alive()) {
+			sp, err := nodeNamespaceSpec(n)
+			if err != nil {
+				return err
+			}
+			tmp, err := startProcess(cfg.logDir(), sp)
+			if err != nil {
+				return fmt.Errorf("hold the mount namespace of %s again to remove its pod sandboxes: %w", n.Name, err)
+			}
+			defer func() { _ = tmp.Stop(stopGrace) }()
+			if err := tmp.waitReady(ctx, 30*time.Second, namespaceReady(n, tmp)); err != nil {
+				return fmt.Errorf("hold the mount namespace of %s again to remove its pod sandboxes: %w", n.Name, err)
+			}
+			if holder != nil {
+				*holder = *tmp
+			} else {
+				st.Processes = append(st.Processes, tmp)
+			}
+		}
+		s, err := runtimeStep(n, st)
 		if err != nil {
 			return err
 		}
-		sp.name = "containerd-cleanup"
-		tmp, err := startProcess(cfg.logDir(), sp)
+		s.spec.name += "-cleanup"
+		tmp, err := startProcess(cfg.logDir(), s.spec)
 		if err != nil {
-			return fmt.Errorf("restart containerd to remove pod sandboxes: %w", err)
+			return fmt.Errorf("restart the containerd of %s to remove its pod sandboxes: %w", n.Name, err)
 		}
 		defer func() { _ = tmp.Stop(stopGrace) }()
-		if err := tmp.waitReady(ctx, 30*time.Second, criReady(cfg.CRISocket())); err != nil {
-			return fmt.Errorf("restart containerd to remove pod sandboxes: %w", err)
+		if err := tmp.waitReady(ctx, 30*time.Second, s.ready); err != nil {
+			return fmt.Errorf("restart the containerd of %s to remove its pod sandboxes: %w", n.Name, err)
 		}
 	}
-	n, err := removeSandboxes(ctx, cfg.CRISocket())
+	count, err := removeSandboxes(ctx, n.CRISocket)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if n > 0 {
-		fmt.Fprintf(cfg.out(), "harness: removed %d pod sandboxes\n", n)
+	if count > 0 {
+		fmt.Fprintf(cfg.out(), "harness: removed %d pod sandboxes of %s\n", count, n.Name)
 	}
 	return nil
 }

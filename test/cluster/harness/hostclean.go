@@ -62,11 +62,20 @@ func unescapeMountPath(s string) string {
 	return b.String()
 }
 
-// removeKubeletCgroups removes the kubelet's kubepods cgroup trees, which
-// are empty once every pod is gone, from every mounted hierarchy.
-func removeKubeletCgroups() error {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods*")
-	if more, _ := filepath.Glob("/sys/fs/cgroup/kubepods*"); len(more) > 0 {
+// removeKubeletCgroups removes the kubelets' kubepods cgroup trees, which
+// are empty once every pod is gone, and the cgroups the harness made for
+// the nodes after the first (see Node.cgroupRoot), from every mounted
+// hierarchy.
+func removeKubeletCgroups(cfg Config) error {
+	patterns := []string{"/sys/fs/cgroup/*/kubepods*", "/sys/fs/cgroup/kubepods*"}
+	for _, n := range cfg.Nodes() {
+		if root := n.cgroupRoot(); root != "" {
+			patterns = append(patterns, "/sys/fs/cgroup/*"+root, "/sys/fs/cgroup"+root)
+		}
+	}
+	var roots []string
+	for _, p := range patterns {
+		more, _ := filepath.Glob(p)
 		roots = append(roots, more...)
 	}
 	var errs []string

@@ -33,8 +33,10 @@ func pushImage(ctx context.Context, cfg Config, img images.Image) (*images.Archi
 	if err != nil {
 		return nil, err
 	}
-	if err := dropStaleImages(ctx, cfg.CRISocket(), a.Digest.String(), img.Ref(), img.RefIn(cfg.Registry())); err != nil {
-		return nil, err
+	for _, n := range cfg.Nodes() {
+		if err := dropStaleImages(ctx, n.CRISocket, a.Digest.String(), img.Ref(), img.RefIn(cfg.Registry())); err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
 	}
 	return a, nil
 }

@@ -17,8 +17,10 @@ import (
 // image garbage collection off so that pulled images stay, and a node
 // lease renewed and a status computed every 4 s, so that a node is Ready
 // again within seconds of the kubelet's return.
-func kubeletConfig(c Config) string {
-	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+func kubeletConfig(n Node) string {
+	c := n.cfg
+	serve, healthz := n.kubeletPorts()
+	conf := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %[1]s
 port: %[2]d
@@ -56,23 +58,33 @@ serverTLSBootstrap: false
 protectKernelDefaults: false
 nodeLeaseDurationSeconds: 16
 nodeStatusUpdateFrequency: 4s
-`, c.NodeIP(), c.Ports.Kubelet, c.Ports.KubeletHealthz, c.pki("kubelet.crt"), c.pki("kubelet.key"),
-		c.pki("ca.crt"), c.CRISocket(), c.podLogsDir())
+`, n.IP, serve, healthz, c.pki(n.kubeletCert()+".crt"), c.pki(n.kubeletCert()+".key"),
+		c.pki("ca.crt"), n.socketInNode(), n.podLogsDir())
+	if root := n.cgroupRoot(); root != "" {
+		conf += "cgroupRoot: " + root + "\n"
+	}
+	return conf
 }
 
-func kubeletSpec(c Config) (spec, error) {
-	conf := c.path("kubelet-config.yaml")
-	if err := os.WriteFile(conf, []byte(kubeletConfig(c)), 0o644); err != nil {
-		return spec{}, fmt.Errorf("kubelet config: %w", err)
+// kubeletSpec is how the node's kubelet starts, in the machine's mount
+// namespace; see Node.enter for the other nodes'.
+func kubeletSpec(n Node) (spec, error) {
+	c := n.cfg
+	if err := os.MkdirAll(n.path(), 0o755); err != nil {
+		return spec{}, fmt.Errorf("kubelet config of %s: %w", n.Name, err)
+	}
+	conf := n.path("kubelet-config.yaml")
+	if err := os.WriteFile(conf, []byte(kubeletConfig(n)), 0o644); err != nil {
+		return spec{}, fmt.Errorf("kubelet config of %s: %w", n.Name, err)
 	}
 	// The kubelet runs iptables, mount and friends through PATH.
-	return spec{name: "kubelet", path: c.KubeBinary("kubelet"), env: []string{"PATH=" + c.systemPATH()}, args: c.withExtra("kubelet", []string{
+	return spec{name: n.Component(ComponentKubelet), path: c.KubeBinary("kubelet"), env: []string{"PATH=" + c.systemPATH()}, args: c.withExtra("kubelet", []string{
 		"--config=" + conf,
-		"--kubeconfig=" + c.componentKubeconfig("kubelet"),
-		"--hostname-override=" + c.NodeName,
-		"--node-ip=" + c.NodeIP().String(),
-		"--root-dir=" + c.kubeletRootDir(),
-		"--cert-dir=" + c.path("kubelet-pki"),
+		"--kubeconfig=" + n.kubeletKubeconfig(),
+		"--hostname-override=" + n.Name,
+		"--node-ip=" + n.IP.String(),
+		"--root-dir=" + n.kubeletRootDir(),
+		"--cert-dir=" + n.path("kubelet-pki"),
 		"--v=1",
 	})}, nil
 }

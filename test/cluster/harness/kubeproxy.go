@@ -5,9 +5,9 @@ import (
 	"os"
 )
 
-// kubeProxyConfig is the KubeProxyConfiguration for this machine: iptables
-// mode, node ports only on the pod bridge (never on the machine's own
-// interfaces), and conntrack left as the kernel has it, because the harness
+// kubeProxyConfig is the KubeProxyConfiguration for this machine, one
+// kube-proxy for every node (they share its network): iptables mode, node
+// ports only on the pod bridges (never on the machine's own interfaces), and conntrack left as the kernel has it, because the harness
 // may not change it.
 func kubeProxyConfig(c Config) string {
 	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -29,7 +29,7 @@ conntrack:
 iptables:
   minSyncPeriod: 0s
   syncPeriod: 30s
-`, c.componentKubeconfig("kube-proxy"), c.NodeName, c.PodSubnet, c.Ports.KubeProxyHealthz, c.Ports.KubeProxyMetrics)
+`, c.componentKubeconfig("kube-proxy"), c.NodeName, c.podRange(), c.Ports.KubeProxyHealthz, c.Ports.KubeProxyMetrics)
 }
 
 func kubeProxySpec(c Config) (spec, error) {

@@ -171,24 +171,26 @@ func ruleFields(line string) []string {
 // from one a running cluster uses.
 const bridgeAliasPrefix = "rejuv-harness cluster in "
 
-// createBridge creates the pods' bridge with the node's address on it.
-func createBridge(ctx context.Context, cfg Config) error {
+// createBridge creates the bridge of the node's pods with the node's
+// address on it.
+func createBridge(ctx context.Context, n Node) error {
+	cfg := n.cfg
 	ip := cfg.Tools.IP
-	addr := fmt.Sprintf("%s/%d", cfg.NodeIP(), cfg.PodSubnet.Bits())
-	if _, err := net.InterfaceByName(cfg.Bridge); err == nil {
-		if err := removeLeftBridge(ctx, cfg); err != nil {
+	addr := fmt.Sprintf("%s/%d", n.IP, n.PodSubnet.Bits())
+	if _, err := net.InterfaceByName(n.Bridge); err == nil {
+		if err := removeLeftBridge(ctx, n); err != nil {
 			return err
 		}
 	}
 	steps := [][]string{
-		{"link", "add", cfg.Bridge, "type", "bridge"},
-		{"link", "set", cfg.Bridge, "alias", bridgeAliasPrefix + cfg.Dir},
-		{"addr", "add", addr, "dev", cfg.Bridge},
-		{"link", "set", cfg.Bridge, "up"},
+		{"link", "add", n.Bridge, "type", "bridge"},
+		{"link", "set", n.Bridge, "alias", bridgeAliasPrefix + cfg.Dir},
+		{"addr", "add", addr, "dev", n.Bridge},
+		{"link", "set", n.Bridge, "up"},
 	}
 	for _, s := range steps {
 		if _, err := run(ctx, ip, s...); err != nil {
-			return fmt.Errorf("create bridge %s: %w", cfg.Bridge, err)
+			return fmt.Errorf("create bridge %s: %w", n.Bridge, err)
 		}
 	}
 	return nil
@@ -200,24 +202,25 @@ func createBridge(ctx context.Context, cfg Config) error {
 // carries this cluster's node address. Preflight has already found the
 // cluster's ports free, so no cluster of this configuration is running.
 // Any other interface of that name is refused.
-func removeLeftBridge(ctx context.Context, cfg Config) error {
-	if _, err := os.Stat(filepath.Join("/sys/class/net", cfg.Bridge, "bridge")); err != nil {
-		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not a bridge; remove it, or give the harness another bridge name", cfg.Bridge)
+func removeLeftBridge(ctx context.Context, n Node) error {
+	cfg, bridge := n.cfg, n.Bridge
+	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge, "bridge")); err != nil {
+		return fmt.Errorf("create bridge %s: an interface of that name already exists and is not a bridge; remove it, or give the harness another bridge name", bridge)
 	}
-	owner, marked := bridgeOwner(cfg.Bridge)
+	owner, marked := bridgeOwner(bridge)
 	switch {
 	case marked:
 		if st, _ := loadState(owner); st != nil && st.anyAlive() {
-			return fmt.Errorf("create bridge %s: the running cluster in %s uses it; stop that cluster first (REJUV_CLUSTER_DIR=%s go run ./test/cluster down)", cfg.Bridge, owner, owner)
+			return fmt.Errorf("create bridge %s: the running cluster in %s uses it; stop that cluster first (REJUV_CLUSTER_DIR=%s go run ./test/cluster down)", bridge, owner, owner)
 		}
-	case !bridgeHasAddress(cfg.Bridge, cfg.NodeIP()):
-		return fmt.Errorf("create bridge %s: a bridge of that name already exists without the node address %s, so it is not a harness cluster's; remove it with: ip link delete %s", cfg.Bridge, cfg.NodeIP(), cfg.Bridge)
+	case !bridgeHasAddress(bridge, n.IP):
+		return fmt.Errorf("create bridge %s: a bridge of that name already exists without the node address %s, so it is not a harness cluster's; remove it with: ip link delete %s", bridge, n.IP, bridge)
 	default:
 		owner = "an unknown directory"
 	}
-	fmt.Fprintf(cfg.out(), "harness: removing bridge %s left by a cluster that no longer runs (%s)\n", cfg.Bridge, owner)
-	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {
-		return fmt.Errorf("remove the left bridge %s: %w", cfg.Bridge, err)
+	fmt.Fprintf(cfg.out(), "harness: removing bridge %s left by a cluster that no longer runs (%s)\n", bridge, owner)
+	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", bridge); err != nil {
+		return fmt.Errorf("remove the left bridge %s: %w", bridge, err)
 	}
 	return nil
 }
@@ -247,33 +250,39 @@ func bridgeHasAddress(name string, ip netip.Addr) bool {
 	return false
 }
 
-// deleteBridge deletes the cluster's bridge, unless another cluster has
-// since taken the name over (this one's processes died and the other
-// removed the left bridge).
-func deleteBridge(ctx context.Context, cfg Config) error {
-	if _, err := net.InterfaceByName(cfg.Bridge); err != nil {
+// deleteBridge deletes one of the cluster's bridges, unless another
+// cluster has since taken the name over (this one's processes died and the
+// other removed the left bridge).
+func deleteBridge(ctx context.Context, cfg Config, bridge string) error {
+	if _, err := net.InterfaceByName(bridge); err != nil {
 		return nil
 	}
-	if owner, marked := bridgeOwner(cfg.Bridge); marked && owner != cfg.Dir {
+	if owner, marked := bridgeOwner(bridge); marked && owner != cfg.Dir {
 		return nil
 	}
-	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", cfg.Bridge); err != nil {
-		return fmt.Errorf("delete bridge %s: %w", cfg.Bridge, err)
+	if _, err := run(ctx, cfg.Tools.IP, "link", "delete", bridge); err != nil {
+		return fmt.Errorf("delete bridge %s: %w", bridge, err)
 	}
 	return nil
 }
 
-// writeCNIConfig writes the bridge network: host-local addresses in the pod
-// subnet, a route to Services' cluster IPs through the node (where
-// kube-proxy translates them), but no default route and no masquerading, so
-// pod traffic never leaves the machine.
-func writeCNIConfig(cfg Config, confDir, ipamDir string) error {
+// writeCNIConfig writes the node's bridge network: host-local addresses in
+// its pod subnet, routes to Services' cluster IPs and to the other nodes'
+// pods through the node (where kube-proxy translates the former, and the
+// machine routes between the bridges), but no default route and no
+// masquerading, so pod traffic never leaves the machine.
+func writeCNIConfig(n Node) error {
+	cfg, confDir, ipamDir := n.cfg, n.cniConfDir(), n.cniIPAMDir()
+	routes := []map[string]string{{"dst": cfg.ServiceSubnet.String()}}
+	if cfg.NodeCount > 1 {
+		routes = append(routes, map[string]string{"dst": cfg.podRange().String()})
+	}
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "rejuv-harness",
 		"plugins": []any{map[string]any{
 			"type":        "bridge",
-			"bridge":      cfg.Bridge,
+			"bridge":      n.Bridge,
 			"isGateway":   true,
 			"ipMasq":      false,
 			"hairpinMode": true,
@@ -281,10 +290,10 @@ func writeCNIConfig(cfg Config, confDir, ipamDir string) error {
 				"type":    "host-local",
 				"dataDir": ipamDir,
 				"ranges": [][]map[string]string{{{
-					"subnet":  cfg.PodSubnet.String(),
-					"gateway": cfg.NodeIP().String(),
+					"subnet":  n.PodSubnet.String(),
+					"gateway": n.IP.String(),
 				}}},
-				"routes": []map[string]string{{"dst": cfg.ServiceSubnet.String()}},
+				"routes": routes,
 			},
 		}},
 	}

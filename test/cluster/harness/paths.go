@@ -27,19 +27,6 @@ func (c Config) CRISocket() string {
 	return c.path("containerd", "containerd.sock")
 }
 
-// containerdDir is containerd's: each runtime keeps its own root (image
-// store and metadata), which the other need not read.
-func (c Config) containerdDir() string {
-	if c.Runtime == RuntimeContainerd2 {
-		return c.path("containerd2")
-	}
-	return c.path("containerd")
-}
-func (c Config) cniConfDir() string     { return c.path("cni", "net.d") }
-func (c Config) cniIPAMDir() string     { return c.path("cni", "ipam") }
-func (c Config) kubeletRootDir() string { return c.path("kubelet") }
-func (c Config) podLogsDir() string     { return c.path("pod-logs") }
-
 // APIServerURL is where the apiserver serves, on the node's address.
 func (c Config) APIServerURL() string {
 	return "https://" + c.NodeIP().String() + ":" + itoa(c.Ports.APIServer)

@@ -174,8 +174,11 @@ func writePKI(cfg Config, dir string) error {
 		{file: "controller-manager", cn: "system:kube-controller-manager", client: true},
 		{file: "scheduler", cn: "system:kube-scheduler", client: true},
 		{file: "kube-proxy", cn: "system:kube-proxy", client: true},
-		{file: "kubelet-client", cn: "system:node:" + cfg.NodeName, orgs: []string{"system:nodes"}, client: true},
-		{file: "kubelet", cn: cfg.NodeName, server: true, ips: []net.IP{nodeIP}, dns: []string{cfg.NodeName}},
+	}
+	for _, n := range cfg.Nodes() {
+		leaves = append(leaves,
+			certRequest{file: n.kubeletClientCert(), cn: "system:node:" + n.Name, orgs: []string{"system:nodes"}, client: true},
+			certRequest{file: n.kubeletCert(), cn: n.Name, server: true, ips: []net.IP{net.IP(n.IP.AsSlice())}, dns: []string{n.Name}})
 	}
 	for _, r := range leaves {
 		if err := ca.issue(dir, r); err != nil {

@@ -82,10 +82,12 @@ scrape_configs:
     cert_file: %[3]s
     key_file: %[4]s
   static_configs:
-  - targets: ["%[5]s:%[6]d"]
-    labels: {node: %[7]q}
-`, PrometheusScrapeInterval, c.Config.pki("ca.crt"), c.Config.pki("apiserver-kubelet-client.crt"), c.Config.pki("apiserver-kubelet-client.key"),
-		c.Config.NodeIP(), c.Config.Ports.Kubelet, c.Config.NodeName)
+`, PrometheusScrapeInterval, c.Config.pki("ca.crt"), c.Config.pki("apiserver-kubelet-client.crt"), c.Config.pki("apiserver-kubelet-client.key"))
+	var targets strings.Builder
+	for _, n := range c.Nodes() {
+		fmt.Fprintf(&targets, "  - targets: [\"%s:%d\"]\n    labels: {node: %q}\n", n.IP, n.KubeletPort(), n.Name)
+	}
+	config += targets.String()
 	if o.ServiceAccountToken != "" {
 		tokenFile := filepath.Join(dir, "token")
 		if err := os.WriteFile(tokenFile, []byte(o.ServiceAccountToken), 0o600); err != nil {

@@ -7,7 +7,8 @@ import (
 )
 
 // The components a test may stop and start again, as a crash, an upgrade
-// or a lost node would.
+// or a lost node would: the first node's kubelet and containerd; another
+// node's are named by Node.Component.
 const (
 	ComponentAPIServer  = "kube-apiserver"
 	ComponentKubelet    = "kubelet"
@@ -46,7 +47,7 @@ func (c *Cluster) Start(ctx context.Context, component string) error {
 	if p := st.process(component); p != nil && p.Alive() {
 		return nil
 	}
-	s, err := c.componentStep(component)
+	s, err := c.componentStep(component, st)
 	if err != nil {
 		return err
 	}
@@ -66,10 +67,9 @@ func (c *Cluster) Start(ctx context.Context, component string) error {
 }
 
 // componentStep is how a component starts and when it is ready.
-func (c *Cluster) componentStep(component string) (step, error) {
+func (c *Cluster) componentStep(component string, st *state) (step, error) {
 	cfg := c.Config
-	switch component {
-	case ComponentAPIServer:
+	if component == ComponentAPIServer {
 		steps, err := controlPlaneSteps(cfg)
 		if err != nil {
 			return step{}, err
@@ -79,19 +79,18 @@ func (c *Cluster) componentStep(component string) (step, error) {
 				return s, nil
 			}
 		}
-	case ComponentContainerd:
-		sp, err := containerdSpec(cfg)
-		return step{spec: sp, ready: criReady(cfg.CRISocket())}, err
-	case ComponentKubelet:
-		sp, err := kubeletSpec(cfg)
-		if err != nil {
-			return step{}, err
+	}
+	for _, n := range cfg.Nodes() {
+		switch component {
+		case n.Component(ComponentContainerd):
+			return runtimeStep(n, st)
+		case n.Component(ComponentKubelet):
+			cs, err := c.Clientset()
+			if err != nil {
+				return step{}, err
+			}
+			return kubeletStep(n, st, cs)
 		}
-		cs, err := c.Clientset()
-		if err != nil {
-			return step{}, err
-		}
-		return step{spec: sp, ready: nodeReady(cs, cfg.NodeName)}, nil
 	}
 	return step{}, fmt.Errorf("start %s: not a component the harness restarts", component)
 }

@@ -46,7 +46,7 @@ func (c *Containerd) Socket() string { return c.cfg.CRISocket() }
 
 // Start starts it again after Stop.
 func (c *Containerd) Start(ctx context.Context) error {
-	sp, err := containerdSpec(c.cfg)
+	sp, err := containerdSpec(c.cfg.FirstNode())
 	if err != nil {
 		return err
 	}

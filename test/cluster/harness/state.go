@@ -17,7 +17,9 @@ type state struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	// Runtime is Config.Runtime; empty in a state from before it, whose
 	// node ran RuntimeContainerd1.
-	Runtime   string     `json:"runtime,omitempty"`
+	Runtime string `json:"runtime,omitempty"`
+	// Nodes is Config.NodeCount; 0 in a state from before it, of one node.
+	Nodes     int        `json:"nodes,omitempty"`
 	StartedAt time.Time  `json:"startedAt"`
 	Ready     bool       `json:"ready"`
 	Processes []*Process `json:"processes"`
@@ -26,7 +28,11 @@ type state struct {
 
 // hostState records host changes and what was there before them.
 type hostState struct {
-	BridgeCreated  bool              `json:"bridgeCreated"`
+	// BridgeCreated is set by a harness from before Bridges, which
+	// created Config.Bridge.
+	BridgeCreated bool `json:"bridgeCreated,omitempty"`
+	// Bridges are the nodes' bridges the harness created.
+	Bridges        []string          `json:"bridges,omitempty"`
 	Sysctls        map[string]string `json:"sysctls,omitempty"`
 	IPTablesChains []string          `json:"iptablesChains,omitempty"`
 	KubeletStarted bool              `json:"kubeletStarted"`

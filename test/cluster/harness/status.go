@@ -28,7 +28,10 @@ func Status(ctx context.Context, cfg Config) (string, error) {
 	if err := healthy(ctx, cfg, st); err != nil {
 		fmt.Fprintf(&b, "unhealthy: %v\n", err)
 	} else {
-		fmt.Fprintf(&b, "healthy: node %s Ready\n  kubeconfig: %s\n  CRI socket: %s\n", cfg.NodeName, cfg.Kubeconfig(), cfg.CRISocket())
+		fmt.Fprintf(&b, "healthy\n  kubeconfig: %s\n", cfg.Kubeconfig())
+		for _, n := range cfg.Nodes() {
+			fmt.Fprintf(&b, "  node %s Ready, CRI socket %s\n", n.Name, n.CRISocket)
+		}
 	}
 	return b.String(), nil
 }

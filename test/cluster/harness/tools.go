@@ -23,7 +23,11 @@ type Tools struct {
 	CNIBinDir  string
 	IPTables   string
 	IP         string
-	Busybox    string
+	// Unshare and Nsenter (util-linux) give every node but the first a
+	// mount namespace of its own.
+	Unshare string
+	Nsenter string
+	Busybox string
 	// Prometheus and Promtool, Debian's: the end-to-end tests' Prometheus
 	// and the alert rules' unit tests.
 	Prometheus string
@@ -68,6 +72,8 @@ func (t *Tools) requirements() []tool {
 			need: []string{"bridge", "host-local", "loopback"}, look: []string{"/usr/lib/cni", "/opt/cni/bin"}},
 		{what: "iptables", env: "REJUV_IPTABLES", pkg: "iptables", path: &t.IPTables, onPATH: "iptables", look: []string{"/usr/sbin/iptables", "/sbin/iptables"}},
 		{what: "ip", env: "REJUV_IP", pkg: "iproute2", path: &t.IP, onPATH: "ip", look: []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"}},
+		{what: "unshare", env: "REJUV_UNSHARE", pkg: "util-linux", path: &t.Unshare, onPATH: "unshare", look: []string{"/usr/bin/unshare"}},
+		{what: "nsenter", env: "REJUV_NSENTER", pkg: "util-linux", path: &t.Nsenter, onPATH: "nsenter", look: []string{"/usr/bin/nsenter"}},
 		// Copied into the testapp image so that exec works in it.
 		{what: "busybox (static)", env: "REJUV_BUSYBOX", pkg: "busybox-static", path: &t.Busybox, look: []string{"/bin/busybox", "/usr/bin/busybox"}},
 		{what: "prometheus", env: "REJUV_PROMETHEUS", pkg: "prometheus", path: &t.Prometheus, look: []string{"/usr/bin/prometheus"}},

@@ -34,6 +34,7 @@ func isolatedConfig(t *testing.T, offset int) Config {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cfg.Dir = dir
 	cfg.RuntimeSocket = ""
+	cfg.NodeCount = 1
 	cfg.NodeName = fmt.Sprintf("rejuv-test-%d", offset)
 	cfg.Bridge = fmt.Sprintf("rejuvt%d", offset)
 	cfg.PodSubnet = netip.MustParsePrefix(fmt.Sprintf("10.213.%d.0/24", 10+offset))

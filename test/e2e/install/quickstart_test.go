@@ -122,7 +122,7 @@ func runBlocks(t *testing.T, root string, blocks [][]string, first int, registry
 	return string(out)
 }
 
-// forgetImages removes from the node the images the quick start pushes to
+// forgetImages removes from the nodes the images the quick start pushes to
 // registry, as a new user's node has never pulled them: the node's image
 // store outlives the cluster, and a copy of an earlier run under the same
 // tag would be run instead of what make images pushes now.
@@ -134,9 +134,11 @@ func forgetImages(t *testing.T, registry string) {
 	}
 	for _, repo := range []string{"rejuv-healer", "rejuv-daemon", "rejuv-demo"} {
 		ref := registry + "/" + repo + ":" + version
-		cmd := exec.Command(cluster.Config.Tools.Ctr, "--address", cluster.CRISocket(), "--namespace", "k8s.io", "images", "rm", ref)
-		if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "not found") {
-			t.Fatalf("ctr images rm %s: %v\n%s", ref, err, out)
+		for _, n := range cluster.Nodes() {
+			cmd := exec.Command(cluster.Config.Tools.Ctr, "--address", n.CRISocket, "--namespace", "k8s.io", "images", "rm", ref)
+			if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "not found") {
+				t.Fatalf("ctr images rm %s on %s: %v\n%s", ref, n.Name, err, out)
+			}
 		}
 	}
 }
