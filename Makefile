@@ -99,8 +99,24 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
-	phase "scale smoke run (100 simulated nodes, 1,000 pods)" $(MAKE) --no-print-directory bench-scale \
-	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=30s
+	phase "scale smoke run (100 simulated nodes, 1,000 pods), the oldest Kubernetes and containerd 1.7 built beside" \
+	  beside "env REJUV_KUBERNETES=oldest $(CLUSTER) build" $(MAKE) --no-print-directory bench-scale \
+	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=30s; \
+	phase "compatibility run (oldest Kubernetes, containerd 1.7)" $(MAKE) --no-print-directory test-compat
+
+# The compatibility run: the oldest Kubernetes Rejuv supports
+# (test/cluster/kubebuild-oldest) on two nodes with containerd 1.7, the
+# runtime its users have. It replaces the newest version's cluster, runs
+# the install paths and the core of the end-to-end tests on it
+# (docs/operations.md says why these), and leaves it running.
+COMPAT_INSTALL = ^(TestInstallWithTheSingleFile|TestInstallWithHelm|TestInstallBesideOpenKruise)$$
+COMPAT_E2E = ^(TestCRRRecreatesTwoContainersInPlace|TestWebhooksAdmitAndConvertThroughTheirService|TestDaemonFindsTheNodesRuntime|TestShippedRolesGrantOnlyWhatTheCodeUses|TestDaemonTokenWritesOnlyItsNodesRequests|TestADaemonCannotWriteTheStatusOfAnotherNodesRequest|TestARequestOnTheSecondNodeIsItsDaemonsAlone|TestEditorCannotForgeARequestsStatus|TestPreStopOfEachKindRunsBeforeTheStop|TestUnreadyGraceTakesThePodOutOfServiceFirst|TestPolicyRollingRestart|TestPolicyInlineRuleOnAnnotation|TestPolicyRespectsDisruptionBudget|TestMemoryHealing)$$
+
+.PHONY: test-compat
+test-compat: ## The oldest supported Kubernetes with containerd 1.7 on two nodes: install paths and the core end-to-end tests (builds them once; needs root).
+	REJUV_KUBERNETES=oldest $(CLUSTER) up
+	REJUV_KUBERNETES=oldest $(GO) test -count=1 -timeout 30m -run '$(COMPAT_INSTALL)' ./test/e2e/install/
+	REJUV_KUBERNETES=oldest $(GO) test -count=1 -timeout 30m -run '$(COMPAT_E2E)' ./test/e2e/
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
@@ -189,7 +205,9 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@$(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config >/dev/null || { echo "verify: docs/helm-values.md is stale, or a value of the chart lacks a comment: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
-	@cd test/cluster/runtimebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/runtimebuild: run 'go mod tidy' there"; exit 1; }
+	@for m in kubebuild-oldest runtimebuild runtimebuild1; do \
+	  (cd test/cluster/$$m && $(GO) mod tidy -diff) || { echo "verify: test/cluster/$$m: run 'go mod tidy' there"; exit 1; }; \
+	done
 	@echo "verify: generated files and go.mod are up to date"
 
 # What make deploy applies: config/default, or, with REGISTRY set, an

@@ -1,7 +1,7 @@
-// Command cluster starts, stops and describes Rejuv's local single-node
-// Kubernetes cluster (the harness in package harness):
+// Command cluster starts, stops and describes Rejuv's local Kubernetes
+// cluster of two nodes (the harness in package harness):
 //
-//	go run ./test/cluster up|down|status|env|helm|metrics-server|kwok
+//	go run ./test/cluster up|down|status|env|build|helm|metrics-server|kwok
 package main
 
 import (
@@ -19,7 +19,8 @@ const usage = `Usage: go run ./test/cluster COMMAND
 Commands:
   up      start the cluster (or reuse it when it is running and healthy)
   down    stop the cluster and undo its changes to the host
-  status  show the cluster's processes and whether the node is Ready
+  status  show the cluster's processes and whether the nodes are Ready
+  build   build the cluster's Kubernetes binaries and containerd into the cache, and start nothing
   env     print shell exports for the running cluster (eval "$(go run ./test/cluster env)"),
           with its kubectl first on PATH
   helm    print the path of helm, built once into the cache (up builds it with Kubernetes)
@@ -30,6 +31,9 @@ Commands:
 Environment:
   REJUV_CLUSTER_DIR   instance directory (default <repo>/.cache/cluster)
   REJUV_CACHE_DIR     where built Kubernetes binaries are kept (default <repo>/.cache)
+  REJUV_KUBERNETES    newest (default) or oldest: the Kubernetes release Rejuv supports to run
+  REJUV_RUNTIME       containerd2 (default; containerd1 with REJUV_KUBERNETES=oldest) or containerd1
+  REJUV_NODES         how many nodes run, 1 or 2 (default 2)
   REJUV_KUBE_BIN_DIR  prebuilt kube-apiserver, kube-controller-manager, kube-scheduler, kubelet
   REJUV_ETCD, REJUV_CONTAINERD, REJUV_CTR, REJUV_CONTAINERD_SHIM, REJUV_RUNC,
   REJUV_CNI_BIN_DIR, REJUV_IPTABLES, REJUV_IP, REJUV_BUSYBOX
@@ -65,6 +69,8 @@ func runCommand(ctx context.Context, command string) error {
 		return err
 	case "down":
 		return harness.Down(ctx, cfg)
+	case "build":
+		return harness.Build(ctx, cfg)
 	case "status":
 		s, err := harness.Status(ctx, cfg)
 		fmt.Print(s)

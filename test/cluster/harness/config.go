@@ -39,15 +39,20 @@ type Config struct {
 	Dir string
 	// CacheDir holds the Kubernetes binaries built for each version.
 	CacheDir string
-	// KubeBuildDir is the separate Go module that builds the Kubernetes binaries.
+	// KubeBuildDir is the separate Go module that builds the Kubernetes
+	// binaries.
 	KubeBuildDir string
+	// ProgramsBuildDir is the separate Go module that builds the programs
+	// the tests need beside the cluster (helm, metrics-server, kwok,
+	// krew): KubeBuildDir when it runs the newest Kubernetes, which builds
+	// them in the same go build.
+	ProgramsBuildDir string
 	// KubernetesVersion is the k8s.io/kubernetes version required by KubeBuildDir.
 	KubernetesVersion string
-	// Runtime is the node's container runtime: RuntimeContainerd1
-	// (Debian's package) or RuntimeContainerd2 (built from the module in
-	// RuntimeBuildDir).
+	// Runtime is the nodes' container runtime: RuntimeContainerd1 or
+	// RuntimeContainerd2, built from the module in RuntimeBuildDir.
 	Runtime string
-	// RuntimeBuildDir is the separate Go module that builds containerd 2.
+	// RuntimeBuildDir is the separate Go module that builds the runtime.
 	RuntimeBuildDir string
 	// NodeCount is how many nodes run (1 to MaxNodes); see Nodes.
 	NodeCount int
@@ -119,16 +124,41 @@ const (
 	DefaultRuntimeSocket = "/run/containerd/containerd.sock"
 )
 
+// The Kubernetes versions a cluster can run (REJUV_KUBERNETES), each
+// pinned by its build module.
+const (
+	// KubernetesNewest is the newest release Rejuv supports, the default,
+	// pinned by test/cluster/kubebuild.
+	KubernetesNewest = "newest"
+	// KubernetesOldest is the oldest release Rejuv supports, pinned by
+	// test/cluster/kubebuild-oldest, whose nodes run containerd 1.7 by
+	// default (the compatibility run, make test-compat).
+	KubernetesOldest = "oldest"
+
+	envKubernetes = "REJUV_KUBERNETES"
+)
+
 // DefaultConfig returns the configuration of the project's shared local
 // cluster: state in <repo>/.cache/cluster, binaries in <repo>/.cache,
-// containerd's socket at its well-known path, overridable with
-// REJUV_CLUSTER_DIR, REJUV_CACHE_DIR and REJUV_CRI_SOCKET.
+// containerd's socket at its well-known path, the newest Kubernetes Rejuv
+// supports on two nodes with containerd 2; overridable with
+// REJUV_CLUSTER_DIR, REJUV_CACHE_DIR, REJUV_CRI_SOCKET, REJUV_KUBERNETES,
+// REJUV_RUNTIME and REJUV_NODES.
 func DefaultConfig() (Config, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return Config{}, err
 	}
-	kubeBuild := filepath.Join(root, "test", "cluster", "kubebuild")
+	clusterDir := filepath.Join(root, "test", "cluster")
+	programsBuild := filepath.Join(clusterDir, "kubebuild")
+	kubeBuild, runtime := programsBuild, RuntimeContainerd2
+	switch k := envOr(envKubernetes, KubernetesNewest); k {
+	case KubernetesNewest:
+	case KubernetesOldest:
+		kubeBuild, runtime = filepath.Join(clusterDir, "kubebuild-oldest"), RuntimeContainerd1
+	default:
+		return Config{}, fmt.Errorf("%s: %q is not %q or %q", envKubernetes, k, KubernetesNewest, KubernetesOldest)
+	}
 	version, err := kubernetesVersion(filepath.Join(kubeBuild, "go.mod"))
 	if err != nil {
 		return Config{}, err
@@ -137,9 +167,9 @@ func DefaultConfig() (Config, error) {
 		Dir:               envOr(envClusterDir, filepath.Join(root, ".cache", "cluster")),
 		CacheDir:          envOr(envCacheDir, filepath.Join(root, ".cache")),
 		KubeBuildDir:      kubeBuild,
+		ProgramsBuildDir:  programsBuild,
 		KubernetesVersion: version,
-		Runtime:           envOr(envRuntime, RuntimeContainerd2),
-		RuntimeBuildDir:   filepath.Join(root, "test", "cluster", "runtimebuild"),
+		Runtime:           envOr(envRuntime, runtime),
 		NodeCount:         MaxNodes,
 		NodeName:          DefaultNodeName,
 		Bridge:            DefaultBridge,
@@ -156,7 +186,7 @@ func DefaultConfig() (Config, error) {
 		}
 		cfg.NodeCount = n
 	}
-	if err := cfg.useRuntime(); err != nil {
+	if err := cfg.useRuntime(clusterDir); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

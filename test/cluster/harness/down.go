@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,8 +51,15 @@ func teardown(ctx context.Context, cfg Config, st *state) error {
 			errs = append(errs, err)
 		}
 	}
-	// The nodes of the instance recorded, whatever cfg now says.
+	// The nodes and runtime of the instance recorded, whatever cfg now
+	// says.
 	cfg.NodeCount = max(1, st.Nodes)
+	if runtime := cmp.Or(st.Runtime, RuntimeContainerd1); runtime != cfg.Runtime {
+		cfg.Runtime = runtime
+		if err := cfg.useRuntime(filepath.Dir(cfg.RuntimeBuildDir)); err != nil {
+			return err
+		}
+	}
 	for _, n := range cfg.Nodes() {
 		if p := st.process(n.Component(ComponentKubelet)); p != nil {
 			note(p.Stop(stopGrace))

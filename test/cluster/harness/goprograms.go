@@ -14,7 +14,8 @@ import (
 )
 
 // goProgram is a program the tests need besides the cluster's own, built
-// in the Kubernetes build module (KubeBuildDir), which pins its version:
+// in the newest Kubernetes's build module (ProgramsBuildDir), which pins
+// its version:
 // it shares most of its packages with Kubernetes (client-go, apimachinery,
 // the API server's libraries), so building it in the same go build as the
 // Kubernetes binaries compiles them once.
@@ -72,7 +73,7 @@ type pinnedProgram struct {
 }
 
 func (p goProgram) pinned(cfg Config) (pinnedProgram, error) {
-	version, err := p.version(cfg.KubeBuildDir)
+	version, err := p.version(cfg.ProgramsBuildDir)
 	if err != nil {
 		return pinnedProgram{}, err
 	}
@@ -125,7 +126,7 @@ func ensure(ctx context.Context, p goProgram) (string, error) {
 	}
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "harness: building %s %s (cached afterwards in %s)\n", p.name, pp.version, filepath.Dir(pp.bin))
-	if err := buildPrograms(ctx, cfg, nil, []pinnedProgram{pp}); err != nil {
+	if err := buildPrograms(ctx, cfg, cfg.ProgramsBuildDir, nil, []pinnedProgram{pp}); err != nil {
 		return "", err
 	}
 	fmt.Fprintf(os.Stderr, "harness: built %s %s in %s\n", p.name, pp.version, since(start))

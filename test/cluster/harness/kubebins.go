@@ -29,6 +29,16 @@ func (c Config) KubeBinary(name string) string {
 	return filepath.Join(c.KubeBinDir(), name)
 }
 
+// Build builds what cfg's cluster runs and the Go module proxy provides,
+// its runtime and Kubernetes binaries, into the cache when they are not
+// there yet, and starts nothing: a build beside other work, ahead of Up.
+func Build(ctx context.Context, cfg Config) error {
+	if err := ensureRuntime(ctx, cfg); err != nil {
+		return err
+	}
+	return EnsureKubeBinaries(ctx, cfg)
+}
+
 // EnsureKubeBinaries builds the Kubernetes binaries of cfg's version from the
 // Go module proxy when they are not cached yet, through the separate module in
 // KubeBuildDir. A second call finds them and builds nothing. Concurrent calls
@@ -64,10 +74,13 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	// The programs built beside Kubernetes go into the same build, which
-	// compiles their shared packages once.
+	// The programs built beside the newest Kubernetes go into the same
+	// build, which compiles their shared packages once.
 	var programs []pinnedProgram
 	for _, p := range goPrograms {
+		if cfg.ProgramsBuildDir != cfg.KubeBuildDir {
+			break
+		}
 		pp, err := p.pinned(cfg)
 		if err != nil {
 			return err
@@ -90,18 +103,18 @@ func EnsureKubeBinaries(ctx context.Context, cfg Config) error {
 	}
 	start := time.Now()
 	fmt.Fprintf(cfg.out(), "harness: building %s in one go build (Kubernetes %s; cached afterwards in %s)\n", strings.Join(names, ", "), cfg.KubernetesVersion, cfg.CacheDir)
-	if err := buildPrograms(ctx, cfg, missing, programs); err != nil {
+	if err := buildPrograms(ctx, cfg, cfg.KubeBuildDir, missing, programs); err != nil {
 		return err
 	}
 	fmt.Fprintf(cfg.out(), "harness: built %s in %s\n", strings.Join(names, ", "), since(start))
 	return nil
 }
 
-// buildPrograms builds the Kubernetes programs named and the programs
-// built beside them in one go build: the packages they share are compiled
-// once and their links run side by side, where one build after another
-// would link one at a time.
-func buildPrograms(ctx context.Context, cfg Config, kube []string, programs []pinnedProgram) error {
+// buildPrograms builds, in the build module dir, the Kubernetes programs
+// named and the programs built beside them in one go build: the packages
+// they share are compiled once and their links run side by side, where
+// one build after another would link one at a time.
+func buildPrograms(ctx context.Context, cfg Config, dir string, kube []string, programs []pinnedProgram) error {
 	ldflags := []string{versionLDFlags(cfg.KubernetesVersion)}
 	bins := map[string]string{}
 	for _, name := range kube {
@@ -112,7 +125,7 @@ func buildPrograms(ctx context.Context, cfg Config, kube []string, programs []pi
 		ldflags = append(ldflags, p.main+"=-s -w "+p.ldflags(p.version))
 		bins[p.main] = p.bin
 	}
-	return goBuild(ctx, cfg, cfg.KubeBuildDir, ldflags, bins)
+	return goBuild(ctx, cfg, dir, ldflags, bins)
 }
 
 // versionLDFlags stamps the version Kubernetes binaries report (the node's
