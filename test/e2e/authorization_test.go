@@ -205,7 +205,7 @@ func TestDaemonTokenWritesOnlyItsNodesRequests(t *testing.T) {
 			return c.Status().Update(ctx, cur)
 		})
 	}
-	node := cluster.NodeName()
+	node := pod.Spec.NodeName
 	err := write(impersonate(t, daemonUser, saGroups, "node-b"))
 	want := daemonUser + " from node node-b may not update the status of ContainerRecreateRequest " + ns + "/scoped, which belongs to node " + node
 	if err == nil || !strings.Contains(err.Error(), want) {

@@ -50,8 +50,8 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 	c := rejuvStack(t).Client
 	start := time.Now()
 	api := startRejuvPrometheus(t)
-	waitWithin(t, "Prometheus scraping both manager replicas and the daemon", 2*time.Minute, func() bool {
-		return count(t, api, `up{job="rejuv-healer-metrics"} == 1`) == 2 && count(t, api, `up{job="rejuv-daemon-metrics"} == 1`) == 1
+	waitWithin(t, "Prometheus scraping both manager replicas and every node's daemon", 2*time.Minute, func() bool {
+		return count(t, api, `up{job="rejuv-healer-metrics"} == 1`) == 2 && count(t, api, `up{job="rejuv-daemon-metrics"} == 1`) == len(cluster.Nodes())
 	})
 
 	ns := newNamespace(t)

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
@@ -133,8 +135,11 @@ func TestADaemonCannotWriteTheStatusOfAnotherNodesRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = daemonKube.RESTClient().Patch(types.MergePatchType).AbsPath("/apis", v1beta1.GroupVersion.Group, v1beta1.GroupVersion.Version,
-		"namespaces", ns, "containerrecreaterequests", crr.Name, "status").Body(patch).DoRaw(ctx)
+	asDaemonClient, err := client.New(asDaemon, client.Options{Scheme: s.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = asDaemonClient.Status().Patch(ctx, crr.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
 	want := fmt.Sprintf("from node %s may not update the status of ContainerRecreateRequest %s/%s, which belongs to node %s", first.Name, ns, crr.Name, second.Name)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("the first node's daemon wrote the status of the second node's request: %v; want refused, saying %q", err, want)
