@@ -110,7 +110,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 # the install paths and the core of the end-to-end tests on it
 # (docs/operations.md says why these), and leaves it running.
 COMPAT_INSTALL = ^(TestInstallWithTheSingleFile|TestInstallWithHelm|TestInstallBesideOpenKruise)$$
-COMPAT_E2E = ^(TestCRRRecreatesTwoContainersInPlace|TestWebhooksAdmitAndConvertThroughTheirService|TestDaemonFindsTheNodesRuntime|TestShippedRolesGrantOnlyWhatTheCodeUses|TestDaemonTokenWritesOnlyItsNodesRequests|TestADaemonCannotWriteTheStatusOfAnotherNodesRequest|TestARequestOnTheSecondNodeIsItsDaemonsAlone|TestEditorCannotForgeARequestsStatus|TestPreStopOfEachKindRunsBeforeTheStop|TestUnreadyGraceTakesThePodOutOfServiceFirst|TestPolicyRollingRestart|TestPolicyInlineRuleOnAnnotation|TestPolicyRespectsDisruptionBudget|TestMemoryHealing)$$
+COMPAT_E2E = ^(TestCRRRecreatesTwoContainersInPlace|TestWebhooksAdmitAndConvertThroughTheirService|TestDaemonFindsTheNodesRuntime|TestShippedRolesGrantOnlyWhatTheCodeUses|TestDaemonTokenWritesOnlyItsNodesRequests|TestADaemonCannotWriteTheStatusOfAnotherNodesRequest|TestARequestOnTheSecondNodeIsItsDaemonsAlone|TestEditorCannotForgeARequestsStatus|TestPreStopOfEachKindRunsBeforeTheStop|TestUnreadyGraceTakesThePodOutOfServiceFirst|TestPolicyRollingRestart|TestPolicyInlineRuleOnAnnotation|TestPolicyRespectsDisruptionBudget|TestMemoryFromPrometheus)$$
 
 .PHONY: test-compat
 test-compat: ## The oldest supported Kubernetes with containerd 1.7 on two nodes: install paths and the core end-to-end tests (builds them once; needs root).
