@@ -35,8 +35,8 @@ Environment:
   REJUV_RUNTIME       containerd2 (default; containerd1 with REJUV_KUBERNETES=oldest) or containerd1
   REJUV_NODES         how many nodes run, 1 or 2 (default 2)
   REJUV_KUBE_BIN_DIR  prebuilt kube-apiserver, kube-controller-manager, kube-scheduler, kubelet
-  REJUV_ETCD, REJUV_CONTAINERD, REJUV_CTR, REJUV_CONTAINERD_SHIM, REJUV_RUNC,
-  REJUV_CNI_BIN_DIR, REJUV_IPTABLES, REJUV_IP, REJUV_BUSYBOX
+  REJUV_ETCD, REJUV_RUNC, REJUV_CNI_BIN_DIR, REJUV_IPTABLES, REJUV_IP,
+  REJUV_UNSHARE, REJUV_NSENTER, REJUV_BUSYBOX
                       programs to use instead of looking for them or installing them
 `
 
