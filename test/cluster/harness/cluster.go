@@ -310,19 +310,11 @@ func (c *Cluster) startRuntime(ctx context.Context, st *state, n Node) error {
 				return fmt.Errorf("create %s: %w", varLibKubelet, err)
 			}
 		}
-		sp, err := nodeNamespaceSpec(n)
+		s, err := namespaceStep(n, st)
 		if err != nil {
 			return err
 		}
-		p, err := startProcess(c.Config.logDir(), sp)
-		if err != nil {
-			return err
-		}
-		st.Processes = append(st.Processes, p)
-		if err := st.save(c.Config.Dir); err != nil {
-			return err
-		}
-		if err := p.waitReady(ctx, startTimeout, namespaceReady(n, p)); err != nil {
+		if err := c.startStep(ctx, st, s); err != nil {
 			return err
 		}
 	}

@@ -117,22 +117,24 @@ func removeAllSandboxes(ctx context.Context, n Node, st *state) error {
 			return nil
 		}
 		if holder := st.process(n.namespaceProcess()); !n.First() && (holder == nil || !holder.Alive()) {
-			sp, err := nodeNamespaceSpec(n)
+			s, err := namespaceStep(n, st)
 			if err != nil {
 				return err
 			}
-			tmp, err := startProcess(cfg.logDir(), sp)
+			tmp, err := startProcess(cfg.logDir(), s.spec)
 			if err != nil {
 				return fmt.Errorf("hold the mount namespace of %s again to remove its pod sandboxes: %w", n.Name, err)
 			}
 			defer func() { _ = tmp.Stop(stopGrace) }()
-			if err := tmp.waitReady(ctx, 30*time.Second, namespaceReady(n, tmp)); err != nil {
-				return fmt.Errorf("hold the mount namespace of %s again to remove its pod sandboxes: %w", n.Name, err)
-			}
+			// Recorded in place of the dead one, for the containerd that
+			// enters it and for its readiness.
 			if holder != nil {
 				*holder = *tmp
 			} else {
 				st.Processes = append(st.Processes, tmp)
+			}
+			if err := tmp.waitReady(ctx, 30*time.Second, s.ready); err != nil {
+				return fmt.Errorf("hold the mount namespace of %s again to remove its pod sandboxes: %w", n.Name, err)
 			}
 		}
 		s, err := runtimeStep(n, st)

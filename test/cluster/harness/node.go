@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strconv"
@@ -14,7 +13,7 @@ const MaxNodes = 2
 // own, on a bridge and a pod subnet of its own, in the machine's network.
 // The first node's kubelet and runtime run in the machine's mount
 // namespace. Every other node's run together in a mount namespace of the
-// node's (see nodeNamespaceSpec), where the first node's runtime socket
+// node's (see namespaceStep), where the first node's runtime socket
 // directory and /var/lib/kubelet are the node's own directories: a pod on
 // that node, Rejuv's daemon among them, finds its own node's runtime at
 // the same path as on the first node, as on separate machines.
@@ -176,5 +175,3 @@ func (n Node) kubeletKubeconfig() string {
 // volumes are. Only the first node's volumes are seen from the machine's
 // mount namespace: the others' are mounted in their node's.
 func (n Node) PodDir(uid string) string { return filepath.Join(n.kubeletRootDir(), "pods", uid) }
-
-func (n Node) String() string { return fmt.Sprintf("node %s (%s)", n.Name, n.IP) }

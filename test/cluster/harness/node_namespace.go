@@ -9,33 +9,35 @@ import (
 	"strings"
 )
 
-// nodeNamespaceSpec is the process that holds the mount namespace of a node
+// namespaceStep is how the process starts that holds the mount namespace of a node
 // other than the first: in it, the first node's runtime socket directory
 // and /var/lib/kubelet are the node's own directories (Node.runDir,
 // Node.varLibKubeletDir). The node's containerd and kubelet enter it (see
 // enter), and so their pods, so that a hostPath of the runtime's socket
 // directory gives a pod its own node's runtime. Mounts made in it stay in
 // it: the namespace and its mounts go when its last process does.
-func nodeNamespaceSpec(n Node) (spec, error) {
+// It is ready once the holder recorded in st under its name has made its
+// mounts.
+func namespaceStep(n Node, st *state) (step, error) {
 	binds := [][2]string{{n.runDir(), filepath.Dir(n.socketInNode())}, {n.varLibKubeletDir(), varLibKubelet}}
 	var script []string
 	for _, b := range binds {
 		for _, d := range b {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return spec{}, fmt.Errorf("mount namespace of %s: %w", n.Name, err)
+				return step{}, fmt.Errorf("mount namespace of %s: %w", n.Name, err)
 			}
 		}
 		script = append(script, fmt.Sprintf("mount --bind %s %s", strconv.Quote(b[0]), strconv.Quote(b[1])))
 	}
 	script = append(script, "exec sleep infinity")
-	return spec{name: n.namespaceProcess(), path: n.cfg.Tools.Unshare,
-		args: []string{"--mount", "--propagation", "private", "--", "/bin/sh", "-ec", strings.Join(script, "\n")}}, nil
-}
-
-// namespaceReady checks that the namespace holder has made its mounts.
-func namespaceReady(n Node, p *Process) func(context.Context) error {
-	return func(context.Context) error {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", p.PID))
+	sp := spec{name: n.namespaceProcess(), path: n.cfg.Tools.Unshare,
+		args: []string{"--mount", "--propagation", "private", "--", "/bin/sh", "-ec", strings.Join(script, "\n")}}
+	return step{spec: sp, ready: func(context.Context) error {
+		holder := st.process(sp.name)
+		if holder == nil {
+			return fmt.Errorf("no %s recorded", sp.name)
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", holder.PID))
 		if err != nil {
 			return err
 		}
@@ -45,7 +47,7 @@ func namespaceReady(n Node, p *Process) func(context.Context) error {
 			}
 		}
 		return fmt.Errorf("the mount namespace of %s has no %s of its own yet", n.Name, varLibKubelet)
-	}
+	}}, nil
 }
 
 // enter has a node's process start in the node's mount namespace, which
