@@ -34,6 +34,11 @@ KUBECTL        ?= kubectl
 DEMO_DURATION ?= 4m
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e)
 BENCH_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e -e /test/bench)
+# How many end-to-end tests that may share the cluster run at once. Most
+# of their time is waiting (for probes, grace periods, the kubelet's
+# back-off), so more than go test's default of one per core: all pass at
+# four on two cores, and the phase takes 3 minutes less than at two.
+E2E_PARALLEL ?= 4
 # Where `make test` appends "phase NAME: SECONDS" lines (read by .ci/run).
 PHASE_LOG ?= /dev/null
 
@@ -83,7 +88,10 @@ images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PL
 # bound by the two cores). The install paths, which mostly wait for
 # rollouts on the cluster, run beside the unit and integration tests
 # (envtest's own API servers), before the end-to-end tests take the
-# cluster.
+# cluster. The install paths from the source tree with the single file,
+# with Helm and beside OpenKruise run in the compatibility run; here, the
+# released file and chart show the first two, the chart beside OpenKruise
+# the third.
 test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
@@ -96,12 +104,12 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if [ -n "$$started" ]; then trap '$(CLUSTER) down' EXIT; fi; \
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up (builds Kubernetes, helm, metrics-server, kwok and krew once)" $(CLUSTER) up; \
-	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m ./test/e2e/install/" \
+	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m -skip $(COMPAT_INSTALL) ./test/e2e/install/" \
 	  $(GO) test -count=1 -timeout 30m $(UNIT_PKGS); \
-	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m ./test/e2e/; \
+	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) ./test/e2e/; \
 	phase "scale smoke run (100 simulated nodes, 1,000 pods), the oldest Kubernetes and containerd 1.7 built beside" \
 	  beside "env REJUV_KUBERNETES=oldest $(CLUSTER) build" $(MAKE) --no-print-directory bench-scale \
-	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=30s; \
+	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=15s; \
 	phase "compatibility run (oldest Kubernetes, containerd 1.7)" $(MAKE) --no-print-directory test-compat
 
 # The compatibility run: the oldest Kubernetes Rejuv supports
@@ -110,13 +118,17 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 # the install paths and the core of the end-to-end tests on it
 # (docs/operations.md says why these), and leaves it running.
 COMPAT_INSTALL = ^(TestInstallWithTheSingleFile|TestInstallWithHelm|TestInstallBesideOpenKruise)$$
+# The memory rules from Prometheus without its subtests (the plateau,
+# signals, tenants' queries): the source and the leak are what the
+# version could change; the rest is the rules' and the manager's own.
+COMPAT_SKIP = ^TestMemoryFromPrometheus$$/.
 COMPAT_E2E = ^(TestCRRRecreatesTwoContainersInPlace|TestWebhooksAdmitAndConvertThroughTheirService|TestDaemonFindsTheNodesRuntime|TestShippedRolesGrantOnlyWhatTheCodeUses|TestDaemonTokenWritesOnlyItsNodesRequests|TestADaemonCannotWriteTheStatusOfAnotherNodesRequest|TestARequestOnTheSecondNodeIsItsDaemonsAlone|TestEditorCannotForgeARequestsStatus|TestPreStopOfEachKindRunsBeforeTheStop|TestUnreadyGraceTakesThePodOutOfServiceFirst|TestPolicyRollingRestart|TestPolicyInlineRuleOnAnnotation|TestPolicyRespectsDisruptionBudget|TestMemoryFromPrometheus)$$
 
 .PHONY: test-compat
 test-compat: ## The oldest supported Kubernetes with containerd 1.7 on two nodes: install paths and the core end-to-end tests (builds them once; needs root).
 	REJUV_KUBERNETES=oldest $(CLUSTER) up
 	REJUV_KUBERNETES=oldest $(GO) test -count=1 -timeout 30m -run '$(COMPAT_INSTALL)' ./test/e2e/install/
-	REJUV_KUBERNETES=oldest $(GO) test -count=1 -timeout 30m -run '$(COMPAT_E2E)' ./test/e2e/
+	REJUV_KUBERNETES=oldest $(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) -run '$(COMPAT_E2E)' -skip '$(COMPAT_SKIP)' ./test/e2e/
 
 .PHONY: test-unit
 test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
@@ -124,7 +136,7 @@ test-unit: ## Fast tests: no cluster, no Kubernetes binaries.
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests only (starts the cluster if needed), then the install paths.
-	$(GO) test -count=1 -timeout 30m -v ./test/e2e/
+	$(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) -v ./test/e2e/
 	$(GO) test -count=1 -timeout 30m -v ./test/e2e/install/
 
 .PHONY: demo

@@ -36,9 +36,11 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "crash"},
 		Spec: v1alpha1.RecreatePolicySpec{
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
-			Schedule: &v1alpha1.Schedule{Cron: "* * * * *"},
-			Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
-			Recreate: v1alpha1.RecreateTemplate{Strategy: &v1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 3}},
+			// A restart requested now: the run starts at once, not at the
+			// next minute.
+			RestartAt: &metav1.Time{Time: time.Now()},
+			Rollout:   v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
+			Recreate:  v1alpha1.RecreateTemplate{Strategy: &v1beta1.ContainerRecreateRequestStrategy{MinStartedSeconds: 3}},
 		},
 	}); err != nil {
 		t.Fatal(err)

@@ -154,7 +154,8 @@ func TestPolicyCalmsRestartStorm(t *testing.T) {
 	healedInPlace(t, ns, "storm", pod, "restarted 2 times besides Rejuv's recreations")
 }
 
-// TestPolicyRunRespectsDisruptionBudget: a scheduled run with the default
+// TestPolicyRunRespectsDisruptionBudget: a rolling run (a restart
+// requested now, as kubectl rejuv restart does) with the default
 // rollout (maxUnavailable 25%, two of eight pods) over a Deployment whose
 // PodDisruptionBudget allows one disruption never has more than one pod
 // unready or being recreated, and recreates each pod once. Seen before:
@@ -170,8 +171,8 @@ func TestPolicyRunRespectsDisruptionBudget(t *testing.T) {
 	if err := c.Create(ctx, &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolling"},
 		Spec: v1alpha1.RecreatePolicySpec{
-			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}},
-			Schedule: &v1alpha1.Schedule{Cron: "* * * * *"},
+			Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"app": "budget"}},
+			RestartAt: &metav1.Time{Time: time.Now()},
 		},
 	}); err != nil {
 		t.Fatal(err)

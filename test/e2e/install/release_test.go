@@ -23,9 +23,13 @@ import (
 // platform, into a folder served over http as a forge serves a release's
 // files, with its images pushed to the cluster's registry; checks its
 // checksums and what it holds; and installs it as its notes say: the
-// released install file by URL, the released chart by URL, and the plugin
-// with krew from the released manifest, in krew's own layout. Every pod
-// runs the images the release pinned, pulled from the registry.
+// released install file by URL, the released chart by URL (its admission
+// webhooks answering only the API server's client certificate), and the
+// plugin with krew from the released manifest, in krew's own layout. Every
+// pod runs the images the release pinned, pulled from the registry. On the
+// newest Kubernetes these are the single file's and the chart's install
+// paths; the compatibility run installs from the source tree instead
+// (TestInstallWithTheSingleFile, TestInstallWithHelm).
 func TestInstallARelease(t *testing.T) {
 	version, err := config.Version()
 	if err != nil {
@@ -56,8 +60,11 @@ func TestInstallARelease(t *testing.T) {
 			install: [][]string{
 				{"kubectl", "create", "namespace", "rejuv-system"},
 				{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
-				{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz", "--namespace", "rejuv-system", "--wait"},
+				{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz", "--namespace", "rejuv-system", "--wait",
+					"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
+					"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
 			},
+			callersOnly: true,
 			uninstall: [][]string{
 				{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
 				{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
