@@ -151,9 +151,12 @@ func TestMemoryFromPrometheus(t *testing.T) {
 	// The plateau starts with the leak, and is judged from Prometheus's
 	// history too.
 	plateau := startPlateau(t)
-	// Prometheus keeps more than the rule's minObservation of the leak,
-	// while the manager has nothing to judge from.
-	time.Sleep(time.Until(started.Add(75 * time.Second)))
+	// Prometheus keeps the leak's history while the manager has nothing
+	// to judge from; by the time the restarted manager leads (its
+	// rollout takes about 20 s) the history spans about the rule's
+	// minObservation (60 s), which the manager's own samples could not
+	// span for another minute.
+	time.Sleep(time.Until(started.Add(45 * time.Second)))
 	if n := len(policyRequests(t, rejuvStack(t).Client, p.Namespace, p.Name)); n != 0 {
 		t.Fatalf("premise: %d requests before the manager had a memory source", n)
 	}
