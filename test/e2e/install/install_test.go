@@ -286,22 +286,32 @@ func TestInstallWithTheSingleFile(t *testing.T) {
 // client certificate (webhookClientAuth), which the harness's API server
 // presents.
 func TestInstallWithHelm(t *testing.T) {
-	installUseUninstall(t, path{
+	installUseUninstall(t, helmPath("config/helm/rejuv",
+		"--set", "image.healer.repository="+pushed.Registry+"/rejuv-healer",
+		"--set", "image.daemon.repository="+pushed.Registry+"/rejuv-daemon"))
+}
+
+// helmPath installs chart with helm into rejuv-system, labelled for the
+// privileged Pod Security level as README.md says, with args and its
+// admission webhooks answering only the API server's webhook client
+// certificate (webhookClientAuth), which the harness's API server
+// presents; the uninstall removes the namespace after the release.
+func helmPath(chart string, args ...string) path {
+	install := append([]string{"helm", "install", "rejuv", chart, "--namespace", "rejuv-system", "--wait",
+		"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
+		"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"}, args...)
+	return path{
 		install: [][]string{
 			{"kubectl", "create", "namespace", "rejuv-system"},
 			{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
-			{"helm", "install", "rejuv", "config/helm/rejuv", "--namespace", "rejuv-system", "--wait",
-				"--set", "image.healer.repository=" + pushed.Registry + "/rejuv-healer",
-				"--set", "image.daemon.repository=" + pushed.Registry + "/rejuv-daemon",
-				"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
-				"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
+			install,
 		},
 		callersOnly: true,
 		uninstall: [][]string{
 			{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
 			{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
 		},
-	})
+	}
 }
 
 // TestHelmRefusesANamespaceThatForbidsTheDaemon: an install into a

@@ -56,21 +56,9 @@ func TestInstallARelease(t *testing.T) {
 		})
 	})
 	t.Run("chart", func(t *testing.T) {
-		installUseUninstall(t, path{
-			install: [][]string{
-				{"kubectl", "create", "namespace", "rejuv-system"},
-				{"kubectl", "label", "namespace", "rejuv-system", "pod-security.kubernetes.io/enforce=privileged"},
-				{"helm", "install", "rejuv", url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz", "--namespace", "rejuv-system", "--wait",
-					"--set-file", "webhookClientAuth.caBundle=" + cluster.Config.WebhookClientCA(),
-					"--set", "webhookClientAuth.names={" + harness.WebhookClientName + "}"},
-			},
-			callersOnly: true,
-			uninstall: [][]string{
-				{"helm", "uninstall", "rejuv", "--namespace", "rejuv-system", "--wait"},
-				{"kubectl", "delete", "namespace", "rejuv-system", "--wait"},
-			},
-			images: &released,
-		})
+		p := helmPath(url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz")
+		p.images = &released
+		installUseUninstall(t, p)
 	})
 	t.Run("plugin with krew", func(t *testing.T) {
 		installPluginWithKrew(t, url, version)
