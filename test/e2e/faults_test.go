@@ -317,7 +317,7 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	if err := c.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "web"})
+	stopWatch := watchUnavailable(t, c, ns, map[string]string{"app": "web"})
 	defer stopWatch()
 	waitRunInFlight(t, c, ns, "deleted", 0)
 	if err := c.Delete(ctx, p); err != nil {
@@ -374,7 +374,7 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 		}
 		return n != nil
 	})
-	stopWatch := watchHealthy(c, ns, map[string]string{"app": "evicted"})
+	stopWatch := watchHealthy(t, c, ns, map[string]string{"app": "evicted"})
 	defer stopWatch()
 	time.Sleep(time.Until(next) - 300*time.Millisecond)
 	pods := waitPods(t, c, ns, "app=evicted", 4)
@@ -463,9 +463,9 @@ func TestEvictionBySomeoneElseDuringARun(t *testing.T) {
 // pods matching labels are healthy as a PodDisruptionBudget counts them
 // (Ready, not terminating) and have no request in flight, and stop returns
 // the fewest seen at once.
-func watchHealthy(c client.Client, ns string, labels map[string]string) (stop func() int) {
+func watchHealthy(t *testing.T, c client.Client, ns string, labels map[string]string) (stop func() int) {
 	fewest := -1
-	stopWatch := watchPods(c, ns, labels, 100*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
+	stopWatch := watchPods(t, c, ns, labels, 100*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
 		n := 0
 		for i := range pods {
 			if p := &pods[i]; p.DeletionTimestamp == nil && podReady(true)(p) && !busy[p.Name] {

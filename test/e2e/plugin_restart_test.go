@@ -93,7 +93,7 @@ func TestPluginRollsOutADeploymentWithAPodDisruptionBudget(t *testing.T) {
 		pdb := &policyv1.PodDisruptionBudget{}
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pdb) == nil && pdb.Status.DisruptionsAllowed == 1
 	})
-	stop := watchUnavailable(c, ns, map[string]string{"app": "web"})
+	stop := watchUnavailable(t, c, ns, map[string]string{"app": "web"})
 
 	run := kubectlRejuv(t, ns, "restart", "deployment/web", "--max-unavailable", "2", "--wait", "--timeout", "3m")
 	most := stop()

@@ -46,7 +46,7 @@ func TestPolicyRunSurvivesAPIServerRestartAndLeaderChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "api"})
+	stopWatch := watchUnavailable(t, c, ns, map[string]string{"app": "api"})
 	defer stopWatch()
 	// The premise of the budget check: the node stays Ready. Were the
 	// controller manager to mark it NotReady, it would mark every pod on

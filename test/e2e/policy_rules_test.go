@@ -177,7 +177,7 @@ func TestPolicyRunRespectsDisruptionBudget(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "budget"})
+	stopWatch := watchUnavailable(t, c, ns, map[string]string{"app": "budget"})
 	defer stopWatch()
 	run := finishRun(t, c, ns, "rolling")
 	most := stopWatch()

@@ -109,7 +109,7 @@ func TestPolicyRollingRestart(t *testing.T) {
 	}
 
 	// Sample availability until the run completes.
-	stopWatch := watchUnavailable(c, ns, map[string]string{"app": "web"})
+	stopWatch := watchUnavailable(t, c, ns, map[string]string{"app": "web"})
 	defer stopWatch()
 	run := finishRun(t, c, ns, "rolling")
 	maxUnavailable := stopWatch()
@@ -207,15 +207,29 @@ func requestsPerPod(t *testing.T, c client.Client, ns, policy string, run *v1alp
 
 // watchPods calls sample every period until stop is called, with the
 // pods matching labels and which of them have a request in flight (by
-// name); reads that fail are skipped.
-func watchPods(c client.Client, ns string, labels map[string]string, period time.Duration, sample func(pods []corev1.Pod, busy map[string]bool)) (stop func()) {
+// name), both as of one revision of the store: the requests are read at
+// the revision the pods were read at, so that a pod's readiness and
+// another's request, read a throttled second apart, never make one
+// instant that did not exist. A read that fails skips its sample; stop
+// fails the test when fewer than half the samples were taken, as what
+// they counted then proves nothing.
+func watchPods(t *testing.T, c client.Client, ns string, labels map[string]string, period time.Duration, sample func(pods []corev1.Pod, busy map[string]bool)) (stop func()) {
 	ctx := context.Background()
-	return every(period, func() {
+	var tried, taken int
+	stopEvery := every(period, func() {
+		tried++
 		pods := &corev1.PodList{}
-		crrs := &v1beta1.ContainerRecreateRequestList{}
-		if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil || c.List(ctx, crrs, client.InNamespace(ns)) != nil {
+		if c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels)) != nil {
 			return
 		}
+		crrs := &v1beta1.ContainerRecreateRequestList{}
+		atPods := &client.ListOptions{Namespace: ns, Raw: &metav1.ListOptions{
+			ResourceVersion: pods.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+		}}
+		if c.List(ctx, crrs, atPods) != nil {
+			return
+		}
+		taken++
 		busy := map[string]bool{}
 		for _, crr := range crrs.Items {
 			if crr.Status.Phase != v1beta1.PhaseCompleted {
@@ -224,6 +238,12 @@ func watchPods(c client.Client, ns string, labels map[string]string, period time
 		}
 		sample(pods.Items, busy)
 	})
+	return func() {
+		stopEvery()
+		if taken == 0 || taken < tried/2 {
+			t.Errorf("watching the pods of %s: %d of %d reads of pods and requests at one revision succeeded; what was counted proves nothing", ns, taken, tried)
+		}
+	}
 }
 
 // every calls sample every period, in a goroutine of its own, until stop
@@ -252,9 +272,9 @@ func every(period time.Duration, sample func()) (stop func()) {
 // watchUnavailable samples, every 200 ms until stop is called, how many of
 // the pods matching labels are not Ready or have a request in flight, and
 // stop returns the most seen at once.
-func watchUnavailable(c client.Client, ns string, labels map[string]string) (stop func() int) {
+func watchUnavailable(t *testing.T, c client.Client, ns string, labels map[string]string) (stop func() int) {
 	most := 0
-	stopWatch := watchPods(c, ns, labels, 200*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
+	stopWatch := watchPods(t, c, ns, labels, 200*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
 		n := 0
 		for i := range pods {
 			if !podReady(true)(&pods[i]) || busy[pods[i].Name] {

@@ -91,7 +91,7 @@ func TestRollingRestartThroughAServiceFailsNoRequest(t *testing.T) {
 		}
 	}
 	phase("during")
-	unavailable := watchUnavailable(c, ns, web)
+	unavailable := watchUnavailable(t, c, ns, web)
 	run := kubectlRejuv(t, ns, "restart", "deployment/web", "--wait", "--timeout", "4m")
 	most := unavailable()
 	phase("after")
