@@ -109,7 +109,8 @@ func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 	step := func(rt *runtimeOf, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, state *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
 		t.Helper()
 		client := &cri.Client{Runtime: rt}
-		_, target, err := e.advance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state)
+		m, err := e.advance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state)
+		target := m.stop
 		if err != nil || target == "" {
 			if err != nil {
 				t.Fatal(err)

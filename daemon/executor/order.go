@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,135 +17,154 @@ import (
 	"github.com/rejuv-dev/rejuv/daemon/cri"
 )
 
-// nextBatch says which containers this pass advances: every unfinished
-// one, or with orderedRecreate only the first of them.
-func nextBatch(st *v1beta1.ContainerRecreateRequestStatus, ordered bool) []int {
-	var batch []int
-	for i := range st.ContainerRecreateStates {
-		if finished(&st.ContainerRecreateStates[i]) {
+// The containers of a request are stopped one after another, as
+// OpenKruise documents its request and as its daemon does: each
+// container's preStop hook and stop come before the next one's, so that an
+// app that drains its connections through a proxy sidecar listed after it
+// still has the proxy while its hook runs. The kubelet starts each one
+// again as soon as it is stopped. With orderedRecreate the next one also
+// waits for the previous one's new instance to have started.
+
+// stopOrder is the order in which the request's containers are stopped,
+// as indexes into its list: the list's order, except that without
+// orderedRecreate the native sidecars come after the other containers, in
+// the reverse of their order in the pod's initContainers, as the kubelet
+// stops a pod's containers when the pod terminates. orderedRecreate keeps
+// the list's order whatever the containers are: its point is the order of
+// the starts, which the user chose.
+func stopOrder(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) []int {
+	order := make([]int, 0, len(crr.Spec.Containers))
+	var sidecars []int
+	for i, c := range crr.Spec.Containers {
+		if !strategy(crr).OrderedRecreate && pods.FindContainer(pod, c.Name).Kind == pods.ContainerSidecar {
+			sidecars = append(sidecars, i)
 			continue
 		}
-		batch = append(batch, i)
-		if ordered {
+		order = append(order, i)
+	}
+	slices.SortStableFunc(sidecars, func(a, b int) int {
+		return pods.FindContainer(pod, crr.Spec.Containers[b].Name).Index - pods.FindContainer(pod, crr.Spec.Containers[a].Name).Index
+	})
+	return append(order, sidecars...)
+}
+
+// advanceInOrder advances the unfinished containers in stopOrder and stops
+// at most one of them at a time: a container lets the next one go once it
+// is past its stop (stopped, exited by itself, or replaced by the
+// kubelet), or with orderedRecreate once it has finished. A stop made
+// within the pass lets the next container be stopped in the same pass; a
+// stop that goes on in the background (under Run) holds the next ones
+// until a later pass records it. It returns when to look again.
+func (e *Executor) advanceInOrder(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	st *v1beta1.ContainerRecreateRequestStatus, deadline time.Time) ([]time.Duration, error) {
+	s := strategy(crr)
+	order := stopOrder(crr, pod)
+	var wake []time.Duration
+	for k, i := range order {
+		state := &st.ContainerRecreateStates[i]
+		if finished(state) {
+			continue
+		}
+		if failFast(st, s) {
 			break
 		}
-	}
-	return batch
-}
-
-// advanceAll advances the containers of batch together, as the kubelet
-// stops a pod's containers: their preStop hooks and stops run at the same
-// time, so none of them comes back before the others were stopped. The
-// hooks about to start are recorded first, in one write, so that a daemon
-// that dies while one runs does not run it again. Under Run the stops go on
-// in the background (see stopInBackground) and the next pass records them;
-// a single pass waits for them and records them at once, in one write. It
-// returns when to look again.
-func (e *Executor) advanceAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	st *v1beta1.ContainerRecreateRequestStatus, batch []int, deadline time.Time) ([]time.Duration, error) {
-	wake := make([]time.Duration, len(batch))
-	targets := make([]string, len(batch))
-	errs := make([]error, len(batch))
-	var wg sync.WaitGroup
-	for k, i := range batch {
-		wg.Go(func() {
-			wake[k], targets[k], errs[k] = e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i])
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil || !slices.ContainsFunc(targets, func(id string) bool { return id != "" }) {
-		return wake, err
-	}
-
-	// A hook recorded as started before this pass was cut short by a
-	// restart: it is not run again. The others are recorded now.
-	resumed := make([]*metav1.Time, len(batch))
-	record := false
-	for k, i := range batch {
-		s := &st.ContainerRecreateStates[i]
-		switch {
-		case targets[k] == "" || crr.Spec.Containers[i].PreStop == nil:
-		case s.PreStopStartedAt != nil:
-			resumed[k] = s.PreStopStartedAt
-		default:
-			now := metav1.NewTime(e.Clock.Now())
-			s.PreStopStartedAt, record = &now, true
-		}
-	}
-	if record {
-		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
+		m, err := e.advance(ctx, crr, pod, rt, &crr.Spec.Containers[i], state)
+		if err != nil {
 			return wake, err
 		}
-	}
-
-	if e.requeue != nil {
-		e.stopInBackground(ctx, crr, pod, rt, st, batch, targets, resumed, deadline)
-		return wake, nil
-	}
-	stopped, errs := e.stopAll(ctx, crr, pod, rt, st, batch, targets, resumed, deadline)
-	if slices.Contains(stopped, true) {
-		// Recorded at once, even when another container's stop failed: a
-		// restarted daemon must not stop them again.
-		if err := e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st.DeepCopy() }); err != nil {
-			errs = append(errs, err)
+		wake = append(wake, m.wake)
+		if m.stop != "" {
+			stopped, err := e.stopOne(ctx, crr, pod, rt, st, i, m.stop, deadline)
+			if err != nil || !stopped {
+				waitBehind(st, crr, order[k+1:], i)
+				return wake, err
+			}
+			m.past = true
+		}
+		if !m.past || s.OrderedRecreate && !finished(state) {
+			waitBehind(st, crr, order[k+1:], i)
+			return wake, nil
 		}
 	}
-	return wake, errors.Join(errs...)
+	return wake, nil
 }
 
-// stopAll stops the instances targets of the containers of batch
-// together, and records each outcome in its state in st.
-func (e *Executor) stopAll(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	st *v1beta1.ContainerRecreateRequestStatus, batch []int, targets []string, resumed []*metav1.Time, deadline time.Time) ([]bool, []error) {
-	stopped := make([]bool, len(batch))
-	errs := make([]error, len(batch))
-	var wg sync.WaitGroup
-	for k, i := range batch {
-		if targets[k] == "" {
-			continue
-		}
-		wg.Go(func() {
-			stopped[k], errs[k] = e.stopInstance(ctx, crr, pod, rt, &crr.Spec.Containers[i], &st.ContainerRecreateStates[i], targets[k], resumed[k], deadline)
-		})
+// waitBehind says, in the state of each container of behind not yet
+// begun, which container it waits for.
+func waitBehind(st *v1beta1.ContainerRecreateRequestStatus, crr *v1beta1.ContainerRecreateRequest, behind []int, first int) {
+	why := fmt.Sprintf("waiting for container %s to be stopped first: containers are stopped one after another", crr.Spec.Containers[first].Name)
+	if strategy(crr).OrderedRecreate {
+		why = fmt.Sprintf("waiting for container %s to be recreated and started first (orderedRecreate)", crr.Spec.Containers[first].Name)
 	}
-	wg.Wait()
-	return stopped, errs
+	for _, i := range behind {
+		if s := &st.ContainerRecreateStates[i]; s.Phase == v1beta1.PhasePending {
+			s.Message = why
+		}
+	}
+}
+
+// stopOne stops the instance id of the request's container i. A preStop
+// hook about to start is recorded first, so that a daemon that dies while
+// it runs does not run it again; a hook recorded as started before this
+// pass was cut short by a restart and is not run again. Under Run the stop
+// goes on in the background (see stopInBackground) and the next pass
+// records it; a single pass waits for it and records it at once. It says
+// whether the container was stopped within this pass.
+func (e *Executor) stopOne(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
+	st *v1beta1.ContainerRecreateRequestStatus, i int, id string, deadline time.Time) (bool, error) {
+	c, s := &crr.Spec.Containers[i], &st.ContainerRecreateStates[i]
+	var resumed *metav1.Time
+	if c.PreStop != nil {
+		if s.PreStopStartedAt != nil {
+			resumed = s.PreStopStartedAt
+		} else {
+			now := metav1.NewTime(e.Clock.Now())
+			s.PreStopStartedAt = &now
+			if err := e.writeStatus(ctx, crr, func(w *v1beta1.ContainerRecreateRequestStatus) { *w = *st.DeepCopy() }); err != nil {
+				return false, err
+			}
+		}
+	}
+	if e.requeue != nil {
+		e.stopInBackground(ctx, crr, pod, rt, st, i, id, resumed, deadline)
+		return false, nil
+	}
+	stopped, err := e.stopInstance(ctx, crr, pod, rt, c, s, id, resumed, deadline)
+	if stopped {
+		// Recorded at once: a restarted daemon must not stop it again.
+		if werr := e.writeStatus(ctx, crr, func(w *v1beta1.ContainerRecreateRequestStatus) { *w = *st.DeepCopy() }); werr != nil {
+			return true, errors.Join(err, werr)
+		}
+	}
+	return stopped, err
 }
 
 // stoppingMessage is a container's message while its stop runs.
 const stoppingMessage = "stopping: its preStop hook, then SIGTERM and the rest of the grace period"
 
-// stopInBackground stops the instances targets as stopAll does, in a
+// stopInBackground stops the request's container i as stopOne does, in a
 // goroutine of its own: the pass returns, and its worker serves other
-// requests while a container takes its grace period. The containers are
-// marked stopping meanwhile (advance leaves them be), and the request is
-// looked at again once the stops have returned: the next pass records
-// them from what stops remembers.
+// requests while the container takes its grace period. The container is
+// marked stopping meanwhile (advance leaves it be, and the containers after
+// it wait), and the request is looked at again once the stop has returned:
+// the next pass records it from what stops remembers.
 func (e *Executor) stopInBackground(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	st *v1beta1.ContainerRecreateRequestStatus, batch []int, targets []string, resumed []*metav1.Time, deadline time.Time) {
-	for k, i := range batch {
-		if targets[k] != "" {
-			e.stopping.Store(stopKey(crr.UID, crr.Spec.Containers[i].Name), true)
-			st.ContainerRecreateStates[i].Message = stoppingMessage
-		}
-	}
+	st *v1beta1.ContainerRecreateRequestStatus, i int, id string, resumed *metav1.Time, deadline time.Time) {
+	name := crr.Spec.Containers[i].Name
+	e.stopping.Store(stopKey(crr.UID, name), true)
+	st.ContainerRecreateStates[i].Message = stoppingMessage
 	own, ownStatus := crr.DeepCopy(), st.DeepCopy()
 	key := types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name}
 	e.background.Go(func() {
-		_, errs := e.stopAll(ctx, own, pod, rt, ownStatus, batch, targets, resumed, deadline)
-		for k, i := range batch {
-			if targets[k] != "" {
-				e.stopping.Delete(stopKey(own.UID, own.Spec.Containers[i].Name))
-			}
-		}
+		_, err := e.stopInstance(ctx, own, pod, rt, &own.Spec.Containers[i], &ownStatus.ContainerRecreateStates[i], id, resumed, deadline)
+		e.stopping.Delete(stopKey(own.UID, name))
 		// A request deleted while its stop ran was forgotten before the
 		// stop was remembered: forget it again.
 		if cur, ok := e.Store.Request(key.Namespace, key.Name); !ok || cur.UID != own.UID {
 			e.forget(own.UID)
 		}
-		err := errors.Join(errs...)
 		if err != nil && ctx.Err() == nil {
-			logr.FromContextOrDiscard(ctx).Error(err, "stop failed; retrying")
+			logr.FromContextOrDiscard(ctx).Error(err, "stop failed; retrying", "container", name)
 		}
 		e.requeue(key, err != nil)
 	})

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,36 +110,99 @@ func onePass(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) (*slowStops
 	return rt, writes, err
 }
 
-// TestContainersAreStoppedTogether: by default a request stops its
-// containers at the same time, as the kubelet stops a pod's, so that none
-// comes back before the others were stopped, and records both stops in one
-// write; with orderedRecreate one pass stops only the first container.
-func TestContainersAreStoppedTogether(t *testing.T) {
+// TestContainersAreStoppedOneAfterAnother: as OpenKruise documents its
+// request, the containers are stopped one after another in the list's
+// order, never two stops at once, and each stop is recorded as soon as it
+// returns; with orderedRecreate one pass stops only the first container,
+// the second waiting for its new instance.
+func TestContainersAreStoppedOneAfterAnother(t *testing.T) {
 	for _, ordered := range []bool{false, true} {
 		crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{OrderedRecreate: ordered})
 		rt, writes, err := onePass(crr, pod)
 		if err != nil {
 			t.Fatalf("ordered %v: %v", ordered, err)
 		}
-		wantStopped, wantAtOnce := 2, 2
+		want := []string{"app", "side"}
 		if ordered {
-			wantStopped, wantAtOnce = 1, 1
+			want = want[:1]
 		}
-		if len(rt.stopped) != wantStopped || rt.most != wantAtOnce {
-			t.Errorf("ordered %v: stopped %v, at most %d stops at once; want %d stopped, %d at once", ordered, rt.stopped, rt.most, wantStopped, wantAtOnce)
+		if !slices.Equal(rt.stopped, want) || rt.most != 1 {
+			t.Errorf("ordered %v: stopped %v, at most %d stops at once; want %v, one at a time", ordered, rt.stopped, rt.most, want)
 		}
 		if len(writes.statuses) == 0 {
 			t.Fatalf("ordered %v: no status written", ordered)
 		}
-		killed := 0
-		for _, s := range writes.statuses[0].ContainerRecreateStates {
-			if s.IsKilled {
-				killed++
+		if first := writes.statuses[0].ContainerRecreateStates; !first[0].IsKilled || first[1].IsKilled {
+			t.Errorf("ordered %v: the first write records %+v; want app's stop alone, before side's", ordered, first)
+		}
+		if ordered {
+			side := writes.statuses[len(writes.statuses)-1].ContainerRecreateStates[1]
+			if side.Phase != v1beta1.PhasePending || !strings.Contains(side.Message, "waiting for container app") {
+				t.Errorf("ordered: side's state %+v; want Pending, saying it waits for app", side)
 			}
 		}
-		if killed != wantStopped {
-			t.Errorf("ordered %v: the first write records %d stops, want %d: %+v", ordered, killed, wantStopped, writes.statuses[0].ContainerRecreateStates)
+	}
+}
+
+// TestTheNextStopWaitsForABackgroundStop: under Run a stop goes on in the
+// background while the worker serves others; the next container is not
+// stopped until a later pass has seen that stop return, and says what it
+// waits for meanwhile.
+func TestTheNextStopWaitsForABackgroundStop(t *testing.T) {
+	crr, pod := twoRunning(v1beta1.ContainerRecreateRequestStrategy{})
+	rt := newSlowStops()
+	writes := &written{}
+	requeued := 0
+	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second)),
+		requeue: func(types.NamespacedName, bool) { requeued++ }}
+	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	e.background.Wait()
+	if !slices.Equal(rt.stopped, []string{"app"}) || requeued != 1 {
+		t.Fatalf("after the first pass: stopped %v, requeued %d times; want app alone stopped, then the request looked at again", rt.stopped, requeued)
+	}
+	side := writes.statuses[len(writes.statuses)-1].ContainerRecreateStates[1]
+	if side.Phase != v1beta1.PhasePending || side.Message != "waiting for container app to be stopped first: containers are stopped one after another" {
+		t.Errorf("side's state while app stops: %+v; want Pending, waiting for app", side)
+	}
+	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	e.background.Wait()
+	if !slices.Equal(rt.stopped, []string{"app", "side"}) || rt.most != 1 {
+		t.Errorf("after the second pass: stopped %v, at most %d at once; want app then side, one at a time", rt.stopped, rt.most)
+	}
+}
+
+// TestNativeSidecarsAreStoppedLast: without orderedRecreate, native
+// sidecars are stopped after the other containers, the last declared
+// first, as the kubelet stops a pod's containers when it terminates,
+// whatever the list's order; with orderedRecreate the list's order holds.
+func TestNativeSidecarsAreStoppedLast(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "proxy", RestartPolicy: &always}, {Name: "setup"}, {Name: "logs", RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "app"}, {Name: "worker"}},
+	}}
+	crr := &v1beta1.ContainerRecreateRequest{Spec: v1beta1.ContainerRecreateRequestSpec{Strategy: &v1beta1.ContainerRecreateRequestStrategy{}}}
+	for _, name := range []string{"proxy", "app", "logs", "worker"} {
+		crr.Spec.Containers = append(crr.Spec.Containers, v1beta1.ContainerRecreateRequestContainer{Name: name})
+	}
+	names := func() []string {
+		var out []string
+		for _, i := range stopOrder(crr, pod) {
+			out = append(out, crr.Spec.Containers[i].Name)
 		}
+		return out
+	}
+	if got, want := names(), []string{"app", "worker", "logs", "proxy"}; !slices.Equal(got, want) {
+		t.Errorf("stop order %v, want %v", got, want)
+	}
+	crr.Spec.Strategy.OrderedRecreate = true
+	if got, want := names(), []string{"proxy", "app", "logs", "worker"}; !slices.Equal(got, want) {
+		t.Errorf("orderedRecreate: stop order %v, want the list's %v", got, want)
 	}
 }
 

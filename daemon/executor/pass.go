@@ -48,21 +48,12 @@ func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	st.Message = ""
 	s := strategy(crr)
 	failUnrecreatable(crr, pod, st)
-	var wake []time.Duration
-	for more := true; more && !failFast(st, s); {
-		batch := nextBatch(st, s.OrderedRecreate)
-		if len(batch) == 0 {
-			break
-		}
-		w, err := e.advanceAll(ctx, crr, pod, rt, st, batch, deadline)
-		if err != nil {
-			return Result{}, err
-		}
-		wake = append(wake, w...)
-		// Ordered, a container that finished in this pass lets the next go.
-		more = s.OrderedRecreate && finished(&st.ContainerRecreateStates[batch[0]])
+	wake, err := e.advanceInOrder(ctx, crr, pod, rt, st, deadline)
+	if err != nil {
+		return Result{}, err
 	}
 	failFast(st, s)
+	st.ContainerStatusSnapshot = snapshot(crr, pod, st)
 	if allFinished(st) {
 		t := metav1.NewTime(e.Clock.Now())
 		st.Phase, st.CompletionTime = v1beta1.PhaseCompleted, &t
@@ -77,19 +68,27 @@ func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	return Result{RequeueAfter: v1beta1.SoonestWake(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 }
 
-// advance moves one container on: stop its instance that predates the
-// request (preStop first) if it has not been, or wait for the kubelet's
-// new instance to have run long enough. The instances are the runtime's,
-// not only what the pod's status reports: a container the kubelet has
-// started but not yet reported (its postStart hook still runs) predates the
-// request too, and is what a stop must reach. It returns when to look again
-// and the instance to stop now, if any: advanceAll stops it.
+// move is what advance found for a container: when to look again, the
+// instance to stop now (if any), and whether the container is past its
+// stop, so that the next one may be stopped.
+type move struct {
+	wake time.Duration
+	stop string
+	past bool
+}
+
+// advance moves one container on: find its instance that predates the
+// request, to be stopped (preStop first) if it has not been, or wait for
+// the kubelet's new instance to have run long enough. The instances are
+// the runtime's, not only what the pod's status reports: a container the
+// kubelet has started but not yet reported (its postStart hook still runs)
+// predates the request too, and is what a stop must reach.
 func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState) (time.Duration, string, error) {
+	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState) (move, error) {
 	state.Phase = v1beta1.PhaseRecreating
 	if _, ok := e.stopping.Load(stopKey(crr.UID, c.Name)); ok {
 		state.Message = stoppingMessage
-		return 0, "", nil
+		return move{}, nil
 	}
 	if _, ok := e.stopped(crr, c.Name); ok {
 		state.IsKilled = true
@@ -97,35 +96,35 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	cs := pods.ContainerStatus(pod, c.Name)
 	in, err := newestInstance(ctx, rt, pod, c.Name)
 	if err != nil {
-		return 0, "", err
+		return move{}, err
 	}
 	if in == nil {
 		e.awaitKubelet(crr, pod, cs, state)
-		return 0, "", nil
+		return move{past: true}, nil
 	}
 	if in.since(crr, state) {
 		if in.reported(cs) {
-			return e.waitStarted(ctx, crr, pod, rt, cs, state), "", nil
+			return move{wake: e.waitStarted(ctx, crr, pod, rt, cs, state), past: true}, nil
 		}
 		state.Message = "a new container was created; waiting for the kubelet to report it"
-		return 0, "", nil
+		return move{past: true}, nil
 	}
 	switch {
 	case state.IsKilled:
 		e.awaitKubelet(crr, pod, cs, state)
-		return 0, "", nil
+		return move{past: true}, nil
 	case in.state == runtimeapi.ContainerState_CONTAINER_EXITED:
 		state.Message = exitedMessage
-		return 0, "", nil
+		return move{past: true}, nil
 	}
 	// The instance predates the request and runs, or is starting: an
 	// instance the status does not report yet has not finished starting.
 	starting := !in.reported(cs) || cs.State.Running == nil || (cs.Started != nil && !*cs.Started)
 	if starting && !strategy(crr).ForceRecreate {
 		state.Message = "waiting for the container to finish starting before stopping it (forceRecreate stops it at once)"
-		return 0, "", nil
+		return move{}, nil
 	}
-	return 0, in.id, nil
+	return move{stop: in.id}, nil
 }
 
 // exitedMessage says that a container exited without this request's stop.

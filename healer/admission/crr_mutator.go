@@ -9,6 +9,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -142,6 +143,13 @@ func fromPod(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) {
 		crr.Labels = map[string]string{}
 	}
 	crr.Labels[v1beta1.PodUIDLabel] = string(pod.UID)
+	// A name longer than a label value may be gets no label, rather than
+	// a refusal of its request or a label that names another pod.
+	if len(validation.IsValidLabelValue(pod.Name)) == 0 {
+		crr.Labels[v1beta1.PodNameLabel] = pod.Name
+	} else {
+		delete(crr.Labels, v1beta1.PodNameLabel)
+	}
 	if pod.Spec.NodeName != "" {
 		crr.Labels[v1beta1.NodeNameLabel] = pod.Spec.NodeName
 	}

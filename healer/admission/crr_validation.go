@@ -101,7 +101,7 @@ func validateUpdate(old, updated *v1beta1.ContainerRecreateRequest) field.ErrorL
 		errs = append(errs, field.Forbidden(field.NewPath("spec"), "is immutable; delete the request and create a new one"))
 	}
 	labels := field.NewPath("metadata", "labels")
-	for _, key := range []string{v1beta1.PodUIDLabel, v1beta1.NodeNameLabel} {
+	for _, key := range []string{v1beta1.PodUIDLabel, v1beta1.PodNameLabel, v1beta1.NodeNameLabel} {
 		if old.Labels[key] != updated.Labels[key] {
 			errs = append(errs, field.Forbidden(labels.Key(key), "is set when the request is created and is immutable"))
 		}

@@ -27,7 +27,7 @@ func TestCreateInjectsFromThePod(t *testing.T) {
 	if err := admin.Get(context.Background(), clientKey(crr), got); err != nil {
 		t.Fatal(err)
 	}
-	wantLabels := map[string]string{v1beta1.PodUIDLabel: string(pod.UID), v1beta1.NodeNameLabel: testNode, v1beta1.ActiveLabel: "true"}
+	wantLabels := map[string]string{v1beta1.PodUIDLabel: string(pod.UID), v1beta1.PodNameLabel: pod.Name, v1beta1.NodeNameLabel: testNode, v1beta1.ActiveLabel: "true"}
 	for k, v := range wantLabels {
 		if got.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, got.Labels[k], v)
@@ -93,6 +93,7 @@ func TestUpdateKeepsSpecAndRoutingLabels(t *testing.T) {
 	}{
 		{"spec", func(c *v1beta1.ContainerRecreateRequest) { c.Spec.Strategy.MinStartedSeconds = 9 }, "spec: Forbidden: is immutable"},
 		{"pod-uid label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.PodUIDLabel] = "other" }, "metadata.labels[crr.apps.kruise.io/pod-uid]: Forbidden"},
+		{"pod-name label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels[v1beta1.PodNameLabel] = "other" }, "metadata.labels[crr.apps.kruise.io/pod-name]: Forbidden"},
 		{"node-name label", func(c *v1beta1.ContainerRecreateRequest) { delete(c.Labels, v1beta1.NodeNameLabel) }, "metadata.labels[crr.apps.kruise.io/node-name]: Forbidden"},
 		{"other label", func(c *v1beta1.ContainerRecreateRequest) { c.Labels["team"] = "shop" }, ""},
 		{"requested-at annotation", func(c *v1beta1.ContainerRecreateRequest) {
@@ -131,5 +132,25 @@ func TestDeleteIsAlwaysAllowed(t *testing.T) {
 	}
 	if err := admin.Delete(context.Background(), crr); err != nil {
 		t.Fatalf("delete: %v", err)
+	}
+}
+
+// TestAPodNameTooLongForALabelGetsNoPodNameLabel: the pod-name label holds
+// the pod's name where a label value can (63 characters); a longer name
+// gets no label, not a refusal of its request, and a label the user wrote
+// that would name another pod is dropped.
+func TestAPodNameTooLongForALabelGetsNoPodNameLabel(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	long := strings.Repeat("a", 64)
+	createPod(t, ns, long, nil)
+	crr := newCRR(ns, "long", "app")
+	crr.Spec.PodName = long
+	crr.Labels = map[string]string{v1beta1.PodNameLabel: "web"}
+	if err := admin.Create(context.Background(), crr); err != nil {
+		t.Fatalf("create a request for a pod whose name is 64 characters: %v", err)
+	}
+	if v, ok := crr.Labels[v1beta1.PodNameLabel]; ok {
+		t.Errorf("label %s = %q; want none for a name longer than a label value", v1beta1.PodNameLabel, v)
 	}
 }

@@ -36,8 +36,8 @@ func TestWebhooksAdmitAndConvertThroughTheirService(t *testing.T) {
 	if sc == nil || sc.ContainerID != app.ContainerID || sc.RestartCount != app.RestartCount {
 		t.Errorf("statusContext = %+v, want the live container %s restartCount %d", sc, app.ContainerID, app.RestartCount)
 	}
-	if crr.Labels[v1beta1.NodeNameLabel] != pod.Spec.NodeName || crr.Labels[v1beta1.PodUIDLabel] != string(pod.UID) {
-		t.Errorf("labels = %v, want node %s and pod UID %s", crr.Labels, pod.Spec.NodeName, pod.UID)
+	if crr.Labels[v1beta1.NodeNameLabel] != pod.Spec.NodeName || crr.Labels[v1beta1.PodUIDLabel] != string(pod.UID) || crr.Labels[v1beta1.PodNameLabel] != pod.Name {
+		t.Errorf("labels = %v, want node %s, pod UID %s and pod name %s", crr.Labels, pod.Spec.NodeName, pod.UID, pod.Name)
 	}
 
 	bad := &v1beta1.ContainerRecreateRequest{

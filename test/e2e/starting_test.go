@@ -7,12 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
@@ -105,6 +107,18 @@ func TestUnreadyGraceTakesThePodOutOfServiceFirst(t *testing.T) {
 	}
 	if _, stopped := criTimes(t, containerStatus(before, "app").ContainerID); stopped.Sub(unreadyAt) < 2*time.Second {
 		t.Errorf("the container stopped %s after the pod was seen NotReady, before the 3s grace", stopped.Sub(unreadyAt))
+	}
+	// What OpenKruise's clients read: v1beta1's PreRecreateGrace condition,
+	// and in v1alpha1 the time in crr.apps.kruise.io/unready-acquired.
+	grace := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
+	alpha := &v1alpha1.ContainerRecreateRequest{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(crr), alpha); err != nil {
+		t.Fatal(err)
+	}
+	acquired, err := time.Parse(time.RFC3339, alpha.Annotations[v1beta1.UnreadyAcquiredAnnotation])
+	if grace == nil || grace.Status != metav1.ConditionTrue || err != nil || !acquired.Equal(grace.LastTransitionTime.Time) {
+		t.Errorf("PreRecreateGrace %+v, v1alpha1 annotation %s %q (%v); want the condition True and its time in the annotation",
+			grace, v1beta1.UnreadyAcquiredAnnotation, alpha.Annotations[v1beta1.UnreadyAcquiredAnnotation], err)
 	}
 	waitPod(t, ns, before.Name, "Ready again", podReady(true))
 }

@@ -5,6 +5,10 @@ package v1beta1
 const (
 	// PodUIDLabel holds the UID of the CRR's pod. Set by the webhook, immutable.
 	PodUIDLabel = "crr.apps.kruise.io/pod-uid"
+	// PodNameLabel holds the name of the CRR's pod, for selecting a pod's
+	// requests by label as OpenKruise's tools do. Set by the webhook when
+	// the name is a valid label value (at most 63 characters), immutable.
+	PodNameLabel = "crr.apps.kruise.io/pod-name"
 	// NodeNameLabel holds the node of the CRR's pod. Set by the webhook, immutable.
 	NodeNameLabel = "crr.apps.kruise.io/node-name"
 	// ActiveLabel marks a CRR that has not completed; it is removed on
