@@ -33,18 +33,20 @@ import (
 // the list's order whatever the containers are: its point is the order of
 // the starts, which the user chose.
 func stopOrder(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) []int {
+	ordered := strategy(crr).OrderedRecreate
 	order := make([]int, 0, len(crr.Spec.Containers))
 	var sidecars []int
+	// initIndex is each sidecar's place in the pod's initContainers.
+	initIndex := map[int]int{}
 	for i, c := range crr.Spec.Containers {
-		if !strategy(crr).OrderedRecreate && pods.FindContainer(pod, c.Name).Kind == pods.ContainerSidecar {
+		if found := pods.FindContainer(pod, c.Name); !ordered && found.Kind == pods.ContainerSidecar {
 			sidecars = append(sidecars, i)
+			initIndex[i] = found.Index
 			continue
 		}
 		order = append(order, i)
 	}
-	slices.SortStableFunc(sidecars, func(a, b int) int {
-		return pods.FindContainer(pod, crr.Spec.Containers[b].Name).Index - pods.FindContainer(pod, crr.Spec.Containers[a].Name).Index
-	})
+	slices.SortFunc(sidecars, func(a, b int) int { return initIndex[b] - initIndex[a] })
 	return append(order, sidecars...)
 }
 

@@ -99,15 +99,11 @@ func TestSnapshotIsKeptOnCompletionThroughBothVersions(t *testing.T) {
 			before := createPod(t, ns, testappPod("web"))
 			old := containerStatus(before, "app")
 			crr := newRequest(ns, "snapshot", before.Name, "app")
+			var created client.Object = crr
 			if version == "v1alpha1" {
-				alpha := &v1alpha1.ContainerRecreateRequest{}
-				if err := alpha.ConvertFrom(crr); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Create(ctx, alpha); err != nil {
-					t.Fatal(err)
-				}
-			} else if err := c.Create(ctx, crr); err != nil {
+				created = alphaRequest(t, crr)
+			}
+			if err := c.Create(ctx, created); err != nil {
 				t.Fatal(err)
 			}
 			got, _ := waitCompleted(t, c, crr, 60*time.Second)
