@@ -249,7 +249,6 @@ func newMetricsScraper(b *testing.B) *metricsScraper {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.QPS, cfg.Burst = 100, 200
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		b.Fatal(err)

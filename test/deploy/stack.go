@@ -54,9 +54,6 @@ func Client(c *harness.Cluster) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Tests and benchmarks poll; client-go's default 5 requests a second
-	// would throttle them, not the cluster.
-	cfg.QPS, cfg.Burst = 100, 200
 	return client.New(cfg, client.Options{Scheme: s})
 }
 

@@ -63,8 +63,6 @@ func (c *Cluster) StartKwok(ctx context.Context, o KwokOptions) (*Kwok, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A thousand nodes are created and deleted one request each.
-	rc.QPS, rc.Burst = 100, 200
 	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err

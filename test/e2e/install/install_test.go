@@ -117,17 +117,23 @@ func installUseUninstall(t *testing.T, p path) {
 		images = p.images
 	}
 	checkPulled(t, stack, *images, !p.besideOpenKruise)
+	start = time.Now()
 	use(t, stack.Client)
+	t.Logf("used in %s", time.Since(start).Round(100*time.Millisecond))
 	if p.callersOnly {
+		start = time.Now()
 		checkCallersOnly(t, stack)
+		t.Logf("callers checked in %s", time.Since(start).Round(100*time.Millisecond))
 	}
 
 	start = time.Now()
 	runSteps(t, p.uninstall)
 	t.Logf("uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
+	start = time.Now()
 	if left, gone, err := waitUnchanged(ctx, cfg, before, nil); err != nil {
 		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
 	}
+	t.Logf("the cluster as before the install in %s", time.Since(start).Round(100*time.Millisecond))
 }
 
 // recreateOnce recreates a testapp container through the installed stack
