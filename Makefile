@@ -114,7 +114,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	if $(CLUSTER) status | grep -q '^healthy'; then started=; else started=1; fi; \
 	oldest_log=$$(mktemp); \
 	setsid $(IDLE) env REJUV_KUBERNETES=oldest $(CLUSTER) build >"$$oldest_log" 2>&1 & oldest=$$!; \
-	trap 'kill -- -$$oldest 2>/dev/null; rm -f "$$oldest_log"; if [ -n "$$started" ]; then $(CLUSTER) down; fi' EXIT; \
+	trap 'kill -- -$$oldest 2>/dev/null || true; rm -f "$$oldest_log"; if [ -n "$$started" ]; then $(CLUSTER) down; fi' EXIT; \
 	phase build $(MAKE) --no-print-directory build; \
 	phase "cluster up (builds Kubernetes, helm, metrics-server, kwok and krew once)" $(CLUSTER) up; \
 	phase "unit and integration tests, install paths beside them" beside "$(GO) test -count=1 -timeout 30m -skip $(COMPAT_INSTALL) ./test/e2e/install/" \
