@@ -93,10 +93,12 @@ images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PL
 # they share once (Rejuv's own build beside it saved nothing: both are
 # bound by the two cores). The compatibility run's Kubernetes and
 # containerd 1.7 are built from the start at idle priority (SCHED_IDLE:
-# they take only a core nothing else wants), mostly while the tests wait
-# for the cluster; the compatibility run waits for them. Built beside the
-# scale run at normal priority instead, they kept it 6.5 minutes longer
-# in a cold run. The install paths, which mostly wait for
+# they take only a core nothing else wants), and the compatibility run
+# waits for them. In a cold run they were done when the cluster was up,
+# and the two builds before took 4.5 minutes longer (a Go build leaves a
+# core idle part of the time; the builds share the network and the disk);
+# built beside the scale run at normal priority, they had kept it 6.5
+# minutes longer. The install paths, which mostly wait for
 # rollouts on the cluster, run beside the unit and integration tests
 # (envtest's own API servers), before the end-to-end tests take the
 # cluster. The install paths from the source tree with the single file,
