@@ -45,8 +45,9 @@ BENCH_PKGS = $(shell $(GO) list ./... | grep -v -e /test/e2e -e /test/bench)
 E2E_PARALLEL ?= 4
 # Where `make test` appends "phase NAME: SECONDS" lines (read by .ci/run).
 PHASE_LOG ?= /dev/null
-# Runs a command at idle CPU priority (util-linux's chrt; nice 19 without it).
-IDLE = $(shell command -v chrt >/dev/null && echo chrt --idle 0 || echo nice -n 19)
+# Runs a command at idle CPU priority (util-linux's chrt; nice 19 where chrt
+# is missing or may not set it).
+IDLE = $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
 
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
