@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
 // eventQueue is how many events may wait to be written; beyond, new ones
@@ -71,7 +72,7 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventType, reason, 
 		Action:              action,
 		Reason:              reason,
 		Regarding:           *ref,
-		Note:                truncate(fmt.Sprintf(note, args...), 1024),
+		Note:                v1alpha1.Truncate(fmt.Sprintf(note, args...), v1alpha1.MaxNoteLength),
 		Type:                eventType,
 	}
 	if !absent(related) {
@@ -118,11 +119,4 @@ func reference(o runtime.Object) (*corev1.ObjectReference, error) {
 		return nil, fmt.Errorf("no event reference for %T", o)
 	}
 	return ref, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

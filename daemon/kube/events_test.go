@@ -1,13 +1,16 @@
 package kube
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
 // TestRecorderTakesAPodThatIsGone: an event related to a pod that is gone
@@ -42,4 +45,20 @@ func noPanic(t *testing.T, what string, record func()) {
 		}
 	}()
 	record()
+}
+
+// TestALongNoteIsCutSayingSo: a note longer than the events API's bound
+// (an error a preStop hook echoed, say) is cut to it at a character
+// boundary and says that it was cut and from how many bytes, as the
+// manager's events do, never silently.
+func TestALongNoteIsCutSayingSo(t *testing.T) {
+	r := NewRecorder(nil, "rejuv-daemon", "rejuv-daemon-node-a", logr.Discard())
+	crr := &v1beta1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r1", UID: "crr-uid"}}
+	echoed := strings.Repeat("é", 2000)
+	r.Eventf(crr, nil, corev1.EventTypeWarning, "PreStopFailed", "Recreate", "preStop hook failed: %s", echoed)
+	e := <-r.queue
+	if len(e.Note) > v1alpha1.MaxNoteLength || !utf8.ValidString(e.Note) || !strings.HasSuffix(e.Note, "(truncated from 4021 bytes)") {
+		t.Errorf("note of %d bytes, valid UTF-8 %v, ending %q; want at most %d bytes, valid, saying it was truncated from 4021 bytes",
+			len(e.Note), utf8.ValidString(e.Note), e.Note[max(len(e.Note)-40, 0):], v1alpha1.MaxNoteLength)
+	}
 }
