@@ -181,6 +181,10 @@ bench-cluster: ## The recreation latency, the create call's breakdown and one co
 bench-traffic: ## Each way of restarting a Deployment behind a Service (kubectl rollout restart, kubectl rejuv restart, a policy's run, with and without unready grace) under a steady client on the local cluster; prints failed requests, latency, duration and extra pods side by side.
 	$(GO) test -count=1 -run '^$$' -bench BenchmarkRollingRestartTraffic -benchtime 1x -timeout 30m ./test/bench
 
+.PHONY: soak
+soak: ## Rejuv as installed on the local cluster under load and random faults for SOAK_DURATION (default 30m), every promise checked from outside; prints a summary table and fails on any violation (SOAK_SEED replays a run's choices; needs root).
+	$(GO) run ./test/soak
+
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml, and actionlint on the workflows in .github/workflows.
 	$(GOLANGCI_LINT) run ./...

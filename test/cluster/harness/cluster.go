@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type Phase struct {
 
 // Kubeconfig is the admin kubeconfig's path.
 func (c *Cluster) Kubeconfig() string { return c.Config.Kubeconfig() }
+
+// PodNetwork is the pods' addresses on every node.
+func (c *Cluster) PodNetwork() netip.Prefix { return c.Config.podRange() }
 
 // NodeName is the first node's.
 func (c *Cluster) NodeName() string { return c.Config.NodeName }

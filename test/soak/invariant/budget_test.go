@@ -1,0 +1,187 @@
+package invariant
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// rollingRun is a run of policy pol over four pods as the cluster shows
+// it: each pod's request is seen as the previous one ends, back-6 seconds
+// before the soak sees the previous pod Ready again (the manager's watch
+// was ahead).
+func rollingRun(s *soak, pol *v1alpha1.RecreatePolicy, from, back float64) {
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	for i, p := range pods {
+		r := inRun(newRequest("run-"+podName(i), p, pol), at(from))
+		s.recreation(from+6*float64(i), r, p, back)
+	}
+}
+
+func podName(i int) string { return "web-" + string(rune('0'+i)) }
+
+func TestBudgetQuietOnARollingRun(t *testing.T) {
+	for _, mu := range []string{"", "1", "25%"} {
+		t.Run("maxUnavailable="+mu, func(t *testing.T) {
+			s := newSoak()
+			pol := newPolicy("nightly", mu)
+			rollingRun(s, pol, 10, 6.2)
+			rep := s.finish(60)
+			quiet(t, rep)
+			if rep.Requests != 4 || rep.Succeeded != 4 || rep.Restarts != 4 {
+				t.Errorf("requests %d succeeded %d restarts %d, want 4 of each", rep.Requests, rep.Succeeded, rep.Restarts)
+			}
+		})
+	}
+}
+
+func TestBudgetAllowsTheWatchesSkew(t *testing.T) {
+	cases := []struct {
+		back float64
+		want int
+	}{
+		{6.2, 0},
+		{6.9, 0},
+		{7.2, 3},
+	}
+	for _, tc := range cases {
+		s := newSoak()
+		rollingRun(s, newPolicy("nightly", "1"), 10, tc.back)
+		rep := s.finish(60)
+		if got := len(only(rep, Budget)); got != tc.want {
+			t.Errorf("previous pod back %.1fs after the next request: %d violations, want %d:\n%s", tc.back-6, got, tc.want, dump(rep))
+		}
+	}
+}
+
+func TestBudgetQuietOnAPassOfTwoAtMaxUnavailableTwo(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "2")
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 7)
+	s.recreation(10, newRequest("b", pods[1], pol), pods[1], 7.5)
+	s.recreation(17.1, newRequest("c", pods[2], pol), pods[2], 7)
+	s.recreation(17.6, newRequest("d", pods[3], pol), pods[3], 7)
+	quiet(t, s.finish(60))
+}
+
+func TestBudgetFiresWhenANextPodIsTakenBeforeThePreviousIsBack(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 9) // back at 19
+	s.recreation(16, newRequest("b", pods[1], pol), pods[1], 9) // taken at 16, back at 25
+	s.recreation(17, newRequest("c", pods[2], pol), pods[2], 9) // three at once at 17
+	rep := s.finish(60)
+	expect(t, rep, Budget, 1, "3 of 4 selected pods unavailable")
+	v := only(rep, Budget)[0]
+	if !v.At.Equal(at(16)) || v.Subject != "policy shop/nightly" {
+		t.Errorf("violation at %s about %s, want at +16s about policy shop/nightly", v.At.Sub(start), v.Subject)
+	}
+	joined := strings.Join(v.Evidence, "\n")
+	for _, want := range []string{"over budget from +16.0s to +25.0s", "pod shop/web-0", "request shop/b", "request shop/c"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, joined)
+		}
+	}
+}
+
+func TestBudgetLeavesOutPodsThatWereNotReadyWhenTaken(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("stuck", "1")
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, newPod(podName(i)))
+		if i < 2 {
+			setReady(pods[i], false)
+		}
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	// Both unready pods are recreated at once, as the manager may: they
+	// take no unit of the budget.
+	s.request(10, byRule(newRequest("a", pods[0], pol), "stuck-readiness"))
+	s.request(10, byRule(newRequest("b", pods[1], pol), "stuck-readiness"))
+	quiet(t, s.finish(30))
+}
+
+func TestBudgetCountsAPodNotBackAfterItsRequestEnded(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	var pods []*corev1.Pod
+	for i := range 2 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 30) // ends at 16, never Ready until 40
+	s.request(20, newRequest("b", pods[1], pol))
+	rep := s.finish(60)
+	expect(t, rep, Budget, 1, "2 of 2 selected pods unavailable")
+}
+
+func TestBudgetIgnoresRequestsOfOtherPoliciesAndByHand(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	other := newPolicy("other", "1")
+	other.Spec.Selector.MatchLabels = map[string]string{"app": "db"}
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	s.policy(0, other)
+	s.request(10, newRequest("mine", pods[0], pol))
+	s.request(10, newRequest("hand", pods[1], nil))
+	s.request(10, newRequest("theirs", pods[2], other))
+	quiet(t, s.finish(30))
+}
+
+func TestMaxUnavailable(t *testing.T) {
+	cases := []struct {
+		mu       string
+		selected int
+		want     int
+	}{
+		{"", 4, 1},
+		{"", 8, 2},
+		{"25%", 3, 1},
+		{"50%", 5, 2},
+		{"2", 10, 2},
+		{"0", 10, 1},
+		{"100%", 4, 4},
+		{"1", 0, 1},
+	}
+	for _, tc := range cases {
+		pol := &policy{obj: newPolicy("p", tc.mu)}
+		if got := maxUnavailable(pol, tc.selected); got != tc.want {
+			t.Errorf("maxUnavailable %q of %d: got %d, want %d", tc.mu, tc.selected, got, tc.want)
+		}
+	}
+	bad := intstr.FromString("lots")
+	pol := &policy{obj: newPolicy("p", "")}
+	pol.obj.Spec.Rollout.MaxUnavailable = &bad
+	if got := maxUnavailable(pol, 10); got != 1 {
+		t.Errorf("maxUnavailable that does not parse: got %d, want 1", got)
+	}
+}

@@ -1,0 +1,60 @@
+package invariant
+
+import (
+	"testing"
+)
+
+func TestClientFailuresAreExplainedByTrafficFaults(t *testing.T) {
+	cases := []struct {
+		name string
+		// failures are when shop/web's clients fail; a KillDaemon fault
+		// runs from 10 to 20 and a RestartAPIServer one from 15 to 30.
+		failures  []float64
+		want      int
+		explained map[Fault]int
+	}{
+		{"during a fault", []float64{12}, 0, map[Fault]int{KillDaemon: 1}},
+		{"during two faults, the earliest", []float64{17}, 0, map[Fault]int{KillDaemon: 1}},
+		{"just after a fault", []float64{24}, 0, map[Fault]int{KillDaemon: 1}},
+		{"after every fault", []float64{40}, 1, map[Fault]int{}},
+		{"before any fault", []float64{5}, 1, map[Fault]int{}},
+		{"a burst is one violation", []float64{40, 40.5, 41.2, 43}, 2, map[Fault]int{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak(KillDaemon)
+			s.fault(10, 1, KillDaemon, "rejuv-daemon-x")
+			s.fault(15, 2, RestartAPIServer, "control-plane")
+			s.faultEnded(20, 1)
+			s.faultEnded(30, 2)
+			for _, f := range tc.failures {
+				s.clientFailed(f, "shop/web")
+			}
+			rep := s.finish(60)
+			expect(t, rep, ClientRequests, tc.want, "")
+			if rep.ClientFailures != len(tc.failures) {
+				t.Errorf("client failures %d, want %d", rep.ClientFailures, len(tc.failures))
+			}
+			for _, kind := range Faults {
+				if rep.Explained[kind] != tc.explained[kind] {
+					t.Errorf("explained by %s: %d, want %d", kind, rep.Explained[kind], tc.explained[kind])
+				}
+			}
+		})
+	}
+}
+
+func TestABurstOfFailuresSaysHowMany(t *testing.T) {
+	s := newSoak()
+	for _, f := range []float64{40, 40.5, 41.2} {
+		s.clientFailed(f, "shop/web")
+	}
+	s.clientFailed(40.7, "shop/api")
+	rep := s.finish(60)
+	expect(t, rep, ClientRequests, 2, "")
+	for _, v := range rep.Violations {
+		if v.Subject == "service shop/web" && (v.What != "3 client requests failed within 1.2s with no fault under way to explain them" || len(v.Evidence) != 3) {
+			t.Errorf("burst reported as %q with %d lines of evidence", v.What, len(v.Evidence))
+		}
+	}
+}

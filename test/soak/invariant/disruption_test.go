@@ -1,0 +1,114 @@
+package invariant
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// threePods are web-0..2, Ready, with a policy and a budget that wants
+// desired of them healthy, all seen at 0.
+func threePods(s *soak, desired int32, respect *bool) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for i := range 3 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	pol := newPolicy("nightly", "100%")
+	pol.Spec.Rollout.RespectPodDisruptionBudgets = respect
+	s.policy(0, pol)
+	s.pdb(0, newPDB("web", desired))
+	return pods
+}
+
+func TestAPolicyRespectsDisruptionBudgets(t *testing.T) {
+	no := false
+	cases := []struct {
+		name    string
+		desired int32
+		respect *bool
+		hand    bool
+		unready bool
+		want    int
+	}{
+		{"the budget allows one", 2, nil, false, false, 0},
+		{"the budget allows none", 3, nil, false, false, 1},
+		{"the policy does not respect budgets", 3, &no, false, false, 0},
+		{"a request by hand", 3, nil, true, false, 0},
+		{"the pod was not Ready", 3, nil, false, true, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			pods := threePods(s, tc.desired, tc.respect)
+			if tc.unready {
+				setReady(pods[0], false)
+				s.pod(5, pods[0])
+			}
+			pol := newPolicy("nightly", "100%")
+			if tc.hand {
+				pol = nil
+			}
+			s.request(10, newRequest("a", pods[0], pol))
+			rep := s.finish(30)
+			expect(t, rep, DisruptionBudget, tc.want, "while PodDisruptionBudget shop/web allowed no disruption")
+			if tc.want > 0 {
+				joined := strings.Join(only(rep, DisruptionBudget)[0].Evidence, "\n")
+				for _, want := range []string{"desiredHealthy 3", "pod shop/web-1", "pod shop/web-2"} {
+					if !strings.Contains(joined, want) {
+						t.Errorf("evidence lacks %q:\n%s", want, joined)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestADisruptionBudgetAllowsTheWatchesSkew(t *testing.T) {
+	cases := []struct {
+		// back is when the soak sees another pod, taken before, Ready
+		// again; the request is seen at 10.
+		back float64
+		want int
+	}{
+		{10.5, 0},
+		{11, 0},
+		{11.5, 1},
+	}
+	for _, tc := range cases {
+		s := newSoak()
+		pods := threePods(s, 2, nil)
+		setReady(pods[1], false)
+		s.pod(5, pods[1])
+		s.request(10, newRequest("a", pods[0], newPolicy("nightly", "100%")))
+		setReady(pods[1], true)
+		s.pod(tc.back, pods[1])
+		rep := s.finish(30)
+		if got := len(only(rep, DisruptionBudget)); got != tc.want {
+			t.Errorf("other pod back at +%.1fs: %d violations, want %d:\n%s", tc.back, got, tc.want, dump(rep))
+		}
+	}
+}
+
+func TestADisruptionBudgetDoesNotCountPodsInFlightOrTerminating(t *testing.T) {
+	s := newSoak()
+	pods := threePods(s, 1, nil)
+	pol := newPolicy("nightly", "100%")
+	s.request(5, newRequest("hand", pods[1], nil))
+	now := pods[2].CreationTimestamp
+	pods[2].DeletionTimestamp = &now
+	s.pod(6, pods[2])
+	s.request(10, newRequest("a", pods[0], pol))
+	expect(t, s.finish(30), DisruptionBudget, 1, "0 pods healthy besides it, desiredHealthy 1")
+}
+
+func TestADisruptionBudgetWithoutSelectorCoversNothing(t *testing.T) {
+	s := newSoak()
+	pods := threePods(s, 3, nil)
+	b := newPDB("web", 3)
+	b.Spec.Selector = nil
+	s.pdb(1, b)
+	s.request(10, newRequest("a", pods[0], newPolicy("nightly", "100%")))
+	quiet(t, s.finish(30))
+}

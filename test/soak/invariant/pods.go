@@ -1,0 +1,156 @@
+package invariant
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// A pod is what the checker keeps of one pod of the soak's namespaces,
+// by UID: a pod deleted and made again under its name is another pod.
+type pod struct {
+	uid             types.UID
+	namespace, name string
+	// obj is the pod as last seen.
+	obj    *corev1.Pod
+	gone   bool
+	goneAt time.Time
+	// instances are each container's latest instance, by name.
+	instances map[string]*instance
+	// ready is whether the pod was Ready (condition Ready True) when last
+	// seen; readyUntil is when it was last seen to stop being Ready.
+	ready      bool
+	readyUntil time.Time
+	held       *heldEpisode
+}
+
+// An instance is a container as last seen: its latest non-empty
+// containerID and the highest restartCount seen.
+type instance struct {
+	id       string
+	restarts int32
+}
+
+// key is the pod's namespace/name, the key of its requests.
+func (p *pod) key() string { return p.namespace + "/" + p.name }
+
+// subject names the pod in a violation.
+func (p *pod) subject() string { return "pod " + p.key() }
+
+// readyAround says whether the pod was Ready at at, or stopped being so
+// at most skew before: a pod another watch may still have seen Ready.
+func (p *pod) readyAround(at time.Time, skew time.Duration) bool {
+	return p.ready || (!p.readyUntil.IsZero() && at.Sub(p.readyUntil) <= skew)
+}
+
+// podSeen applies a pod's watch event: its restarts first, then what its
+// new state means for budgets and service.
+func (c *Checker) podSeen(o PodSeen) {
+	if o.Pod == nil {
+		return
+	}
+	p := c.pods[o.Pod.UID]
+	var restarts []*restart
+	if p == nil {
+		p = &pod{uid: o.Pod.UID, namespace: o.Pod.Namespace, name: o.Pod.Name, instances: map[string]*instance{}}
+		c.pods[p.uid] = p
+		c.podsByName[p.key()] = p
+		c.namespace(p.namespace).pods[p.uid] = p
+		p.observe(o.Pod, o.At)
+	} else {
+		restarts = p.observe(o.Pod, o.At)
+	}
+	if o.Gone && !p.gone {
+		p.gone, p.goneAt = true, o.At
+		delete(c.namespace(p.namespace).pods, p.uid)
+	}
+	for _, r := range restarts {
+		c.restarted(r)
+	}
+	c.podChanged(p, o.At)
+}
+
+// podChanged judges what depends on a pod's state after it or one of its
+// requests changed.
+func (c *Checker) podChanged(p *pod, at time.Time) {
+	for _, pol := range c.namespace(p.namespace).policies {
+		c.judgeBudget(pol, p, at)
+	}
+	c.judgeHeld(p, at)
+}
+
+// observe records obj as p's latest state and returns the restarts since
+// the state before: a container whose containerID changed from one
+// non-empty value to another, or whose restartCount grew. A count that
+// grew by more than one (an event missed) is that many restarts.
+func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
+	var out []*restart
+	for _, statuses := range [][]corev1.ContainerStatus{obj.Status.InitContainerStatuses, obj.Status.ContainerStatuses} {
+		for i := range statuses {
+			s := &statuses[i]
+			prev := p.instances[s.Name]
+			if prev == nil {
+				p.instances[s.Name] = &instance{id: s.ContainerID, restarts: s.RestartCount}
+				continue
+			}
+			n := int(max(s.RestartCount-prev.restarts, 0))
+			if n == 0 && s.ContainerID != "" && prev.id != "" && s.ContainerID != prev.id {
+				n = 1
+			}
+			if n > 0 {
+				out = append(out, &restart{pod: p, container: s.Name, at: at, times: n,
+					oldID: prev.id, newID: s.ContainerID, oldCount: prev.restarts, newCount: s.RestartCount,
+					terminated: s.LastTerminationState.Terminated})
+			}
+			if s.ContainerID != "" {
+				prev.id = s.ContainerID
+			}
+			prev.restarts = max(prev.restarts, s.RestartCount)
+		}
+	}
+	ready := podCondition(obj, corev1.PodReady) == corev1.ConditionTrue
+	if p.ready && !ready {
+		p.readyUntil = at
+	}
+	p.ready = ready
+	p.obj = obj
+	return out
+}
+
+// podCondition is the status of obj's condition of type t, "" when it has
+// none.
+func podCondition(obj *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, cond := range obj.Status.Conditions {
+		if cond.Type == t {
+			return cond.Status
+		}
+	}
+	return ""
+}
+
+// terminating says whether obj is being deleted.
+func terminating(obj *corev1.Pod) bool { return obj.DeletionTimestamp != nil }
+
+// describePod is p as a line of evidence: identity, node, readiness and
+// in-service gate.
+func (c *Checker) describePod(p *pod) string {
+	line := fmt.Sprintf("pod %s uid %s node %s: Ready %s, %s %s", p.key(), p.uid, orDash(p.obj.Spec.NodeName),
+		orDash(string(podCondition(p.obj, corev1.PodReady))), v1beta1.PodReadyCondition,
+		orDash(string(podCondition(p.obj, v1beta1.PodReadyCondition))))
+	if p.gone {
+		line += ", gone " + c.offset(p.goneAt)
+	}
+	return line
+}
+
+// orDash is s, or "-" for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

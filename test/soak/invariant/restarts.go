@@ -1,0 +1,144 @@
+package invariant
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A restart is a container of a soak pod seen as a new instance.
+type restart struct {
+	pod       *pod
+	container string
+	at        time.Time
+	// times is how many restarts it stands for: more than one when the
+	// restartCount grew by more between two observations.
+	times              int
+	oldID, newID       string
+	oldCount, newCount int32
+	terminated         *corev1.ContainerStateTerminated
+}
+
+// describeRestart is the restart as a line of evidence.
+func (c *Checker) describeRestart(rs *restart) string {
+	line := fmt.Sprintf("container %s of pod %s (uid %s) restarted, seen %s: containerID %s -> %s, restartCount %d -> %d",
+		rs.container, rs.pod.key(), rs.pod.uid, c.offset(rs.at), shortID(rs.oldID), shortID(rs.newID), rs.oldCount, rs.newCount)
+	if t := rs.terminated; t != nil {
+		line += fmt.Sprintf(", last terminated: reason %s exitCode %d", orDash(t.Reason), t.ExitCode)
+	}
+	return line
+}
+
+// restartsOnLostNode are the faults that restart a node's containers
+// without any request: the node's kubelet comes back and starts its pods'
+// containers again.
+var restartsOnLostNode = []Fault{LoseNode}
+
+// restarted attributes a restart to the pod's request that caused it, or
+// waits Slack.Attribution for that request to be seen: the pod's watch
+// may run ahead of the requests'. A restart on a node being lost is put
+// down to the fault.
+func (c *Checker) restarted(rs *restart) {
+	c.tally.restarts += rs.times
+	if r := c.attributable(rs); r != nil {
+		c.attribute(r, rs)
+		return
+	}
+	node := rs.pod.obj.Spec.NodeName
+	if node != "" && c.explaining(rs.at, c.slack.Component, restartsOnLostNode, func(w *window) bool { return w.target == node }) != nil {
+		return
+	}
+	uid := rs.pod.uid
+	c.unattributed[uid] = append(c.unattributed[uid], rs)
+	c.after(rs.at.Add(c.slack.Attribution), func(time.Time, bool) {
+		waiting := c.unattributed[uid]
+		for i, w := range waiting {
+			if w == rs {
+				c.unattributed[uid] = append(waiting[:i:i], waiting[i+1:]...)
+				c.restartedUnasked(rs)
+				return
+			}
+		}
+	})
+}
+
+// attributable is the request rs is put down to: one for its pod that
+// lists the container and is in flight, or was seen ended at most
+// Slack.Attribution before. A pod's requests run one at a time, but one
+// may be seen ended after the next began: a request not yet credited with
+// a restart of the container goes first, then the earliest seen.
+func (c *Checker) attributable(rs *restart) *request {
+	var best *request
+	for _, r := range c.requestsOf(rs.pod) {
+		if !r.lists(rs.container) {
+			continue
+		}
+		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution {
+			continue
+		}
+		if best == nil || (best.restarts[rs.container] > 0 && r.restarts[rs.container] == 0) {
+			best = r
+		}
+	}
+	return best
+}
+
+// attributeWaiting gives r the waiting restarts of its pod's containers
+// that it lists: r was seen after the restarts it caused.
+func (c *Checker) attributeWaiting(r *request) {
+	p := c.podOf(r)
+	if p == nil {
+		return
+	}
+	waiting := c.unattributed[p.uid]
+	kept := waiting[:0]
+	for _, rs := range waiting {
+		if r.matches(rs.pod) && r.lists(rs.container) {
+			c.attribute(r, rs)
+			continue
+		}
+		kept = append(kept, rs)
+	}
+	if len(kept) == 0 {
+		delete(c.unattributed, p.uid)
+		return
+	}
+	c.unattributed[p.uid] = kept
+}
+
+// attribute credits r with rs; a second restart of one container for one
+// request is a violation.
+func (c *Checker) attribute(r *request, rs *restart) {
+	r.restarts[rs.container] += rs.times
+	if r.policy != "" && r.hasRun {
+		key := runKey{policy: r.policy, at: r.runAt}
+		if c.recreatedInRun[key] == nil {
+			c.recreatedInRun[key] = map[types.UID]*request{}
+		}
+		c.recreatedInRun[key][rs.pod.uid] = r
+	}
+	if r.restarts[rs.container] < 2 || r.reported[reportedTwice] {
+		return
+	}
+	r.reported[reportedTwice] = true
+	c.violate(OncePerDecision, rs.at, r.subject(),
+		fmt.Sprintf("recreated twice by one request: container %s restarted %d times for it", rs.container, r.restarts[rs.container]),
+		c.describeRequest(r), c.describeRestart(rs))
+}
+
+// latestRequests bounds the pod's requests a restart's evidence lists.
+const latestRequests = 3
+
+// restartedUnasked records a restart no request accounts for, with the
+// pod's latest requests.
+func (c *Checker) restartedUnasked(rs *restart) {
+	evidence := []string{c.describeRestart(rs), c.describePod(rs.pod)}
+	requests := c.requestsOf(rs.pod)
+	for _, r := range requests[max(len(requests)-latestRequests, 0):] {
+		evidence = append(evidence, c.describeRequest(r))
+	}
+	c.violate(OncePerDecision, rs.at, rs.pod.subject(),
+		fmt.Sprintf("restarted with no request: container %s", rs.container), evidence...)
+}

@@ -1,0 +1,163 @@
+package invariant
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+func TestARestartWithNoRequestIsAViolation(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0")
+	s.pod(0, p)
+	restartContainer(p, "app")
+	s.pod(10, p)
+	rep := s.finish(60)
+	expect(t, rep, OncePerDecision, 1, "restarted with no request")
+	v := only(rep, OncePerDecision)[0]
+	joined := strings.Join(v.Evidence, "\n")
+	for _, want := range []string{"containerID web-0-app-0- -> web-0-app-1-", "restartCount 0 -> 1", "reason Error exitCode 137", "seen +10.0s"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, joined)
+		}
+	}
+	if rep.Restarts != 1 {
+		t.Errorf("restarts %d, want 1", rep.Restarts)
+	}
+}
+
+func TestRestartsAreAttributedAcrossTheWatches(t *testing.T) {
+	cases := []struct {
+		name string
+		// restart is when the container is seen restarted; the request
+		// is seen at 10 and ends at 16.
+		restart float64
+		want    int
+	}{
+		{"while in flight", 13, 0},
+		{"seen 3s before its request", 7, 0},
+		{"seen 6s before its request", 4, 1},
+		{"seen 4s after it ended", 20, 0},
+		{"seen 10s after it ended", 26, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			p := newPod("web-0")
+			s.pod(0, p)
+			r := newRequest("a", p, nil)
+			s.request(10, r)
+			restartContainer(p, "app")
+			s.pod(tc.restart, p)
+			r.Status.Phase = v1beta1.PhaseCompleted
+			r.Status.Result = v1beta1.ResultFailed
+			s.request(16, r)
+			expect(t, s.finish(60), OncePerDecision, tc.want, "restarted with no request")
+		})
+	}
+}
+
+func TestARestartCountsOnlyForAContainerTheRequestLists(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0", "app", "proxy")
+	s.pod(0, p)
+	s.request(10, newRequest("a", p, nil, "app"))
+	restartContainer(p, "proxy")
+	s.pod(12, p)
+	expect(t, s.finish(60), OncePerDecision, 1, "restarted with no request: container proxy")
+}
+
+func TestARequestThatRecreatesTwiceIsAViolation(t *testing.T) {
+	cases := []struct {
+		name    string
+		restart func(s *soak, p *corev1.Pod)
+	}{
+		{"two observations", func(s *soak, p *corev1.Pod) {
+			restartContainer(p, "app")
+			s.pod(12, p)
+			restartContainer(p, "app")
+			s.pod(14, p)
+		}},
+		{"a count that grew by two", func(s *soak, p *corev1.Pod) {
+			restartContainer(p, "app")
+			restartContainer(p, "app")
+			s.pod(12, p)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			p := newPod("web-0")
+			s.pod(0, p)
+			r := newRequest("a", p, nil)
+			s.request(10, r)
+			tc.restart(s, p)
+			complete(r, v1beta1.ResultSucceeded)
+			s.request(16, r)
+			rep := s.finish(60)
+			expect(t, rep, OncePerDecision, 1, "recreated twice by one request")
+			if rep.Restarts != 2 {
+				t.Errorf("restarts %d, want 2", rep.Restarts)
+			}
+		})
+	}
+}
+
+func TestBackToBackRequestsEachTakeTheirRestart(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0")
+	s.pod(0, p)
+	s.recreation(10, newRequest("a", p, nil), p, 6.5)
+	// The next request is seen before the soak sees the first end, and
+	// its restart within Slack.Attribution of the first's end.
+	r := newRequest("b", p, nil)
+	s.request(15.5, r)
+	restartContainer(p, "app")
+	s.pod(18, p)
+	complete(r, v1beta1.ResultSucceeded)
+	s.request(22, r)
+	quiet(t, s.finish(60))
+}
+
+func TestAContainerIDChangeIsARestartAndAnEmptyOneIsNot(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0")
+	s.pod(0, p)
+	p.Status.ContainerStatuses[0].ContainerID = ""
+	s.pod(5, p)
+	p.Status.ContainerStatuses[0].ContainerID = containerID("web-0", "app", 0)
+	s.pod(6, p)
+	quiet(t, s.finish(20))
+
+	s = newSoak()
+	p = newPod("web-0")
+	s.pod(0, p)
+	p.Status.ContainerStatuses[0].ContainerID = containerID("web-0", "app", 7)
+	s.pod(5, p)
+	expect(t, s.finish(20), OncePerDecision, 1, "restarted with no request")
+}
+
+func TestAPodMadeAgainUnderItsNameIsNotARestart(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0")
+	s.pod(0, p)
+	s.podGone(5, p)
+	again := newPod("web-0")
+	again.UID = "pod-web-0-again"
+	s.pod(6, again)
+	quiet(t, s.finish(20))
+}
+
+func TestRestartsOnALostNodeAreTheFaults(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0")
+	s.pod(0, p)
+	s.fault(5, 1, LoseNode, "node-1")
+	s.faultEnded(30, 1)
+	restartContainer(p, "app")
+	s.pod(40, p)
+	quiet(t, s.finish(60))
+}

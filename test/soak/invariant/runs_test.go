@@ -1,0 +1,59 @@
+package invariant
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// completed sets pol's latest run: scheduled at run, Completed with
+// recreated pods.
+func completed(pol *v1alpha1.RecreatePolicy, run float64, recreated int32) *v1alpha1.RecreatePolicy {
+	pol.Status.Run = &v1alpha1.Run{ScheduledTime: metav1.NewTime(at(run)), State: v1alpha1.RunCompleted, Pods: 4, Recreated: recreated}
+	return pol
+}
+
+func TestARunReportsWhatWasSeen(t *testing.T) {
+	cases := []struct {
+		name string
+		// reported is the run's recreated count, seen at seen; the soak
+		// restarts four pods, the last at 31.
+		reported int32
+		seen     float64
+		gone     bool
+		want     int
+	}{
+		{"as many", 4, 40, false, 0},
+		{"seen before the last restart", 4, 28, false, 0},
+		{"one too few", 3, 40, false, 1},
+		{"one too many", 5, 40, false, 1},
+		{"a recreated pod deleted before", 3, 45, true, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			pol := newPolicy("nightly", "1")
+			rollingRun(s, pol, 10, 6.2)
+			if tc.gone {
+				s.podGone(42, newPod(podName(0)))
+			}
+			s.policy(tc.seen, completed(pol, 10, tc.reported))
+			s.policy(tc.seen+10, pol) // seen again: checked once
+			rep := s.finish(120)
+			expect(t, rep, RunReports, tc.want, "pods recreated")
+			if rep.RunsCompleted != 1 {
+				t.Errorf("runs completed %d, want 1", rep.RunsCompleted)
+			}
+		})
+	}
+}
+
+func TestARunComparesToTheSecond(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	rollingRun(s, pol, 10, 6.2)
+	s.policy(40, completed(pol, 10.4, 4))
+	quiet(t, s.finish(60))
+}

@@ -1,0 +1,83 @@
+package invariant
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// claimed are the containers r's status says were recreated: every one
+// it lists when its result is Succeeded, and each whose state is
+// Succeeded.
+func claimed(r *request) []string {
+	var out []string
+	if r.obj.Status.Result == v1beta1.ResultSucceeded {
+		out = append(out, r.containers...)
+	}
+	for _, s := range r.obj.Status.ContainerRecreateStates {
+		if s.Phase == v1beta1.PhaseSucceeded && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// watchStatus holds r, just seen ended, to its status: each container it
+// says it recreated must have been seen to restart for it by Slack.
+// Attribution later (or by the soak's end, if sooner).
+func (c *Checker) watchStatus(r *request, at time.Time) {
+	want := claimed(r)
+	if len(want) == 0 {
+		return
+	}
+	c.after(at.Add(c.slack.Attribution), func(time.Time, bool) {
+		var missing []string
+		for _, name := range want {
+			if r.restarts[name] == 0 {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		c.violate(StatusMatches, r.terminalAt, r.subject(),
+			fmt.Sprintf("reports container %s recreated, but no restart of it was seen for the request", strings.Join(missing, ",")),
+			c.statusEvidence(r, missing)...)
+	})
+}
+
+// statusEvidence is r with its status, and for each missing container
+// what the request recorded of it and what the pod shows.
+func (c *Checker) statusEvidence(r *request, missing []string) []string {
+	st := r.obj.Status
+	evidence := []string{c.describeRequest(r)}
+	if st.Message != "" {
+		evidence = append(evidence, "status.message: "+st.Message)
+	}
+	for _, s := range st.ContainerRecreateStates {
+		evidence = append(evidence, fmt.Sprintf("containerRecreateStates %s: phase %s, isKilled %t, message %q", s.Name, s.Phase, s.IsKilled, s.Message))
+	}
+	p := c.podOf(r)
+	for _, ctr := range r.obj.Spec.Containers {
+		if !slices.Contains(missing, ctr.Name) {
+			continue
+		}
+		line := "container " + ctr.Name + ":"
+		if sc := ctr.StatusContext; sc != nil {
+			line += fmt.Sprintf(" at the request's creation containerID %s restartCount %d;", shortID(sc.ContainerID), sc.RestartCount)
+		}
+		if p != nil {
+			if in := p.instances[ctr.Name]; in != nil {
+				line += fmt.Sprintf(" last seen containerID %s restartCount %d", shortID(in.id), in.restarts)
+			}
+		}
+		evidence = append(evidence, line)
+	}
+	if p != nil {
+		evidence = append(evidence, c.describePod(p))
+	}
+	return evidence
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+)
+
+// load is what the soak's users do meanwhile, each at random moments:
+// make pods unready for the stuck-readiness rule, request recreations by
+// hand and with kubectl rejuv restart, and scale, delete and evict pods.
+type load struct {
+	client     client.Client
+	kube       kubernetes.Interface
+	plugin     string // the kubectl-rejuv binary
+	kubeconfig string
+	log        func(format string, args ...any)
+
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// callTimeout bounds each call the load makes: the API server may be
+// down or slow on purpose.
+const callTimeout = 20 * time.Second
+
+func (l *load) count(what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counts[what]++
+}
+
+// every calls act at random moments, between lo and hi apart, until
+// deadline.
+func every(ctx context.Context, r *rand.Rand, lo, hi time.Duration, deadline time.Time, act func(context.Context, *rand.Rand)) {
+	for {
+		wait := between(r, lo, hi)
+		if time.Now().Add(wait).After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		call, cancel := context.WithTimeout(ctx, callTimeout)
+		act(call, r)
+		cancel()
+	}
+}
+
+// run starts each actor with its own random source drawn from r and
+// waits until they have all stopped at deadline.
+func (l *load) run(ctx context.Context, r *rand.Rand, deadline time.Time) {
+	actors := []struct {
+		lo, hi time.Duration
+		act    func(context.Context, *rand.Rand)
+	}{
+		{15 * time.Second, 30 * time.Second, l.makeUnready},
+		{10 * time.Second, 25 * time.Second, l.requestByHand},
+		{2 * time.Minute, 4 * time.Minute, l.restartWithPlugin},
+		{10 * time.Second, 20 * time.Second, l.churn},
+	}
+	var all sync.WaitGroup
+	for _, a := range actors {
+		seed := r.Uint64()
+		all.Go(func() { every(ctx, rand.New(rand.NewPCG(seed, 1)), a.lo, a.hi, deadline, a.act) })
+	}
+	all.Wait()
+}
+
+// readyPod is a Ready, running pod labelled app=name in ns, chosen at
+// random; nil when there is none.
+func (l *load) readyPod(ctx context.Context, r *rand.Rand, ns, name string) *corev1.Pod {
+	list, err := l.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	if err != nil {
+		return nil
+	}
+	var ready []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil && p.Status.PodIP != "" {
+				ready = append(ready, p)
+			}
+		}
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	return ready[r.IntN(len(ready))]
+}
+
+// makeUnready has one of the rules app's pods stop answering its
+// readiness probe, as a wedged app would; stuck-readiness recreates it.
+func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
+	p := l.readyPod(ctx, r, namespacePrefix+"rules", "stuck")
+	if p == nil {
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://%s:8080/control?ready=false", p.Status.PodIP), nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		l.log("load: make %s/%s unready: %v", p.Namespace, p.Name, err)
+		return
+	}
+	_ = resp.Body.Close()
+	l.log("load: %s/%s made unready", p.Namespace, p.Name)
+	l.count("pods made unready")
+}
+
+// requestByHand creates a request for one of the hand app's pods, as an
+// operator would.
+func (l *load) requestByHand(ctx context.Context, r *rand.Rand) {
+	ns := namespacePrefix + "hand"
+	p := l.readyPod(ctx, r, ns, "web")
+	if p == nil {
+		return
+	}
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "by-hand-"},
+		Spec: v1beta1.ContainerRecreateRequestSpec{
+			PodName:                 p.Name,
+			Containers:              []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}},
+			ActiveDeadlineSeconds:   new(int64(120)),
+			TTLSecondsAfterFinished: new(int32(60)),
+		},
+	}
+	if err := l.client.Create(ctx, crr); err != nil {
+		l.log("load: request by hand for %s/%s refused: %v", ns, p.Name, err)
+		l.count("requests by hand refused")
+		return
+	}
+	l.log("load: request %s/%s by hand for pod %s", ns, crr.Name, p.Name)
+	l.count("requests by hand")
+}
+
+// restartWithPlugin restarts the hand app with kubectl rejuv restart,
+// without waiting: the run goes on on the server.
+func (l *load) restartWithPlugin(ctx context.Context, _ *rand.Rand) {
+	out, err := exec.CommandContext(ctx, l.plugin, "--kubeconfig", l.kubeconfig, "-n", namespacePrefix+"hand", "restart", "deployment/web").CombinedOutput()
+	if err != nil {
+		l.log("load: kubectl rejuv restart: %v: %s", err, out)
+		l.count("kubectl rejuv restarts refused")
+		return
+	}
+	l.log("load: kubectl rejuv restart deployment/web: %s", out)
+	l.count("kubectl rejuv restarts")
+}
+
+// churn scales the churn app between 3 and 6 pods, deletes one of its
+// pods or evicts one through the eviction API, which its budget may
+// refuse.
+func (l *load) churn(ctx context.Context, r *rand.Rand) {
+	ns := namespacePrefix + "churn"
+	switch r.IntN(3) {
+	case 0:
+		n := int32(3 + r.IntN(4))
+		if err := scaleTo(ctx, l.kube, ns, "web", n); err != nil {
+			l.log("load: scale %s/web to %d: %v", ns, n, err)
+			return
+		}
+		l.log("load: scaled %s/web to %d", ns, n)
+		l.count("scaled")
+	case 1:
+		p := l.readyPod(ctx, r, ns, "web")
+		if p == nil {
+			return
+		}
+		if err := l.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			l.log("load: delete %s/%s: %v", ns, p.Name, err)
+			return
+		}
+		l.log("load: deleted %s/%s", ns, p.Name)
+		l.count("pods deleted")
+	default:
+		p := l.readyPod(ctx, r, ns, "web")
+		if p == nil {
+			return
+		}
+		err := l.kube.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name}})
+		if err != nil {
+			l.log("load: evict %s/%s: %v", ns, p.Name, err)
+			l.count("evictions refused")
+			return
+		}
+		l.log("load: evicted %s/%s", ns, p.Name)
+		l.count("pods evicted")
+	}
+}
+
+// scaleTo sets a Deployment's replicas through its scale subresource.
+func scaleTo(ctx context.Context, kube kubernetes.Interface, ns, name string, replicas int32) error {
+	s, err := kube.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	s.Spec.Replicas = replicas
+	_, err = kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+	return err
+}

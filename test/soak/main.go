@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps"
+	"github.com/rejuv-dev/rejuv/api/rejuv"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+	"github.com/rejuv-dev/rejuv/test/images"
+	"github.com/rejuv-dev/rejuv/test/soak/invariant"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code, err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "soak: %v\n", err)
+		if code == 0 {
+			code = 2
+		}
+	}
+	os.Exit(code)
+}
+
+// faultGap is the mean time between two faults' starts: about 200 an
+// hour, several under way at once.
+const faultGap = 18 * time.Second
+
+// settleLimit bounds how long the cluster may take, once the faults and
+// the load have stopped, until every request has ended and every pod is
+// Ready.
+const settleLimit = 4 * time.Minute
+
+// run is a soak: 1 when it found a violation, 2 when it could not run.
+func run(ctx context.Context) (int, error) {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return 2, err
+	}
+	o, err := readOptions(root, time.Now())
+	if err != nil {
+		return 2, err
+	}
+	fmt.Printf("soak: seed %d (SOAK_SEED=%d replays its choices), %s of load and faults; evidence in %s\n", o.seed, o.seed, o.duration, o.evidence)
+	if err := os.MkdirAll(o.evidence, 0o755); err != nil {
+		return 2, err
+	}
+	rec, err := newRecorder(o.evidence)
+	if err != nil {
+		return 2, err
+	}
+	defer rec.close()
+
+	cluster, release, err := harness.Shared(ctx)
+	if err != nil {
+		return 2, fmt.Errorf("start the cluster: %w", err)
+	}
+	defer release()
+	if len(cluster.Nodes()) < 2 {
+		return 2, fmt.Errorf("the cluster runs %d node; the soak loses one of two (REJUV_NODES=2)", len(cluster.Nodes()))
+	}
+	if _, err := cluster.BuildImage(ctx, images.TestApp); err != nil {
+		return 2, err
+	}
+	stack, err := deploy.Install(ctx, cluster, deploy.Options{Keep: true})
+	if err != nil {
+		return 2, fmt.Errorf("install Rejuv: %w", err)
+	}
+	plugin := filepath.Join(o.evidence, "kubectl-rejuv")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", plugin, "./cmd/kubectl-rejuv").CombinedOutput(); err != nil {
+		return 2, fmt.Errorf("build kubectl-rejuv: %w\n%s", err, out)
+	}
+	if err := removeEarlier(ctx, stack.Client); err != nil {
+		return 2, err
+	}
+	watcher, err := watchClient(cluster)
+	if err != nil {
+		return 2, err
+	}
+
+	// Everything seen goes to the checker, in the order seen.
+	seen := make(chan invariant.Observation, 4096)
+	checker := invariant.NewChecker(invariant.DefaultSlack(), trafficFaults)
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		for obs := range seen {
+			rec.observed(obs)
+			checker.Observe(obs)
+		}
+	}()
+	var sending sync.WaitGroup
+	send := func(obs invariant.Observation) {
+		sending.Go(func() { seen <- obs })
+	}
+	watchCtx, stopWatching := context.WithCancel(context.WithoutCancel(ctx))
+	panics := &panicScanner{stack: stack, send: send, log: rec.logf}
+	obs := &observer{kube: stack.Kube, watch: watcher, sink: seen, restarted: panics.restarted}
+	if err := obs.start(watchCtx); err != nil {
+		stopWatching()
+		return 2, err
+	}
+
+	urls := map[string]string{}
+	for _, a := range fleet() {
+		url, err := a.create(ctx, stack.Client)
+		if err != nil {
+			stopWatching()
+			return 2, err
+		}
+		if url != "" {
+			urls[a.namespace+"/"+a.name] = url
+		}
+	}
+	rec.logf("the fleet is Ready: %d apps, %d served", len(fleet()), len(urls))
+
+	r := rand.New(rand.NewPCG(uint64(o.seed), 0))
+	cl, err := startClients(urls, o.duration+settleLimit+time.Minute)
+	if err != nil {
+		stopWatching()
+		return 2, err
+	}
+	started := time.Now()
+	deadline := started.Add(o.duration)
+	f := &faulter{cluster: cluster, stack: stack, sink: seen, log: rec.logf, held: map[string]bool{}, failed: map[invariant.Fault]int{}}
+	l := &load{client: stack.Client, kube: stack.Kube, plugin: plugin, kubeconfig: cluster.Kubeconfig(), log: rec.logf, counts: map[string]int{}}
+	var busy sync.WaitGroup
+	faultSeed, loadSeed := r.Uint64(), r.Uint64()
+	busy.Go(func() { f.run(ctx, rand.New(rand.NewPCG(faultSeed, 2)), faultGap, deadline) })
+	busy.Go(func() { l.run(ctx, rand.New(rand.NewPCG(loadSeed, 3)), deadline) })
+	busy.Wait()
+	removeWebhookRules(f)
+	rec.logf("faults and load stopped after %s; settling", time.Since(started).Round(time.Second))
+
+	settled := settle(context.WithoutCancel(ctx), stack.Client, settleLimit)
+	rec.logf("settled: %v", settled)
+	totals := cl.stop()
+	for _, failure := range totals.failures {
+		send(failure)
+	}
+	panics.scanAll(context.WithoutCancel(ctx))
+	sending.Wait()
+	stopWatching()
+	// The informers may still hand over what they had; then the checker
+	// sees no more.
+	time.Sleep(time.Second)
+	close(seen)
+	<-checked
+	report := checker.Finish(time.Now())
+	s := summary{seed: o.seed, duration: o.duration, ran: time.Since(started), report: report, clients: totals, load: l.counts, notInjected: f.failed, settled: settled, evidence: o.evidence}
+	if err := s.write(os.Stdout, rec); err != nil {
+		return 2, err
+	}
+	if err := cleanUp(context.WithoutCancel(ctx), stack.Client); err != nil {
+		rec.logf("clean up: %v", err)
+	}
+	if len(report.Violations) > 0 || settled != nil {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// trafficFaults are the faults that a Service's clients may notice
+// whatever Rejuv does: a lost node's pods answer no more until the node
+// controller takes them out of their Services.
+var trafficFaults = []invariant.Fault{invariant.LoseNode}
+
+// watchClient is a client that can watch Rejuv's kinds.
+func watchClient(c *harness.Cluster) (client.WithWatch, error) {
+	s, err := apps.NewScheme()
+	if err == nil {
+		err = rejuv.AddToScheme(s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.NewWithWatch(cfg, client.Options{Scheme: s})
+}
+
+// cleanUp removes the soak's namespaces, without waiting.
+func cleanUp(ctx context.Context, c client.Client) error {
+	for _, a := range fleet() {
+		if err := c.Delete(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: a.namespace}}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
