@@ -28,8 +28,9 @@ type load struct {
 	kubeconfig string
 	log        func(format string, args ...any)
 
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	handMade int
 }
 
 // callTimeout bounds each call the load makes: the API server may be
@@ -124,29 +125,48 @@ func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
 	l.count("pods made unready")
 }
 
-// requestByHand creates a request for one of the hand app's pods, as an
-// operator would.
+// requestByHand creates a request for one of the hand app's pods as an
+// operator would: by turns with the API, taking the pod out of its
+// Services for 3 seconds first as kubectl-kruise's default does, and with
+// kubectl rejuv create crr, which sets the same.
 func (l *load) requestByHand(ctx context.Context, r *rand.Rand) {
 	ns := namespacePrefix + "hand"
 	p := l.readyPod(ctx, r, ns, "web")
 	if p == nil {
 		return
 	}
+	l.mu.Lock()
+	l.handMade++
+	n := l.handMade
+	l.mu.Unlock()
+	name := fmt.Sprintf("by-hand-%d", n)
+	if n%2 == 0 {
+		out, err := exec.CommandContext(ctx, l.plugin, "--kubeconfig", l.kubeconfig, "-n", ns, "create", "crr", name, "--pod="+p.Name, "--containers=app").CombinedOutput()
+		if err != nil {
+			l.log("load: kubectl rejuv create crr %s --pod=%s refused: %v: %s", name, p.Name, err, out)
+			l.count("requests by hand refused")
+			return
+		}
+		l.log("load: kubectl rejuv create crr %s/%s --pod=%s", ns, name, p.Name)
+		l.count("requests by hand")
+		return
+	}
 	crr := &v1beta1.ContainerRecreateRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "by-hand-"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1beta1.ContainerRecreateRequestSpec{
 			PodName:                 p.Name,
 			Containers:              []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}},
+			Strategy:                &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: new(int64(3))},
 			ActiveDeadlineSeconds:   new(int64(120)),
 			TTLSecondsAfterFinished: new(int32(60)),
 		},
 	}
 	if err := l.client.Create(ctx, crr); err != nil {
-		l.log("load: request by hand for %s/%s refused: %v", ns, p.Name, err)
+		l.log("load: request %s/%s by hand for pod %s refused: %v", ns, name, p.Name, err)
 		l.count("requests by hand refused")
 		return
 	}
-	l.log("load: request %s/%s by hand for pod %s", ns, crr.Name, p.Name)
+	l.log("load: request %s/%s by hand for pod %s", ns, name, p.Name)
 	l.count("requests by hand")
 }
 

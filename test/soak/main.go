@@ -8,12 +8,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
 	"github.com/rejuv-dev/rejuv/api/rejuv"
@@ -24,6 +27,7 @@ import (
 )
 
 func main() {
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code, err := run(ctx)
 	stop()
@@ -149,8 +153,11 @@ func run(ctx context.Context) (int, error) {
 	settled := settle(context.WithoutCancel(ctx), stack.Client, settleLimit)
 	rec.logf("settled: %v", settled)
 	totals := cl.stop()
+	// The clients' failures, in the order they were sent: the checker
+	// groups those of one Service close in time.
+	slices.SortFunc(totals.failures, func(a, b invariant.ClientFailed) int { return a.At.Compare(b.At) })
 	for _, failure := range totals.failures {
-		send(failure)
+		seen <- failure
 	}
 	panics.scanAll(context.WithoutCancel(ctx))
 	sending.Wait()

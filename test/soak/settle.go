@@ -34,13 +34,15 @@ func settle(ctx context.Context, c client.Client, limit time.Duration) error {
 			}
 		}
 	}
-	var left []string
+	// last is what the last complete look found unsettled.
+	var last []string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
-		left = nil
+		var left []string
+		failed := false
 		for _, a := range fleet() {
 			requests := &v1beta1.ContainerRecreateRequestList{}
 			if err := c.List(ctx, requests, client.InNamespace(a.namespace)); err != nil {
-				left = append(left, err.Error())
+				failed = true
 				continue
 			}
 			for _, r := range requests.Items {
@@ -50,17 +52,21 @@ func settle(ctx context.Context, c client.Client, limit time.Duration) error {
 			}
 			d := &appsv1.Deployment{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: a.namespace, Name: a.name}, d); err != nil {
-				left = append(left, err.Error())
+				failed = true
 				continue
 			}
 			if d.Status.ReadyReplicas != *d.Spec.Replicas || d.Status.Replicas != *d.Spec.Replicas {
 				left = append(left, fmt.Sprintf("deployment %s/%s %d of %d Ready", a.namespace, a.name, d.Status.ReadyReplicas, *d.Spec.Replicas))
 			}
 		}
+		if failed {
+			return false, nil
+		}
+		last = left
 		return len(left) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("not settled within %s: %s", limit, strings.Join(left, "; "))
+		return fmt.Errorf("not settled within %s: %s", limit, strings.Join(last, "; "))
 	}
 	return nil
 }

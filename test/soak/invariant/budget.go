@@ -34,7 +34,10 @@ func (c *Checker) judgeBudget(pol *policy, p *pod, at time.Time) {
 // classify says whether pol selects p, and whether it keeps p
 // unavailable: a request of pol took p while it was Ready and is in
 // flight, or pol's latest request for p ended and p has not been seen
-// Ready since. A pod that was not Ready when taken was not made
+// Ready since the request's last restart of its containers (or since the
+// request was first seen, when it restarted none): a pod that came back
+// and then went unready for another reason (its node lost) is not the
+// policy's doing. A pod that was not Ready when taken was not made
 // unavailable by Rejuv (the manager may recreate such a pod beyond the
 // budget).
 func (c *Checker) classify(pol *policy, p *pod) {
@@ -54,7 +57,7 @@ func (c *Checker) classify(pol *policy, p *pod) {
 			holder = r
 		}
 	}
-	if holder == nil && latest != nil && !latest.active() && latest.tookReady && !p.ready {
+	if holder == nil && latest != nil && !latest.active() && latest.tookReady && !p.ready && !p.lastReady.After(latest.since()) {
 		holder = latest
 	}
 	if holder == nil {

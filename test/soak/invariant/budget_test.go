@@ -185,3 +185,23 @@ func TestMaxUnavailable(t *testing.T) {
 		t.Errorf("maxUnavailable that does not parse: got %d, want 1", got)
 	}
 }
+
+// TestBudgetLeavesOutAPodBackAndThenUnreadyForAnotherReason: a pod the
+// policy recreated came back Ready, then turned unready when its node was
+// lost; the policy's next request for another pod does not make two of
+// its own unavailable.
+func TestBudgetLeavesOutAPodBackAndThenUnreadyForAnotherReason(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	var pods []*corev1.Pod
+	for i := range 2 {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 8) // back at 18
+	setReady(pods[0], false)
+	s.pod(30, pods[0]) // its node lost
+	s.request(35, newRequest("b", pods[1], pol))
+	quiet(t, s.finish(60))
+}

@@ -25,7 +25,11 @@ type pod struct {
 	// seen; readyUntil is when it was last seen to stop being Ready.
 	ready      bool
 	readyUntil time.Time
-	held       *heldEpisode
+	// lastReady is the last time the pod was seen Ready.
+	lastReady time.Time
+	held      *heldEpisode
+	// restartedAt are when each container was seen restarted, in order.
+	restartedAt map[string][]time.Time
 }
 
 // An instance is a container as last seen: its latest non-empty
@@ -33,6 +37,17 @@ type pod struct {
 type instance struct {
 	id       string
 	restarts int32
+}
+
+// restartedWithin says whether container was seen restarted between from
+// and to.
+func (p *pod) restartedWithin(container string, from, to time.Time) bool {
+	for _, at := range p.restartedAt[container] {
+		if !at.Before(from) && !at.After(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // key is the pod's namespace/name, the key of its requests.
@@ -102,6 +117,10 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 				n = 1
 			}
 			if n > 0 {
+				if p.restartedAt == nil {
+					p.restartedAt = map[string][]time.Time{}
+				}
+				p.restartedAt[s.Name] = append(p.restartedAt[s.Name], at)
 				out = append(out, &restart{pod: p, container: s.Name, at: at, times: n,
 					oldID: prev.id, newID: s.ContainerID, oldCount: prev.restarts, newCount: s.RestartCount,
 					terminated: s.LastTerminationState.Terminated})
@@ -115,6 +134,9 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 	ready := podCondition(obj, corev1.PodReady) == corev1.ConditionTrue
 	if p.ready && !ready {
 		p.readyUntil = at
+	}
+	if ready {
+		p.lastReady = at
 	}
 	p.ready = ready
 	p.obj = obj

@@ -48,8 +48,10 @@ type request struct {
 	// Slack.Skew, when the request was first seen: the request took an
 	// available pod.
 	tookReady bool
-	// restarts are the restarts attributed to it, by container.
-	restarts map[string]int
+	// restarts are the restarts attributed to it, by container;
+	// lastRestart when the latest of them was seen.
+	restarts    map[string]int
+	lastRestart time.Time
 	// reported are the once-per-request violations already recorded.
 	reported map[reported]bool
 }
@@ -270,4 +272,13 @@ func runSecond(run string) (int64, bool) {
 		return 0, false
 	}
 	return t.Unix(), true
+}
+
+// since is when r last acted on its pod as far as the soak saw: its
+// latest restart, or its first sighting when it caused none.
+func (r *request) since() time.Time {
+	if r.lastRestart.After(r.firstSeen) {
+		return r.lastRestart
+	}
+	return r.firstSeen
 }

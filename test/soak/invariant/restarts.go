@@ -112,6 +112,9 @@ func (c *Checker) attributeWaiting(r *request) {
 // request is a violation.
 func (c *Checker) attribute(r *request, rs *restart) {
 	r.restarts[rs.container] += rs.times
+	if rs.at.After(r.lastRestart) {
+		r.lastRestart = rs.at
+	}
 	if r.policy != "" && r.hasRun {
 		key := runKey{policy: r.policy, at: r.runAt}
 		if c.recreatedInRun[key] == nil {

@@ -26,8 +26,12 @@ func claimed(r *request) []string {
 }
 
 // watchStatus holds r, just seen ended, to its status: each container it
-// says it recreated must have been seen to restart for it by Slack.
-// Attribution later (or by the soak's end, if sooner).
+// says it recreated must have been seen to restart while r was under way
+// (from Slack.Skew before it was first seen to Slack.Attribution after it
+// ended), whether or not the restart is attributed to r: requests queued
+// on one pod are all satisfied by one new instance created after each of
+// them, as OpenKruise counts a container started after the request as
+// recreated.
 func (c *Checker) watchStatus(r *request, at time.Time) {
 	want := claimed(r)
 	if len(want) == 0 {
@@ -35,16 +39,21 @@ func (c *Checker) watchStatus(r *request, at time.Time) {
 	}
 	c.after(at.Add(c.slack.Attribution), func(time.Time, bool) {
 		var missing []string
+		p := c.podOf(r)
 		for _, name := range want {
-			if r.restarts[name] == 0 {
-				missing = append(missing, name)
+			if r.restarts[name] > 0 {
+				continue
 			}
+			if p != nil && p.restartedWithin(name, r.firstSeen.Add(-c.slack.Skew), r.terminalAt.Add(c.slack.Attribution)) {
+				continue
+			}
+			missing = append(missing, name)
 		}
 		if len(missing) == 0 {
 			return
 		}
 		c.violate(StatusMatches, r.terminalAt, r.subject(),
-			fmt.Sprintf("reports container %s recreated, but no restart of it was seen for the request", strings.Join(missing, ",")),
+			fmt.Sprintf("reports container %s recreated, but no restart of it was seen while the request was under way", strings.Join(missing, ",")),
 			c.statusEvidence(r, missing)...)
 	})
 }

@@ -74,3 +74,24 @@ func TestARequestFirstSeenEndedIsNotHeldToItsStatus(t *testing.T) {
 	s.request(0, r)
 	quiet(t, s.finish(60))
 }
+
+// TestOneNewInstanceSatisfiesEveryQueuedRequest: a request queued behind
+// another on the same pod is satisfied by the one new instance that
+// started after both were made (the daemon, as OpenKruise, counts a
+// container started after the request as recreated): both report it
+// recreated, the container restarted once, and nothing is reported.
+func TestOneNewInstanceSatisfiesEveryQueuedRequest(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0", "app")
+	s.pod(0, p)
+	first, queued := newRequest("first", p, nil, "app"), newRequest("queued", p, nil, "app")
+	s.request(10, first)
+	s.request(12, queued)
+	restartContainer(p, "app")
+	s.pod(20, p)
+	succeeded(first)
+	succeeded(queued)
+	s.request(21, first)
+	s.request(21, queued)
+	quiet(t, s.finish(60))
+}
