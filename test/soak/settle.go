@@ -15,12 +15,17 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
-// settle suspends the soak's policies, so that no run starts, and waits
-// up to limit until every request has ended and every app has its pods
-// Ready: what is left then is a promise broken ("never stuck").
+// settle suspends the soak's scheduled policies, so that no run starts,
+// and waits up to limit until every request has ended and every app has
+// its pods Ready: what is left then is a promise broken ("never stuck").
+// The rules' policies go on: a pod the load made unready last is
+// recreated by them.
 func settle(ctx context.Context, c client.Client, limit time.Duration) error {
 	for _, a := range fleet() {
 		for _, p := range a.policies {
+			if p.Spec.Schedule == nil {
+				continue
+			}
 			key := client.ObjectKey{Namespace: a.namespace, Name: p.Name}
 			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				got := &v1alpha1.RecreatePolicy{}

@@ -49,18 +49,18 @@ func (s summary) write(w io.Writer, rec *recorder) error {
 
 	fmt.Fprintln(w)
 	t = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(t, "requests seen\t%d\t(%d succeeded, %d ended otherwise, %d not yet due)\t\n", r.Requests, r.Succeeded, r.Failed, r.Unfinished)
-	fmt.Fprintf(t, "runs completed\t%d\t\t\n", r.RunsCompleted)
-	fmt.Fprintf(t, "container restarts seen\t%d\t\t\n", r.Restarts)
-	fmt.Fprintf(t, "client requests\t%d\t(%d failed, %d of them while a fault made it unavoidable%s)\t\n", s.clients.sent, s.clients.failed, sum(r.Explained), byKind(r.Explained))
+	fmt.Fprintf(t, "requests seen\t%d: %d succeeded, %d ended otherwise, %d not yet due\t\n", r.Requests, r.Succeeded, r.Failed, r.Unfinished)
+	fmt.Fprintf(t, "runs completed\t%d\t\n", r.RunsCompleted)
+	fmt.Fprintf(t, "container restarts seen\t%d\t\n", r.Restarts)
+	fmt.Fprintf(t, "client requests\t%d: %d failed, %d of them while a fault made it unavoidable%s\t\n", s.clients.sent, s.clients.failed, sum(r.Explained), byKind(r.Explained))
 	for _, k := range slices.Sorted(maps.Keys(s.load)) {
-		fmt.Fprintf(t, "load: %s\t%d\t\t\n", k, s.load[k])
+		fmt.Fprintf(t, "load: %s\t%d\t\n", k, s.load[k])
 	}
 	settled := "yes"
 	if s.settled != nil {
 		settled = s.settled.Error()
 	}
-	fmt.Fprintf(t, "settled afterwards\t%s\t\t\n", settled)
+	fmt.Fprintf(t, "settled afterwards\t%s\t\n", settled)
 	_ = t.Flush()
 
 	fmt.Fprintln(w)
