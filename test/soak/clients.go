@@ -56,7 +56,11 @@ func (c clients) stop() clientTotals {
 		t.failed += failed
 		for _, res := range r.Results {
 			if res.Err != "" {
-				t.failures = append(t.failures, invariant.ClientFailed{At: res.Sent, Service: cl.service, Err: cl.how + ": " + res.Err})
+				err := cl.how + ": " + res.Err
+				if res.Body != "" {
+					err += ": " + res.Body
+				}
+				t.failures = append(t.failures, invariant.ClientFailed{At: res.Sent, Service: cl.service, Err: err})
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func fleet() []*app {
 			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "web", "*/2 * * * *", intstr.FromString("50%"))}},
 		{namespace: namespacePrefix + "rules", name: "stuck", replicas: 4, served: true,
 			policies: []*v1alpha1.RecreatePolicy{stuckReadiness("stuck", "stuck", 5*time.Second)}},
-		{namespace: namespacePrefix + "hand", name: "web", replicas: 3, served: true,
+		{namespace: namespacePrefix + "hand", name: "web", replicas: 4, served: true,
 			policies: []*v1alpha1.RecreatePolicy{scheduled("nightly", "web", "0 3 * * *", intstr.FromInt32(1))}},
 		{namespace: namespacePrefix + "churn", name: "web", replicas: 4, budget: new(intstr.FromInt32(1)),
 			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "web", "* * * * *", intstr.FromInt32(1))}},

@@ -91,11 +91,8 @@ func (l *load) readyPod(ctx context.Context, r *rand.Rand, ns, name string) *cor
 	}
 	var ready []*corev1.Pod
 	for i := range list.Items {
-		p := &list.Items[i]
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil && p.Status.PodIP != "" {
-				ready = append(ready, p)
-			}
+		if p := &list.Items[i]; podReady(p) {
+			ready = append(ready, p)
 		}
 	}
 	if len(ready) == 0 {
@@ -104,10 +101,48 @@ func (l *load) readyPod(ctx context.Context, r *rand.Rand, ns, name string) *cor
 	return ready[r.IntN(len(ready))]
 }
 
+// calmPod is one of the pods labelled app=name in ns, chosen at random,
+// when every one of them is Ready and none has a request under way: a
+// careful operator touches one pod at a time, and a wedged app seldom
+// wedges twice at once. nil otherwise: the load then leaves the app
+// alone this time, so that what it does with faults on top (a node lost,
+// its pods taken out of their Services) never empties a Service by
+// itself.
+func (l *load) calmPod(ctx context.Context, r *rand.Rand, ns, name string) *corev1.Pod {
+	list, err := l.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+	if err != nil || len(list.Items) == 0 {
+		return nil
+	}
+	for i := range list.Items {
+		if !podReady(&list.Items[i]) {
+			return nil
+		}
+	}
+	requests := &v1beta1.ContainerRecreateRequestList{}
+	if err := l.client.List(ctx, requests, client.InNamespace(ns)); err != nil {
+		return nil
+	}
+	for _, q := range requests.Items {
+		if q.Status.Phase != v1beta1.PhaseCompleted {
+			return nil
+		}
+	}
+	return &list.Items[r.IntN(len(list.Items))]
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil && p.Status.PodIP != ""
+		}
+	}
+	return false
+}
+
 // makeUnready has one of the rules app's pods stop answering its
 // readiness probe, as a wedged app would; stuck-readiness recreates it.
 func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
-	p := l.readyPod(ctx, r, namespacePrefix+"rules", "stuck")
+	p := l.calmPod(ctx, r, namespacePrefix+"rules", "stuck")
 	if p == nil {
 		return
 	}
@@ -131,7 +166,7 @@ func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
 // kubectl rejuv create crr, which sets the same.
 func (l *load) requestByHand(ctx context.Context, r *rand.Rand) {
 	ns := namespacePrefix + "hand"
-	p := l.readyPod(ctx, r, ns, "web")
+	p := l.calmPod(ctx, r, ns, "web")
 	if p == nil {
 		return
 	}

@@ -85,10 +85,10 @@ func describe(obs invariant.Observation) string {
 	}
 	switch o := obs.(type) {
 	case invariant.PodSeen:
-		return fmt.Sprintf("pod %s/%s %s %s ready=%s gate=%s node=%s%s%s", o.Pod.Namespace, o.Pod.Name, short(string(o.Pod.UID)), o.Pod.Status.Phase,
-			condition(o.Pod, corev1.PodReady), condition(o.Pod, v1beta1.PodReadyCondition), o.Pod.Spec.NodeName, containers(o.Pod), gone(o.Gone))
+		return fmt.Sprintf("pod %s/%s %s %s ready=%s gate=%s node=%s ip=%s%s%s", o.Pod.Namespace, o.Pod.Name, short(string(o.Pod.UID)), o.Pod.Status.Phase,
+			condition(o.Pod, corev1.PodReady), condition(o.Pod, v1beta1.PodReadyCondition), o.Pod.Spec.NodeName, o.Pod.Status.PodIP, containers(o.Pod), gone(o.Gone))
 	case invariant.ComponentSeen:
-		return fmt.Sprintf("component %s %s ready=%s node=%s%s%s", o.Pod.Name, short(string(o.Pod.UID)), condition(o.Pod, corev1.PodReady), o.Pod.Spec.NodeName, containers(o.Pod), gone(o.Gone))
+		return fmt.Sprintf("component %s %s ready=%s node=%s ip=%s%s%s", o.Pod.Name, short(string(o.Pod.UID)), condition(o.Pod, corev1.PodReady), o.Pod.Spec.NodeName, o.Pod.Status.PodIP, containers(o.Pod), gone(o.Gone))
 	case invariant.RequestSeen:
 		q := o.Request
 		return fmt.Sprintf("request %s/%s pod=%s phase=%s result=%s policy=%s run=%s message=%q%s", q.Namespace, q.Name, q.Spec.PodName, q.Status.Phase, q.Status.Result,
