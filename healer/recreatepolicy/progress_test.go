@@ -110,3 +110,33 @@ func TestStartedAgainComparesInstances(t *testing.T) {
 		t.Fatal("a container the record lacks counts as started again")
 	}
 }
+
+// TestARecreatedPodDeletedSinceStaysRecreated: a pod the run's request
+// recreated and that was deleted since (scaled down) still counts as
+// recreated, so that the run's count never goes down; a pod deleted while
+// its request ran, which failed for it, does not halt the run (found by
+// the soak: a run reported 2 of 5 recreated where 3 had been, after the
+// Deployment was scaled down).
+func TestARecreatedPodDeletedSinceStaysRecreated(t *testing.T) {
+	at := time.Date(2026, 11, 29, 22, 40, 0, 0, time.UTC)
+	run := planner.Trigger{Kind: planner.TriggerSchedule, Run: at}
+	pods := []*corev1.Pod{
+		runPod("a", 0, "aaaaaaaaaaaaaaaa", at.Add(-time.Hour)),
+		runPod("b", 0, "bbbbbbbbbbbbbbbb", at.Add(-time.Hour)),
+		runPod("c", 0, "cccccccccccccccc", at.Add(-time.Hour)),
+		runPod("d", 0, "dddddddddddddddd", at.Add(-time.Hour)),
+	}
+	baseline := baselineOf(pods)
+	done := func(r appsv1beta1.ContainerRecreateRequestResult) *appsv1beta1.ContainerRecreateRequest {
+		return &appsv1beta1.ContainerRecreateRequest{Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted, Result: r}}
+	}
+	requests := map[types.UID]*appsv1beta1.ContainerRecreateRequest{
+		"a-uid": done(appsv1beta1.ResultSucceeded),
+		"b-uid": done(appsv1beta1.ResultSucceeded), // b deleted since
+		"c-uid": done(appsv1beta1.ResultFailed),    // c deleted while its request ran
+	}
+	p := progress(run, []*corev1.Pod{pods[0], pods[3]}, policyspec.Containers{}, requests, baseline)
+	if p.recreated != 2 || p.failed != nil || len(p.pending) != 1 || p.pending[0].Pod.Name != "d" {
+		t.Errorf("recreated %d, failed %v, pending %v; want 2 (a, and b deleted since), none failed (c's pod is gone), [d]", p.recreated, p.failed, p.pending)
+	}
+}

@@ -49,7 +49,8 @@ func schedule(s *policyspec.Schedule, since, now time.Time) tick {
 type runProgress struct {
 	// pending are the run's candidates: the pods left to recreate.
 	pending []*planner.PodCandidate
-	// recreated counts the pods the run's requests recreated.
+	// recreated counts the pods the run's requests recreated, those
+	// deleted since included: the count never goes down.
 	recreated int
 	// upToDate are the pods that need nothing: their containers were
 	// started again since the run began, by something other than the run.
@@ -65,8 +66,8 @@ type runProgress struct {
 	leftAlone []*planner.PodCandidate
 }
 
-// progress sorts the run's pods into recreated (by the run's requests), up
-// to date (started again since the run began, by identity: baseline),
+// progress counts the pods the run's requests recreated and sorts the
+// run's pods selected now into up to date (started again since the run began, by identity: baseline),
 // skipped (no container the kubelet would start again) and pending. A
 // selected pod the baseline does not list joined after the run began and
 // is left out; a nil baseline (a run recorded without one) lists every
@@ -77,18 +78,20 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 	candidate := func(pod *corev1.Pod, containers []string) *planner.PodCandidate {
 		return &planner.PodCandidate{Pod: pod, Containers: containers, Trigger: run, Reason: reason}
 	}
+	for _, crr := range runRequests {
+		if crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result == appsv1beta1.ResultSucceeded {
+			p.recreated++
+		}
+	}
 	for _, pod := range pods {
 		if crr := runRequests[pod.UID]; crr != nil {
-			if crr.Status.Phase == appsv1beta1.PhaseCompleted {
-				if crr.Status.Result != appsv1beta1.ResultSucceeded {
-					if p.failed == nil {
-						p.failed = crr
-					}
-				} else {
-					p.recreated++
-				}
+			// A failed request halts the run only for a pod still
+			// selected: one that failed because its pod was deleted
+			// leaves nothing to recreate. In flight: neither done nor
+			// pending.
+			if crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result != appsv1beta1.ResultSucceeded && p.failed == nil {
+				p.failed = crr
 			}
-			// In flight: neither done nor pending.
 			continue
 		}
 		recorded, listed := baseline[string(pod.UID)]
