@@ -20,8 +20,8 @@ type runKey struct {
 // judgeRun checks a run of pol seen Completed for the first time, after
 // Slack.Attribution (a restart may be seen after the status that counts
 // it): status.run.recreated must be the number of pods seen to restart for
-// the run's requests, leaving out pods gone before the run was seen
-// completed, which the manager no longer counts.
+// the run's requests, those deleted since included (the manager's count
+// never goes down).
 func (c *Checker) judgeRun(pol *policy, at time.Time) {
 	st := pol.obj.Status.Run
 	if st == nil || st.State != v1alpha1.RunCompleted {
@@ -37,11 +37,7 @@ func (c *Checker) judgeRun(pol *policy, at time.Time) {
 	c.after(at.Add(c.slack.Attribution), func(time.Time, bool) {
 		var pods []string
 		for uid, r := range c.recreatedInRun[key] {
-			p := c.pods[uid]
-			if p.gone && p.goneAt.Before(at) {
-				continue
-			}
-			pods = append(pods, c.describePod(p)+", recreated by "+r.name)
+			pods = append(pods, c.describePod(c.pods[uid])+", recreated by "+r.name)
 		}
 		if len(pods) == int(run.Recreated) {
 			return

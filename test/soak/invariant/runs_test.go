@@ -29,7 +29,8 @@ func TestARunReportsWhatWasSeen(t *testing.T) {
 		{"seen before the last restart", 4, 28, false, 0},
 		{"one too few", 3, 40, false, 1},
 		{"one too many", 5, 40, false, 1},
-		{"a recreated pod deleted before", 3, 45, true, 0},
+		{"a recreated pod deleted before, still counted", 4, 45, true, 0},
+		{"a recreated pod deleted before, left out", 3, 45, true, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
