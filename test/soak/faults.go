@@ -310,7 +310,7 @@ func restartOnNode(component string) func(context.Context, *faulter, *rand.Rand,
 		if err := f.cluster.Stop(name); err != nil {
 			return err
 		}
-		landed(name)
+		landed(node)
 		hold(ctx, between(r, time.Second, 5*time.Second))
 		return f.cluster.Start(context.WithoutCancel(ctx), name)
 	}
@@ -343,7 +343,7 @@ func pauseKubelet(ctx context.Context, f *faulter, r *rand.Rand, node string, la
 		return err
 	}
 	defer func() { _ = f.cluster.Resume(name) }()
-	landed(name)
+	landed(node)
 	hold(ctx, nodeGrace+between(r, 5*time.Second, 20*time.Second))
 	return f.cluster.Resume(name)
 }

@@ -59,7 +59,8 @@ type ComponentSeen struct {
 
 // FaultStarted begins a fault the soak injected, FaultEnded ends it: Kind
 // is one of the Fault kinds, Target what it hit (a pod's name for a kill,
-// a node's name for a node lost or a kubelet), ID pairs the two.
+// a node's name for a fault on a node: its kubelet or containerd, or the
+// node lost), ID pairs the two.
 type FaultStarted struct {
 	At     time.Time
 	ID     int

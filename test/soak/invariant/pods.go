@@ -25,9 +25,12 @@ type pod struct {
 	// seen; readyUntil is when it was last seen to stop being Ready.
 	ready      bool
 	readyUntil time.Time
-	// lastReady is the last time the pod was seen Ready.
-	lastReady time.Time
-	held      *heldEpisode
+	// lastReady is the last time the pod was seen Ready;
+	// droppedOutOfService whether its gate was False when it was last
+	// seen to stop being Ready.
+	lastReady           time.Time
+	droppedOutOfService bool
+	held                *heldEpisode
 	// restartedAt are when each container was seen restarted, in order.
 	restartedAt map[string][]time.Time
 }
@@ -57,9 +60,13 @@ func (p *pod) key() string { return p.namespace + "/" + p.name }
 func (p *pod) subject() string { return "pod " + p.key() }
 
 // readyAround says whether the pod was Ready at at, or stopped being so
-// at most skew before: a pod another watch may still have seen Ready.
+// at most skew before while out of service by its readiness gate: a pod
+// another watch may still have seen Ready, made unready by the request
+// the soak has not seen yet. A pod that stopped being Ready with its gate
+// True went unready for another reason (its node's kubelet silent, its
+// probe failing), which the manager may have seen first.
 func (p *pod) readyAround(at time.Time, skew time.Duration) bool {
-	return p.ready || (!p.readyUntil.IsZero() && at.Sub(p.readyUntil) <= skew)
+	return p.ready || (!p.readyUntil.IsZero() && at.Sub(p.readyUntil) <= skew && p.droppedOutOfService)
 }
 
 // podSeen applies a pod's watch event: its restarts first, then what its
@@ -134,6 +141,7 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 	ready := podCondition(obj, corev1.PodReady) == corev1.ConditionTrue
 	if p.ready && !ready {
 		p.readyUntil = at
+		p.droppedOutOfService = podCondition(obj, v1beta1.PodReadyCondition) == corev1.ConditionFalse
 	}
 	if ready {
 		p.lastReady = at

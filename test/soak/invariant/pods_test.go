@@ -36,6 +36,9 @@ func TestReadyAroundAllowsTheSkew(t *testing.T) {
 	}
 	setReady(obj, true)
 	p.observe(obj.DeepCopy(), at(5))
+	// Taken out of service by its gate (a request the soak has not seen
+	// yet): Ready as far as another watch may know, for the skew.
+	setInService(obj, false)
 	setReady(obj, false)
 	p.observe(obj.DeepCopy(), at(10))
 	cases := []struct {
@@ -46,5 +49,15 @@ func TestReadyAroundAllowsTheSkew(t *testing.T) {
 		if got := p.readyAround(at(tc.at), time.Second); got != tc.want {
 			t.Errorf("at +%.1fs: ready %t, want %t", tc.at, got, tc.want)
 		}
+	}
+	// Unready with its gate True (its node's kubelet silent): not Ready
+	// from that moment, whatever the watches' order.
+	setInService(obj, true)
+	setReady(obj, true)
+	p.observe(obj.DeepCopy(), at(20))
+	setReady(obj, false)
+	p.observe(obj.DeepCopy(), at(30))
+	if p.readyAround(at(30.5), time.Second) {
+		t.Error("a pod unready with its gate True is taken as Ready within the skew")
 	}
 }

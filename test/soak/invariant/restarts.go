@@ -2,6 +2,7 @@ package invariant
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,7 +76,7 @@ func (c *Checker) attributable(rs *restart) *request {
 		if !r.lists(rs.container) {
 			continue
 		}
-		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution {
+		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
 			continue
 		}
 		if best == nil || (best.restarts[rs.container] > 0 && r.restarts[rs.container] == 0) {
@@ -83,6 +84,30 @@ func (c *Checker) attributable(rs *restart) *request {
 		}
 	}
 	return best
+}
+
+// silenceKubelet are the faults that keep a node's kubelet from starting
+// a stopped container again, or from reporting it: its restarts are seen
+// late, after the request that stopped it may have ended.
+var silenceKubelet = []Fault{PauseKubelet, RestartKubelet, RestartContainerd, LoseNode}
+
+// seenLateOnNode says whether a restart seen at seen, on node, may be
+// late for a request that ended at end: a fault silencing node's kubelet
+// was under way after end and ended at most Slack.Attribution before
+// seen.
+func (c *Checker) seenLateOnNode(node string, end, seen time.Time) bool {
+	for _, w := range c.windows {
+		if w.start.After(seen) {
+			break
+		}
+		if !slices.Contains(silenceKubelet, w.kind) || w.target != node {
+			continue
+		}
+		if until := w.until(seen); !until.Before(end) && seen.Sub(until) <= c.slack.Attribution {
+			return true
+		}
+	}
+	return false
 }
 
 // attributeWaiting gives r the waiting restarts of its pod's containers

@@ -161,3 +161,34 @@ func TestRestartsOnALostNodeAreTheFaults(t *testing.T) {
 	s.pod(40, p)
 	quiet(t, s.finish(60))
 }
+
+// TestARestartSeenLateOnASilentNodeIsTheRequests: the daemon stopped the
+// container while the node's kubelet was paused; the request ended
+// before the kubelet, continued, started the new instance. The restart is
+// the ended request's, not one without a request; without the pause it
+// would be.
+func TestARestartSeenLateOnASilentNodeIsTheRequests(t *testing.T) {
+	for _, paused := range []bool{true, false} {
+		s := newSoak()
+		p := newPod("web-0", "app")
+		s.pod(0, p)
+		if paused {
+			s.fault(5, 1, PauseKubelet, "node-1")
+		}
+		r := newRequest("a", p, nil, "app")
+		s.request(10, r)
+		complete(r, "Failed")
+		s.request(20, r)
+		if paused {
+			s.faultEnded(38, 1)
+		}
+		restartContainer(p, "app")
+		s.pod(40, p)
+		rep := s.finish(60)
+		want := 0
+		if !paused {
+			want = 1
+		}
+		expect(t, rep, OncePerDecision, want, "restarted with no request")
+	}
+}
