@@ -51,25 +51,26 @@ type app struct {
 func fleet() []*app {
 	return []*app{
 		{namespace: namespacePrefix + "rolling-a", name: "web", replicas: 4, served: true, budget: new(intstr.FromInt32(1)),
-			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "web", "* * * * *", intstr.FromInt32(1))}},
+			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "* * * * *", intstr.FromInt32(1))}},
 		{namespace: namespacePrefix + "rolling-b", name: "web", replicas: 4, served: true, budget: new(intstr.FromInt32(1)),
-			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "web", "*/2 * * * *", intstr.FromString("50%"))}},
+			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "*/2 * * * *", intstr.FromString("50%"))}},
 		{namespace: namespacePrefix + "rules", name: "stuck", replicas: 4, served: true,
 			policies: []*v1alpha1.RecreatePolicy{stuckReadiness("stuck", "stuck", 5*time.Second)}},
 		{namespace: namespacePrefix + "hand", name: "web", replicas: 4, served: true,
-			policies: []*v1alpha1.RecreatePolicy{scheduled("nightly", "web", "0 3 * * *", intstr.FromInt32(1))}},
+			policies: []*v1alpha1.RecreatePolicy{scheduled("nightly", "0 3 * * *", intstr.FromInt32(1))}},
 		{namespace: namespacePrefix + "churn", name: "web", replicas: 4, budget: new(intstr.FromInt32(1)),
-			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "web", "* * * * *", intstr.FromInt32(1))}},
+			policies: []*v1alpha1.RecreatePolicy{scheduled("rolling", "* * * * *", intstr.FromInt32(1))}},
 	}
 }
 
-// scheduled is a policy that restarts app's pods on cron, maxUnavailable
-// at a time, respecting PodDisruptionBudgets (the default).
-func scheduled(name, app, cron string, maxUnavailable intstr.IntOrString) *v1alpha1.RecreatePolicy {
+// scheduled is a policy that restarts the pods of app web on cron,
+// maxUnavailable at a time, respecting PodDisruptionBudgets (the
+// default).
+func scheduled(name, cron string, maxUnavailable intstr.IntOrString) *v1alpha1.RecreatePolicy {
 	return &v1alpha1.RecreatePolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1alpha1.RecreatePolicySpec{
-			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Schedule: &v1alpha1.Schedule{Cron: cron},
 			Rollout:  v1alpha1.Rollout{MaxUnavailable: &maxUnavailable},
 		},

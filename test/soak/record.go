@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,7 +134,7 @@ func condition(p *corev1.Pod, t corev1.PodConditionType) string {
 
 // containers lists each container's ID (12 characters) and restart count.
 func containers(p *corev1.Pod) string {
-	s := ""
+	var s strings.Builder
 	for _, c := range p.Status.ContainerStatuses {
 		id := c.ContainerID
 		if i := len(id) - 64; i > 0 {
@@ -142,7 +143,7 @@ func containers(p *corev1.Pod) string {
 		if len(id) > 12 {
 			id = id[:12]
 		}
-		s += fmt.Sprintf(" %s=%s/%d", c.Name, id, c.RestartCount)
+		fmt.Fprintf(&s, " %s=%s/%d", c.Name, id, c.RestartCount)
 	}
-	return s
+	return s.String()
 }
