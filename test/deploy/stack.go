@@ -43,6 +43,11 @@ const (
 
 // Client returns a client for the cluster that knows Rejuv's types.
 func Client(c *harness.Cluster) (client.Client, error) {
+	return WatchClient(c)
+}
+
+// WatchClient is Client that can watch as well.
+func WatchClient(c *harness.Cluster) (client.WithWatch, error) {
 	s, err := apps.NewScheme()
 	if err == nil {
 		err = rejuv.AddToScheme(s)
@@ -54,7 +59,7 @@ func Client(c *harness.Cluster) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: s})
+	return client.NewWithWatch(cfg, client.Options{Scheme: s})
 }
 
 // Stack is Rejuv installed on the cluster.

@@ -18,8 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rejuv-dev/rejuv/api/apps"
-	"github.com/rejuv-dev/rejuv/api/rejuv"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/images"
@@ -91,7 +89,7 @@ func run(ctx context.Context) (int, error) {
 	if err := removeEarlier(ctx, stack.Client); err != nil {
 		return 2, err
 	}
-	watcher, err := watchClient(cluster)
+	watcher, err := deploy.WatchClient(cluster)
 	if err != nil {
 		return 2, err
 	}
@@ -172,6 +170,11 @@ func run(ctx context.Context) (int, error) {
 	if err := s.write(os.Stdout, rec); err != nil {
 		return 2, err
 	}
+	if len(report.Violations) > 0 || settled != nil {
+		if err := dumpObjects(context.WithoutCancel(ctx), stack.Client, o.evidence); err != nil {
+			rec.logf("write the objects: %v", err)
+		}
+	}
 	if err := cleanUp(context.WithoutCancel(ctx), stack.Client); err != nil {
 		rec.logf("clean up: %v", err)
 	}
@@ -185,22 +188,6 @@ func run(ctx context.Context) (int, error) {
 // whatever Rejuv does: a lost node's pods answer no more until the node
 // controller takes them out of their Services.
 var trafficFaults = []invariant.Fault{invariant.LoseNode}
-
-// watchClient is a client that can watch Rejuv's kinds.
-func watchClient(c *harness.Cluster) (client.WithWatch, error) {
-	s, err := apps.NewScheme()
-	if err == nil {
-		err = rejuv.AddToScheme(s)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	return client.NewWithWatch(cfg, client.Options{Scheme: s})
-}
 
 // cleanUp removes the soak's namespaces, without waiting.
 func cleanUp(ctx context.Context, c client.Client) error {

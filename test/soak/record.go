@@ -10,8 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/soak/invariant"
 )
 
@@ -100,7 +102,18 @@ func describe(obs invariant.Observation) string {
 		if p.Status.Run != nil {
 			run = fmt.Sprintf("%s %s pods=%d recreated=%d upToDate=%d", p.Status.Run.ScheduledTime.UTC().Format(time.RFC3339), p.Status.Run.State, p.Status.Run.Pods, p.Status.Run.Recreated, p.Status.Run.UpToDate)
 		}
-		return fmt.Sprintf("policy %s/%s generation=%d observed=%d run=%s%s", p.Namespace, p.Name, p.Generation, p.Status.ObservedGeneration, run, gone(o.Gone))
+		var conditions strings.Builder
+		for _, c := range p.Status.Conditions {
+			if c.Status == metav1.ConditionTrue || c.Type == v1alpha1.ConditionReady {
+				fmt.Fprintf(&conditions, " %s=%s/%s", c.Type, c.Status, c.Reason)
+			}
+		}
+		last := ""
+		if n := len(p.Status.RecentDecisions); n > 0 {
+			d := p.Status.RecentDecisions[n-1]
+			last = fmt.Sprintf(" last=%s:%s", d.Pod, d.Outcome)
+		}
+		return fmt.Sprintf("policy %s/%s generation=%d observed=%d run=%s%s%s%s", p.Namespace, p.Name, p.Generation, p.Status.ObservedGeneration, run, conditions.String(), last, gone(o.Gone))
 	case invariant.BudgetSeen:
 		b := o.Budget
 		return fmt.Sprintf("budget %s/%s allowed=%d healthy=%d desired=%d disrupted=%d%s", b.Namespace, b.Name, b.Status.DisruptionsAllowed, b.Status.CurrentHealthy, b.Status.DesiredHealthy, len(b.Status.DisruptedPods), gone(o.Gone))
