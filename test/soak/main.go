@@ -38,9 +38,10 @@ func main() {
 	os.Exit(code)
 }
 
-// faultGap is the mean time between two faults' starts: about 200 an
-// hour, several under way at once.
-const faultGap = 18 * time.Second
+// faultGap is the mean time between two faults' starts: about 240 an
+// hour (some cannot be injected when they come up: a replica on a lost
+// node), several under way at once.
+const faultGap = 15 * time.Second
 
 // settleLimit bounds how long the cluster may take, once the faults and
 // the load have stopped, until every request has ended and every pod is

@@ -20,20 +20,19 @@ const (
 // A role is what one of Rejuv's pods is: the manager or a daemon.
 type role struct {
 	name string
-	// restartedBy are the faults that restart the role's containers:
-	// those whose target is the pod when targeted is set, any of them
-	// otherwise.
+	// killedBy are the faults that restart the container of the pod
+	// they target; restartedBy those that may restart any of the role's.
+	killedBy    []Fault
 	restartedBy []Fault
-	targeted    bool
 	// rolledBy is the fault that replaces the role's pods.
 	rolledBy Fault
 }
 
 var (
-	// A manager replica exits when it loses its lease: killing either
-	// replica or stopping the API restarts any of them.
-	manager = &role{name: "manager", restartedBy: []Fault{KillLeader, KillStandby, RestartAPIServer, SlowAPI}, rolledBy: RolloutManager}
-	daemon  = &role{name: "daemon", restartedBy: []Fault{KillDaemon}, targeted: true, rolledBy: RolloutDaemon}
+	// A manager replica exits when it cannot renew its lease: stopping or
+	// slowing the API may restart either.
+	manager = &role{name: "manager", killedBy: []Fault{KillLeader, KillStandby}, restartedBy: []Fault{RestartAPIServer, SlowAPI}, rolledBy: RolloutManager}
+	daemon  = &role{name: "daemon", killedBy: []Fault{KillDaemon}, rolledBy: RolloutDaemon}
 )
 
 // roleOf is the role of the pod named name, nil for another pod.
@@ -111,8 +110,8 @@ func (c *Checker) componentSeen(o ComponentSeen) {
 // judgeComponentRestart explains a container's restart by a fault that
 // restarts the role's containers, or one that loses the pod's node.
 func (c *Checker) judgeComponentRestart(comp *component, obj *corev1.Pod, s corev1.ContainerStatus, prev int32, at time.Time) {
-	byRole := func(w *window) bool { return !comp.role.targeted || comp.names(w.target) }
-	if c.explaining(at, c.slack.Component, comp.role.restartedBy, byRole) != nil || c.nodeLost(comp, at) {
+	killed := c.explaining(at, c.slack.Component, comp.role.killedBy, func(w *window) bool { return comp.names(w.target) })
+	if killed != nil || c.explaining(at, c.slack.Component, comp.role.restartedBy, nil) != nil || c.nodeLost(comp, at) {
 		return
 	}
 	line := fmt.Sprintf("container %s restartCount %d -> %d, containerID %s", s.Name, prev, s.RestartCount, shortID(s.ContainerID))

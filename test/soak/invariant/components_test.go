@@ -42,9 +42,10 @@ func TestComponentRestartsAreExplainedByFaults(t *testing.T) {
 		want    int
 	}{
 		{"a manager, nothing injected", "rejuv-healer-abc-1", nil, 50, 1},
-		{"a manager, its leader killed", "rejuv-healer-abc-1", &fault{KillLeader, "rejuv-healer-abc-2", 45, 48}, 50, 0},
-		{"a manager, the standby killed a minute ago", "rejuv-healer-abc-1", &fault{KillStandby, "rejuv-healer-abc-2", 5, 10}, 50, 0},
-		{"a manager, the standby killed long ago", "rejuv-healer-abc-1", &fault{KillStandby, "rejuv-healer-abc-2", 5, 9}, 80, 1},
+		{"a manager, killed as the leader", "rejuv-healer-abc-1", &fault{KillLeader, "rejuv-healer-abc-1", 45, 48}, 50, 0},
+		{"a manager, killed as the standby a minute ago", "rejuv-healer-abc-1", &fault{KillStandby, "rejuv-healer-abc-1", 5, 10}, 50, 0},
+		{"a manager, killed as the standby long ago", "rejuv-healer-abc-1", &fault{KillStandby, "rejuv-healer-abc-1", 5, 9}, 80, 1},
+		{"a manager, the other replica killed", "rejuv-healer-abc-1", &fault{KillLeader, "rejuv-healer-abc-2", 45, 48}, 50, 1},
 		{"a manager, the API slow", "rejuv-healer-abc-1", &fault{SlowAPI, "kube-apiserver", 20, 40}, 50, 0},
 		{"a manager, a daemon killed", "rejuv-healer-abc-1", &fault{KillDaemon, "rejuv-daemon-x", 45, 48}, 50, 1},
 		{"a daemon, killed", "rejuv-daemon-x", &fault{KillDaemon, "rejuv-daemon-x", 45, 48}, 50, 0},
