@@ -15,12 +15,7 @@ import (
 // before the soak sees the previous pod Ready again (the manager's watch
 // was ahead).
 func rollingRun(s *soak, pol *v1alpha1.RecreatePolicy, from, back float64) {
-	var pods []*corev1.Pod
-	for i := range 4 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 4)
 	for i, p := range pods {
 		r := inRun(newRequest("run-"+podName(i), p, pol), at(from))
 		s.recreation(from+6*float64(i), r, p, back)
@@ -66,12 +61,7 @@ func TestBudgetAllowsTheWatchesSkew(t *testing.T) {
 func TestBudgetQuietOnAPassOfTwoAtMaxUnavailableTwo(t *testing.T) {
 	s := newSoak()
 	pol := newPolicy("nightly", "2")
-	var pods []*corev1.Pod
-	for i := range 4 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 4)
 	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 7)
 	s.recreation(10, newRequest("b", pods[1], pol), pods[1], 7.5)
 	s.recreation(17.1, newRequest("c", pods[2], pol), pods[2], 7)
@@ -82,12 +72,7 @@ func TestBudgetQuietOnAPassOfTwoAtMaxUnavailableTwo(t *testing.T) {
 func TestBudgetFiresWhenANextPodIsTakenBeforeThePreviousIsBack(t *testing.T) {
 	s := newSoak()
 	pol := newPolicy("nightly", "1")
-	var pods []*corev1.Pod
-	for i := range 4 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 4)
 	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 9) // back at 19
 	s.recreation(16, newRequest("b", pods[1], pol), pods[1], 9) // taken at 16, back at 25
 	s.recreation(17, newRequest("c", pods[2], pol), pods[2], 9) // three at once at 17
@@ -127,12 +112,7 @@ func TestBudgetLeavesOutPodsThatWereNotReadyWhenTaken(t *testing.T) {
 func TestBudgetCountsAPodNotBackAfterItsRequestEnded(t *testing.T) {
 	s := newSoak()
 	pol := newPolicy("nightly", "1")
-	var pods []*corev1.Pod
-	for i := range 2 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 2)
 	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 30) // ends at 16, never Ready until 40
 	s.request(20, newRequest("b", pods[1], pol))
 	rep := s.finish(60)
@@ -144,12 +124,7 @@ func TestBudgetIgnoresRequestsOfOtherPoliciesAndByHand(t *testing.T) {
 	pol := newPolicy("nightly", "1")
 	other := newPolicy("other", "1")
 	other.Spec.Selector.MatchLabels = map[string]string{"app": "db"}
-	var pods []*corev1.Pod
-	for i := range 3 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 3)
 	s.policy(0, other)
 	s.request(10, newRequest("mine", pods[0], pol))
 	s.request(10, newRequest("hand", pods[1], nil))
@@ -193,12 +168,7 @@ func TestMaxUnavailable(t *testing.T) {
 func TestBudgetLeavesOutAPodBackAndThenUnreadyForAnotherReason(t *testing.T) {
 	s := newSoak()
 	pol := newPolicy("nightly", "1")
-	var pods []*corev1.Pod
-	for i := range 2 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 2)
 	s.recreation(10, newRequest("a", pods[0], pol), pods[0], 8) // back at 18
 	setReady(pods[0], false)
 	s.pod(30, pods[0]) // its node lost

@@ -292,3 +292,15 @@ func (s *soak) recreation(sec float64, r *v1beta1.ContainerRecreateRequest, p *c
 	setReady(p, true)
 	s.pod(sec+back, p)
 }
+
+// selected makes n pods named by podName, seen at 0, and pol, which
+// selects them.
+func (s *soak) selected(pol *v1alpha1.RecreatePolicy, n int) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for i := range n {
+		pods = append(pods, newPod(podName(i)))
+		s.pod(0, pods[i])
+	}
+	s.policy(0, pol)
+	return pods
+}

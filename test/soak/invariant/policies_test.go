@@ -3,7 +3,6 @@ package invariant
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -43,12 +42,7 @@ func TestASelectorThatDoesNotParseSelectsNothing(t *testing.T) {
 
 // threeRecreating takes three pods of four for pol at 10.
 func threeRecreating(s *soak, pol *v1alpha1.RecreatePolicy) {
-	var pods []*corev1.Pod
-	for i := range 4 {
-		pods = append(pods, newPod(podName(i)))
-		s.pod(0, pods[i])
-	}
-	s.policy(0, pol)
+	pods := s.selected(pol, 4)
 	for i := range 3 {
 		s.request(10, newRequest("r"+podName(i), pods[i], pol))
 	}
