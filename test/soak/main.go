@@ -98,12 +98,30 @@ func run(ctx context.Context) (int, error) {
 	// Everything seen goes to the checker, in the order seen.
 	seen := make(chan invariant.Observation, 4096)
 	checker := invariant.NewChecker(invariant.DefaultSlack(), trafficFaults)
-	checked := make(chan struct{})
+	// finish tells the checker to take what is waiting and stop; the
+	// channel itself is never closed, since the informers' handlers may
+	// still be handing an event over when they are stopped.
+	finish, checked := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(checked)
-		for obs := range seen {
+		observe := func(obs invariant.Observation) {
 			rec.observed(obs)
 			checker.Observe(obs)
+		}
+		for {
+			select {
+			case obs := <-seen:
+				observe(obs)
+			case <-finish:
+				for {
+					select {
+					case obs := <-seen:
+						observe(obs)
+					default:
+						return
+					}
+				}
+			}
 		}
 	}()
 	var sending sync.WaitGroup
@@ -161,10 +179,7 @@ func run(ctx context.Context) (int, error) {
 	panics.scanAll(context.WithoutCancel(ctx))
 	sending.Wait()
 	stopWatching()
-	// The informers may still hand over what they had; then the checker
-	// sees no more.
-	time.Sleep(time.Second)
-	close(seen)
+	close(finish)
 	<-checked
 	report := checker.Finish(time.Now())
 	s := summary{seed: o.seed, duration: o.duration, ran: time.Since(started), report: report, clients: totals, load: l.counts, notInjected: f.failed, settled: settled, evidence: o.evidence}

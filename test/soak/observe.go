@@ -35,6 +35,10 @@ type observer struct {
 	// one of Rejuv's pods has restarted.
 	restarted func(*corev1.Pod)
 
+	// stopped ends with the watches: a handler then drops what it has
+	// rather than wait for a checker that has finished.
+	stopped <-chan struct{}
+
 	mu       sync.Mutex
 	restarts map[types.UID]int32
 }
@@ -42,6 +46,7 @@ type observer struct {
 // start runs the informers until ctx ends and waits until each has
 // listed once.
 func (o *observer) start(ctx context.Context) error {
+	o.stopped = ctx.Done()
 	soak := func(m metav1.Object) bool { return strings.HasPrefix(m.GetNamespace(), namespacePrefix) }
 	informers := []toolscache.SharedIndexInformer{
 		o.informer(&corev1.Pod{}, func(obj runtime.Object, gone bool) invariant.Observation {
@@ -121,7 +126,10 @@ func (o *observer) informer(obj runtime.Object, observe func(obj runtime.Object,
 		}
 		if obj, ok := x.(runtime.Object); ok {
 			if seen := observe(obj, gone); seen != nil {
-				o.sink <- seen
+				select {
+				case o.sink <- seen:
+				case <-o.stopped:
+				}
 			}
 		}
 	}
