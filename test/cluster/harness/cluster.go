@@ -120,6 +120,9 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	if st != nil {
+		// A process a run paused and could not continue (it was killed
+		// itself) would hold the cluster still: continue them all.
+		st.resumeAll()
 		why := healthy(ctx, cfg, st)
 		if why == nil {
 			fmt.Fprintf(cfg.out(), "harness: reusing the running cluster in %s\n", cfg.Dir)

@@ -41,3 +41,13 @@ func (c *Cluster) signal(component string, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// resumeAll continues every process of the state that runs: one left
+// paused answers nothing.
+func (s *state) resumeAll() {
+	for _, p := range s.Processes {
+		if p.Alive() {
+			_ = syscall.Kill(p.PID, syscall.SIGCONT)
+		}
+	}
+}

@@ -92,8 +92,8 @@ func (p *Process) Alive() bool {
 	return p.StartTime == 0 || st == p.StartTime
 }
 
-// Stop sends SIGTERM, waits up to grace, then SIGKILL, and waits for the
-// process to be gone. Stopping a process that is already gone is not an error.
+// Stop sends SIGTERM (and SIGCONT, for a paused process), waits up to
+// grace, then SIGKILL, and waits for the process to be gone. Stopping a process that is already gone is not an error.
 func (p *Process) Stop(grace time.Duration) error {
 	if !p.Alive() {
 		return nil
@@ -101,6 +101,8 @@ func (p *Process) Stop(grace time.Duration) error {
 	if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s (pid %d): %w", p.Name, p.PID, err)
 	}
+	// A paused process (Pause) takes its SIGTERM once continued.
+	_ = syscall.Kill(p.PID, syscall.SIGCONT)
 	if p.waitGone(grace) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,5 +106,26 @@ func TestLockFileExcludes(t *testing.T) {
 func TestUnescapeMountPath(t *testing.T) {
 	if got := unescapeMountPath(`/a\040b/c`); got != "/a b/c" {
 		t.Fatalf("unescapeMountPath = %q", got)
+	}
+}
+
+// TestAPausedProcessStopsOnItsSIGTERM: a process left paused (SIGSTOP, as
+// Pause leaves it) is stopped by its SIGTERM within the grace, not by the
+// SIGKILL after it.
+func TestAPausedProcessStopsOnItsSIGTERM(t *testing.T) {
+	p, err := startProcess(t.TempDir(), spec{name: "paused", path: "/bin/sh", args: []string{"-c", "trap 'exit 0' TERM; while :; do sleep 0.1; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= 5*time.Second {
+		t.Errorf("stopping the paused process took %s: it waited out the grace for SIGKILL", took)
 	}
 }
