@@ -31,7 +31,9 @@ func (c *Checker) judgeBudget(pol *policy, p *pod, at time.Time) {
 	c.evaluateBudget(pol, at)
 }
 
-// classify says whether pol selects p, and whether it keeps p
+// classify says whether pol selects p (a pod being deleted is going
+// whatever the policy does, and the manager leaves it out), and whether
+// it keeps p
 // unavailable: a request of pol took p while it was Ready and is in
 // flight, or pol's latest request for p ended and p has not been seen
 // Ready since the request's last restart of its containers (or since the
@@ -41,7 +43,7 @@ func (c *Checker) judgeBudget(pol *policy, p *pod, at time.Time) {
 // unavailable by Rejuv (the manager may recreate such a pod beyond the
 // budget).
 func (c *Checker) classify(pol *policy, p *pod) {
-	if p.gone || !pol.selector.Matches(labels.Set(p.obj.Labels)) {
+	if p.gone || p.obj.DeletionTimestamp != nil || !pol.selector.Matches(labels.Set(p.obj.Labels)) {
 		delete(pol.selected, p.uid)
 		delete(pol.disrupted, p.uid)
 		return

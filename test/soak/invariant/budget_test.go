@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -173,5 +174,27 @@ func TestBudgetLeavesOutAPodBackAndThenUnreadyForAnotherReason(t *testing.T) {
 	setReady(pods[0], false)
 	s.pod(30, pods[0]) // its node lost
 	s.request(35, newRequest("b", pods[1], pol))
+	quiet(t, s.finish(60))
+}
+
+// TestBudgetLeavesOutAPodBeingDeleted: a pod the policy recreated that is
+// being deleted (scaled down) as its request fails is going whatever the
+// policy does; the policy's next request does not put it over budget.
+func TestBudgetLeavesOutAPodBeingDeleted(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	pods := s.selected(pol, 2)
+	r := newRequest("a", pods[0], pol)
+	s.request(10, r)
+	setInService(pods[0], false)
+	setReady(pods[0], false)
+	s.pod(11, pods[0])
+	restartContainer(pods[0], "app")
+	pods[0].DeletionTimestamp = &metav1.Time{Time: at(12)}
+	s.pod(12, pods[0])
+	complete(r, "Failed")
+	s.request(13, r)
+	s.request(13.2, newRequest("b", pods[1], pol))
+	s.podGone(16, pods[0])
 	quiet(t, s.finish(60))
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -20,8 +21,10 @@ type runKey struct {
 // judgeRun checks a run of pol seen Completed for the first time, after
 // Slack.Attribution (a restart may be seen after the status that counts
 // it): status.run.recreated must be the number of pods seen to restart for
-// the run's requests, those deleted since included (the manager's count
-// never goes down).
+// the run's requests that succeeded, those deleted since included (the
+// manager's count never goes down). A request that failed after its
+// container restarted (its pod deleted meanwhile) did not recreate the
+// pod as the run counts it.
 func (c *Checker) judgeRun(pol *policy, at time.Time) {
 	st := pol.obj.Status.Run
 	if st == nil || st.State != v1alpha1.RunCompleted {
@@ -37,7 +40,9 @@ func (c *Checker) judgeRun(pol *policy, at time.Time) {
 	c.after(at.Add(c.slack.Attribution), func(time.Time, bool) {
 		var pods []string
 		for uid, r := range c.recreatedInRun[key] {
-			pods = append(pods, c.describePod(c.pods[uid])+", recreated by "+r.name)
+			if r.obj.Status.Result == v1beta1.ResultSucceeded {
+				pods = append(pods, c.describePod(c.pods[uid])+", recreated by "+r.name)
+			}
 		}
 		if len(pods) == int(run.Recreated) {
 			return

@@ -26,7 +26,7 @@ func TestARunReportsWhatWasSeen(t *testing.T) {
 		want     int
 	}{
 		{"as many", 4, 40, false, 0},
-		{"seen before the last restart", 4, 28, false, 0},
+		{"seen before the last restart", 4, 30, false, 0},
 		{"one too few", 3, 40, false, 1},
 		{"one too many", 5, 40, false, 1},
 		{"a recreated pod deleted before, still counted", 4, 45, true, 0},
@@ -57,4 +57,22 @@ func TestARunComparesToTheSecond(t *testing.T) {
 	rollingRun(s, pol, 10, 6.2)
 	s.policy(40, completed(pol, 10.4, 4))
 	quiet(t, s.finish(60))
+}
+
+// TestARunCountsOnlyItsSucceededRequests: a pod whose run request
+// restarted its container and then failed (the pod was being deleted) is
+// not one the run reports recreated.
+func TestARunCountsOnlyItsSucceededRequests(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	pods := s.selected(pol, 2)
+	s.recreation(10, inRun(newRequest("run-a", pods[0], pol), at(10)), pods[0], 8)
+	failed := inRun(newRequest("run-b", pods[1], pol), at(10))
+	s.request(20, failed)
+	restartContainer(pods[1], "app")
+	s.pod(23, pods[1])
+	complete(failed, "Failed")
+	s.request(24, failed)
+	s.policy(30, completed(pol, 10, 1))
+	expect(t, s.finish(60), RunReports, 0, "")
 }
