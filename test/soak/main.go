@@ -84,7 +84,9 @@ func run(ctx context.Context) (int, error) {
 		return 2, fmt.Errorf("install Rejuv: %w", err)
 	}
 	plugin := filepath.Join(o.evidence, "kubectl-rejuv")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", plugin, "./cmd/kubectl-rejuv").CombinedOutput(); err != nil {
+	build := exec.CommandContext(ctx, "go", "build", "-o", plugin, "./cmd/kubectl-rejuv")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
 		return 2, fmt.Errorf("build kubectl-rejuv: %w\n%s", err, out)
 	}
 	if err := removeEarlier(ctx, stack.Client); err != nil {
