@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/soak/invariant"
@@ -290,11 +291,7 @@ func (f *faulter) waitPodReady(ctx context.Context, pod *corev1.Pod, limit time.
 		if p.UID != pod.UID {
 			return true, nil
 		}
-		ready := false
-		for _, c := range p.Status.Conditions {
-			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
-		}
-		return ready && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > before, nil
+		return pods.Ready(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > before, nil
 	})
 }
 

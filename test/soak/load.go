@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // load is what the soak's users do meanwhile, each at random moments:
@@ -130,13 +131,9 @@ func (l *load) calmPod(ctx context.Context, r *rand.Rand, ns, name string) *core
 	return &list.Items[r.IntN(len(list.Items))]
 }
 
+// podReady says whether p is Ready with an address, and staying.
 func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil && p.Status.PodIP != ""
-		}
-	}
-	return false
+	return pods.Ready(p) && p.DeletionTimestamp == nil && p.Status.PodIP != ""
 }
 
 // makeUnready has one of the rules app's pods stop answering its

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/test/soak/invariant"
 )
@@ -136,11 +137,11 @@ func short(s string) string {
 	return s
 }
 
+// condition is the status of p's condition of type t, "-" when it has
+// none.
 func condition(p *corev1.Pod, t corev1.PodConditionType) string {
-	for _, c := range p.Status.Conditions {
-		if c.Type == t {
-			return string(c.Status)
-		}
+	if c := pods.Condition(p, t); c != nil {
+		return string(c.Status)
 	}
 	return "-"
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // A pod is what the checker keeps of one pod of the soak's namespaces,
@@ -154,10 +155,8 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 // podCondition is the status of obj's condition of type t, "" when it has
 // none.
 func podCondition(obj *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
-	for _, cond := range obj.Status.Conditions {
-		if cond.Type == t {
-			return cond.Status
-		}
+	if c := pods.Condition(obj, t); c != nil {
+		return c.Status
 	}
 	return ""
 }
