@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -205,7 +206,7 @@ func removeEarlier(ctx context.Context, c client.Client) error {
 	}
 	var left []string
 	for _, ns := range list.Items {
-		if len(ns.Name) > len(namespacePrefix) && ns.Name[:len(namespacePrefix)] == namespacePrefix {
+		if strings.HasPrefix(ns.Name, namespacePrefix) {
 			if err := c.Delete(ctx, &ns); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("delete namespace %s: %w", ns.Name, err)
 			}
