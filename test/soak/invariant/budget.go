@@ -43,7 +43,7 @@ func (c *Checker) judgeBudget(pol *policy, p *pod, at time.Time) {
 // unavailable by Rejuv (the manager may recreate such a pod beyond the
 // budget).
 func (c *Checker) classify(pol *policy, p *pod) {
-	if p.gone || p.obj.DeletionTimestamp != nil || !pol.selector.Matches(labels.Set(p.obj.Labels)) {
+	if p.gone || terminating(p.obj) || !pol.selector.Matches(labels.Set(p.obj.Labels)) {
 		delete(pol.selected, p.uid)
 		delete(pol.disrupted, p.uid)
 		return
