@@ -67,6 +67,9 @@ func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []p
 		for i, e := range admitted {
 			pods[i] = e.c.Pod
 		}
+		if err := r.readUnready(ctx, pl.in.budgets, pods); err != nil {
+			return err
+		}
 		refused, err := r.chargeAll(ctx, pl.in.budgets, pods, now)
 		if err != nil {
 			return err

@@ -83,7 +83,13 @@ func run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 2, fmt.Errorf("install Rejuv: %w", err)
 	}
-	plugin := filepath.Join(o.evidence, "kubectl-rejuv")
+	// Built where the run's evidence is not: it is 100 MB.
+	bin, err := os.MkdirTemp("", "soak-plugin-")
+	if err != nil {
+		return 2, err
+	}
+	defer os.RemoveAll(bin)
+	plugin := filepath.Join(bin, "kubectl-rejuv")
 	build := exec.CommandContext(ctx, "go", "build", "-o", plugin, "./cmd/kubectl-rejuv")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {

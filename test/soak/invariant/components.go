@@ -54,6 +54,10 @@ type component struct {
 	node            string
 	// restarts are each container's highest restartCount seen.
 	restarts map[string]int32
+	// deleting is when the pod was first seen being deleted: a pod goes
+	// when its kubelet stops it, which may be long after a fault asked
+	// (its node's kubelet silenced meanwhile).
+	deleting time.Time
 	gone     bool
 }
 
@@ -94,6 +98,9 @@ func (c *Checker) componentSeen(o ComponentSeen) {
 	if obj.Spec.NodeName != "" {
 		comp.node = obj.Spec.NodeName
 	}
+	if obj.DeletionTimestamp != nil && comp.deleting.IsZero() {
+		comp.deleting = o.At
+	}
 	for _, s := range allStatuses(obj) {
 		prev, seen := comp.restarts[s.Name]
 		comp.restarts[s.Name] = max(prev, s.RestartCount)
@@ -124,13 +131,21 @@ func (c *Checker) judgeComponentRestart(comp *component, obj *corev1.Pod, s core
 }
 
 // judgeDeparture explains a pod gone by a rollout of its role or the loss
-// of its node.
+// of its node, when its deletion was first seen if it was.
 func (c *Checker) judgeDeparture(comp *component, obj *corev1.Pod, at time.Time) {
-	if c.explaining(at, c.slack.Component, []Fault{comp.role.rolledBy}, nil) != nil || c.nodeLost(comp, at) {
+	asked := at
+	if !comp.deleting.IsZero() {
+		asked = comp.deleting
+	}
+	if c.explaining(asked, c.slack.Component, []Fault{comp.role.rolledBy}, nil) != nil || c.nodeLost(comp, asked) || c.nodeLost(comp, at) {
 		return
 	}
+	evidence := []string{c.describeComponent(comp, obj)}
+	if !comp.deleting.IsZero() {
+		evidence = append(evidence, "deletion seen "+c.offset(comp.deleting))
+	}
 	c.violate(Components, at, comp.subject(), comp.role.name+" pod gone with no fault to explain it",
-		append([]string{c.describeComponent(comp, obj)}, c.recentFaults(at)...)...)
+		append(evidence, c.recentFaults(asked)...)...)
 }
 
 // judgeArrival explains a new pod by a rollout of its role or the loss of

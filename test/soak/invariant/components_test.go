@@ -126,3 +126,37 @@ func TestOtherPodsAreNotComponents(t *testing.T) {
 	s.componentGone(60, p)
 	quiet(t, s.finish(100))
 }
+
+// TestAComponentDeletedInARolloutMayGoLate: a rollout deletes the old
+// replica, whose node's kubelet is silenced before it stops it; the pod
+// goes long after the rollout ended, and is explained by the rollout that
+// asked for its deletion (seen in the soak, seed 5: gone 66 s after the
+// rollout). A pod deleted with no fault under way is not.
+func TestAComponentDeletedInARolloutMayGoLate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rollout bool
+		want    int
+	}{{"deleted by a rollout", true, 0}, {"deleted with no fault", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			old := newComponent("rejuv-healer-abc-1", "node-2")
+			s.component(0, old)
+			if tc.rollout {
+				s.fault(40, 1, RolloutManager, "deployment/rejuv-healer")
+				s.faultEnded(60, 1)
+			}
+			deleting := old.DeepCopy()
+			deleting.DeletionTimestamp = &metav1.Time{Time: at(59)}
+			s.component(59, deleting)
+			s.componentGone(140, deleting)
+			rep := s.finish(200)
+			expect(t, rep, Components, tc.want, "manager pod gone with no fault to explain it")
+			if tc.want > 0 {
+				if joined := strings.Join(only(rep, Components)[0].Evidence, "\n"); !strings.Contains(joined, "deletion seen +59.0s") {
+					t.Errorf("evidence lacks when its deletion was seen:\n%s", joined)
+				}
+			}
+		})
+	}
+}
