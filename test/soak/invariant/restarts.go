@@ -67,20 +67,24 @@ func (c *Checker) restarted(rs *restart) {
 
 // attributable is the request rs is put down to: one for its pod that
 // lists the container and is in flight, or was seen ended at most
-// Slack.Attribution before. A pod's requests run one at a time, but one
-// may be seen ended after the next began: a request not yet credited with
-// a restart of the container goes first, then the earliest seen.
+// Slack.Attribution before (or before its node's kubelet went silent). A
+// pod's requests run one at a time, but one may be seen ended after the
+// next began: a request not yet credited with a restart of the container
+// goes first, then one in flight, then the earliest seen.
 func (c *Checker) attributable(rs *restart) *request {
 	var best *request
+	bestEnded := false
 	for _, r := range c.requestsOf(rs.pod) {
 		if !r.lists(rs.container) {
 			continue
 		}
-		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
+		end, ended := r.ended()
+		if ended && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
 			continue
 		}
-		if best == nil || (best.restarts[rs.container] > 0 && r.restarts[rs.container] == 0) {
-			best = r
+		credited, bestCredited := r.restarts[rs.container] > 0, best != nil && best.restarts[rs.container] > 0
+		if best == nil || (bestCredited && !credited) || (bestCredited == credited && bestEnded && !ended) {
+			best, bestEnded = r, ended
 		}
 	}
 	return best
@@ -93,14 +97,17 @@ var silenceKubelet = []Fault{PauseKubelet, RestartKubelet, RestartContainerd, Lo
 
 // seenLateOnNode says whether a restart seen at seen, on node, may be
 // late for a request that ended at end: a fault silencing node's kubelet
-// was under way after end and ended at most Slack.Attribution before
-// seen.
+// was under way when it ended (or began at most Slack.Attribution after)
+// and ended at most Slack.Attribution before seen.
 func (c *Checker) seenLateOnNode(node string, end, seen time.Time) bool {
 	for _, w := range c.windows {
 		if w.start.After(seen) {
 			break
 		}
 		if !slices.Contains(silenceKubelet, w.kind) || w.target != node {
+			continue
+		}
+		if w.start.Sub(end) > c.slack.Attribution {
 			continue
 		}
 		if until := w.until(seen); !until.Before(end) && seen.Sub(until) <= c.slack.Attribution {

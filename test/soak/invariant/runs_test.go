@@ -76,3 +76,29 @@ func TestARunCountsOnlyItsSucceededRequests(t *testing.T) {
 	s.policy(30, completed(pol, 10, 1))
 	expect(t, s.finish(60), RunReports, 0, "")
 }
+
+// TestARestartIsTheRequestUnderWayNotOneEndedBeforeASilence: a run's
+// request for a pod is under way when the pod restarts, just after its
+// node's kubelet was paused; an earlier request for the pod had failed
+// long before the pause. The restart is the run's, which reports it (seen
+// in the soak, seed 6: the restart went to the failed request, and the
+// run's report looked one too many).
+func TestARestartIsTheRequestUnderWayNotOneEndedBeforeASilence(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("nightly", "1")
+	pods := s.selected(pol, 1)
+	earlier := inRun(newRequest("run-early", pods[0], pol), at(1))
+	s.request(2, earlier)
+	complete(earlier, "Failed")
+	s.request(3, earlier)
+	s.fault(40, 1, PauseKubelet, "node-1")
+	s.faultEnded(95, 1)
+	now := inRun(newRequest("run-now", pods[0], pol), at(90))
+	s.request(90, now)
+	restartContainer(pods[0], "app")
+	s.pod(98, pods[0])
+	complete(now, "Succeeded")
+	s.request(98.5, now)
+	s.policy(99, completed(pol, 90, 1))
+	expect(t, s.finish(130), RunReports, 0, "")
+}
