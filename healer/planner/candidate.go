@@ -74,4 +74,8 @@ type PodCandidate struct {
 	// Force stops the containers even while they are starting: a rule
 	// found one hung in its start, which would never finish.
 	Force bool
+	// Attempt counts the policy's requests for the same finding (a rule's,
+	// of the same container instances) that failed before: a retry is a
+	// request of its own.
+	Attempt int
 }

@@ -19,7 +19,9 @@ import (
 // Instance identifies one firing of a trigger for one pod: a scheduled run
 // by its time; a rule by the containers it found, as they are now (their
 // IDs), so that the same containers are never recreated twice for the same
-// finding while a recreated one can be found again.
+// finding while a recreated one can be found again; and by the attempt, so
+// that a finding whose request failed (the containers not recreated) can
+// be tried again.
 func Instance(c *PodCandidate) string {
 	if c.Trigger.Kind == TriggerSchedule {
 		return "run:" + strconv.FormatInt(c.Trigger.Run.Unix(), 10)
@@ -29,7 +31,11 @@ func Instance(c *PodCandidate) string {
 		ids = append(ids, name+"="+containerID(c.Pod, name))
 	}
 	slices.Sort(ids)
-	return "rule:" + c.Trigger.Rule + ":" + strings.Join(ids, ",")
+	finding := "rule:" + c.Trigger.Rule + ":" + strings.Join(ids, ",")
+	if c.Attempt > 0 {
+		finding += ":attempt=" + strconv.Itoa(c.Attempt)
+	}
+	return finding
 }
 
 func containerID(pod *corev1.Pod, name string) string {

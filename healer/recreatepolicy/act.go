@@ -123,6 +123,7 @@ func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *
 // a request whose pod's budgets were charged says when.
 func (r *Reconciler) create(ctx context.Context, pl *plan, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
 	p, now := pl.p, pl.in.now
+	c.Attempt = pl.in.facts.attempt(p, c)
 	crr := planner.Request(p, c)
 	dec.Request = crr.Name
 	for i := range pl.in.budgets {

@@ -32,6 +32,10 @@ type requestFacts struct {
 	// runs are the policy's requests of each scheduled run, by run time
 	// (RFC 3339) and pod UID.
 	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
+	// failed are the names of the policy's requests of a rule that
+	// failed: the next request for the same finding is a retry, named
+	// apart.
+	failed map[string]bool
 	// completedCharges are, by pod name, when the budgets were charged for
 	// a policy's request of the namespace that has completed since:
 	// entries of the budgets' disruptedPods to take back.
@@ -49,6 +53,7 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 		recreations:   map[planner.ContainerKey]int{},
 		lastRule:      map[planner.ContainerKey]string{},
 		runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
+		failed:        map[string]bool{},
 
 		completedCharges: map[string]time.Time{},
 	}
@@ -92,6 +97,9 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 				}
 			}
 		}
+		if byRule && crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result == appsv1beta1.ResultFailed {
+			f.failed[crr.Name] = true
+		}
 		if run := crr.Annotations[appsv1beta1.RunAnnotation]; run != "" && uid != "" {
 			if f.runs[run] == nil {
 				f.runs[run] = map[types.UID]*appsv1beta1.ContainerRecreateRequest{}
@@ -100,4 +108,21 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 		}
 	}
 	return f
+}
+
+// attempt is the first attempt at c whose request has not failed: the
+// policy's requests are named by their attempt (planner.Instance), and a
+// rule's finding whose request failed, its containers not recreated, is
+// tried again under the next name rather than taken for one in flight.
+// A scheduled run's candidate has one attempt.
+func (f *requestFacts) attempt(p *v1alpha1.RecreatePolicy, c *planner.PodCandidate) int {
+	if c.Trigger.Kind != planner.TriggerRule {
+		return 0
+	}
+	try := *c
+	try.Attempt = 0
+	for f.failed[planner.RequestName(p, &try)] {
+		try.Attempt++
+	}
+	return try.Attempt
 }
