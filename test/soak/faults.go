@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -280,15 +281,20 @@ func processesOf(id string) ([]int, error) {
 }
 
 // waitPodReady waits until the pod (same UID) runs a container started
-// after the kill and is Ready.
+// after the kill and is Ready, or is gone or being deleted.
 func (f *faulter) waitPodReady(ctx context.Context, pod *corev1.Pod, limit time.Duration) error {
 	before := pod.Status.ContainerStatuses[0].RestartCount
 	return wait.PollUntilContextTimeout(ctx, time.Second, limit, false, func(ctx context.Context) (bool, error) {
 		p, err := f.stack.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
 		if err != nil {
 			return false, nil
 		}
-		if p.UID != pod.UID {
+		// Gone, replaced or being deleted (a rollout's old replica): its
+		// container is not started again.
+		if p.UID != pod.UID || p.DeletionTimestamp != nil {
 			return true, nil
 		}
 		return pods.Ready(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > before, nil
