@@ -37,10 +37,44 @@ type pod struct {
 }
 
 // An instance is a container as last seen: its latest non-empty
-// containerID and the highest restartCount seen.
+// containerID and the highest restartCount seen; whether it was seen
+// running, and whether seen failing to start (waiting, or terminated by a
+// start error) and never running.
 type instance struct {
-	id       string
-	restarts int32
+	id          string
+	restarts    int32
+	ran         bool
+	failedStart bool
+}
+
+// see records what s tells of the instance's state.
+func (in *instance) see(s *corev1.ContainerStatus) {
+	switch st := s.State; {
+	case st.Running != nil:
+		in.ran = true
+	case st.Terminated != nil && !startFailed(st.Terminated) && !st.Terminated.StartedAt.IsZero():
+		in.ran = true
+	case st.Waiting != nil || (st.Terminated != nil && startFailed(st.Terminated)):
+		in.failedStart = true
+	}
+}
+
+// neverRan says whether the instance was replaced without having run: it
+// was seen failing to start and never running, or the next instance's
+// last state says its start failed.
+func (in *instance) neverRan(next *corev1.ContainerStatus) bool {
+	if in.ran {
+		return false
+	}
+	if t := next.LastTerminationState.Terminated; t != nil && (t.ContainerID == "" || t.ContainerID == in.id) && startFailed(t) {
+		return true
+	}
+	return in.failedStart
+}
+
+// startFailed says whether a container ended because it could not start.
+func startFailed(t *corev1.ContainerStateTerminated) bool {
+	return t.Reason == "StartError" || t.Reason == "ContainerCannotRun"
 }
 
 // restartedWithin says whether container was seen restarted between from
@@ -117,7 +151,9 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 			s := &statuses[i]
 			prev := p.instances[s.Name]
 			if prev == nil {
-				p.instances[s.Name] = &instance{id: s.ContainerID, restarts: s.RestartCount}
+				in := &instance{id: s.ContainerID, restarts: s.RestartCount}
+				in.see(s)
+				p.instances[s.Name] = in
 				continue
 			}
 			n := int(max(s.RestartCount-prev.restarts, 0))
@@ -131,12 +167,14 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 				p.restartedAt[s.Name] = append(p.restartedAt[s.Name], at)
 				out = append(out, &restart{pod: p, container: s.Name, at: at, times: n,
 					oldID: prev.id, newID: s.ContainerID, oldCount: prev.restarts, newCount: s.RestartCount,
-					terminated: s.LastTerminationState.Terminated})
+					terminated: s.LastTerminationState.Terminated, failedStart: n == 1 && prev.neverRan(s)})
+				prev.ran, prev.failedStart = false, false
 			}
 			if s.ContainerID != "" {
 				prev.id = s.ContainerID
 			}
 			prev.restarts = max(prev.restarts, s.RestartCount)
+			prev.see(s)
 		}
 	}
 	ready := podCondition(obj, corev1.PodReady) == corev1.ConditionTrue

@@ -20,6 +20,9 @@ type restart struct {
 	oldID, newID       string
 	oldCount, newCount int32
 	terminated         *corev1.ContainerStateTerminated
+	// failedStart tells that the instance replaced never ran: the kubelet
+	// starting again a container whose start failed.
+	failedStart bool
 }
 
 // describeRestart is the restart as a line of evidence.
@@ -141,12 +144,17 @@ func (c *Checker) attributeWaiting(r *request) {
 }
 
 // attribute credits r with rs; a second restart of one container for one
-// request is a violation.
+// request is a violation, unless the instance it replaced never ran (the
+// kubelet trying again the start of the instance the request made, after
+// the start failed: a kubelet restarted as it started it, say).
 func (c *Checker) attribute(r *request, rs *restart) {
-	r.restarts[rs.container] += rs.times
 	if rs.at.After(r.lastRestart) {
 		r.lastRestart = rs.at
 	}
+	if rs.failedStart && r.restarts[rs.container] > 0 {
+		return
+	}
+	r.restarts[rs.container] += rs.times
 	if r.policy != "" && r.hasRun {
 		key := runKey{policy: r.policy, at: r.runAt}
 		if c.recreatedInRun[key] == nil {

@@ -192,3 +192,57 @@ func TestARestartSeenLateOnASilentNodeIsTheRequests(t *testing.T) {
 		expect(t, rep, OncePerDecision, want, "restarted with no request")
 	}
 }
+
+// TestAStartTriedAgainIsNotASecondRecreation: the request's new instance
+// fails to start (the kubelet restarted as it started it), and the kubelet
+// starts another: the container restarted twice, but only once for the
+// request. An instance that ran and is then replaced again is a second
+// recreation. Seen in the soak (seed 8): three requests at once, their
+// node's kubelet restarted right after it came back from a pause.
+func TestAStartTriedAgainIsNotASecondRecreation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// seen sets the state the request's instance is seen in, and the
+		// last state the next one reports.
+		seen func(s *corev1.ContainerStatus)
+		want int
+	}{
+		{"seen waiting", func(s *corev1.ContainerStatus) {
+			s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+		}, 0},
+		{"seen ended by a start error", func(s *corev1.ContainerStatus) {
+			s.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128}}
+		}, 0},
+		{"seen running", func(s *corev1.ContainerStatus) {
+			s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		}, 1},
+		{"not seen, its start error reported by the next", func(*corev1.ContainerStatus) {}, 0},
+		{"seen waiting, then running", func(s *corev1.ContainerStatus) {
+			s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			p := newPod("web-0")
+			s.pod(0, p)
+			r := newRequest("a", p, nil)
+			s.request(10, r)
+			restartContainer(p, "app")
+			tc.seen(&p.Status.ContainerStatuses[0])
+			s.pod(12, p)
+			if tc.name == "seen waiting, then running" {
+				p.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+				s.pod(13, p)
+			}
+			restartContainer(p, "app")
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+			if tc.name == "not seen, its start error reported by the next" {
+				p.Status.ContainerStatuses[0].LastTerminationState.Terminated.Reason = "StartError"
+			}
+			s.pod(14, p)
+			complete(r, v1beta1.ResultSucceeded)
+			s.request(16, r)
+			expect(t, s.finish(60), OncePerDecision, tc.want, "recreated twice by one request")
+		})
+	}
+}
