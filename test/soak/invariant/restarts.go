@@ -70,24 +70,22 @@ func (c *Checker) restarted(rs *restart) {
 
 // attributable is the request rs is put down to: one for its pod that
 // lists the container and is in flight, or was seen ended at most
-// Slack.Attribution before (or before its node's kubelet went silent). A
+// Slack.Attribution before (or while its node's kubelet was silenced). A
 // pod's requests run one at a time, but one may be seen ended after the
 // next began: a request not yet credited with a restart of the container
-// goes first, then one in flight, then the earliest seen.
+// goes first, then the earliest seen (a request ended while its node was
+// silent, whose stop the kubelet reports late, before the next one).
 func (c *Checker) attributable(rs *restart) *request {
 	var best *request
-	bestEnded := false
 	for _, r := range c.requestsOf(rs.pod) {
 		if !r.lists(rs.container) {
 			continue
 		}
-		end, ended := r.ended()
-		if ended && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
+		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
 			continue
 		}
-		credited, bestCredited := r.restarts[rs.container] > 0, best != nil && best.restarts[rs.container] > 0
-		if best == nil || (bestCredited && !credited) || (bestCredited == credited && bestEnded && !ended) {
-			best, bestEnded = r, ended
+		if best == nil || (best.restarts[rs.container] > 0 && r.restarts[rs.container] == 0) {
+			best = r
 		}
 	}
 	return best

@@ -246,3 +246,30 @@ func TestAStartTriedAgainIsNotASecondRecreation(t *testing.T) {
 		})
 	}
 }
+
+// TestALateRestartGoesToTheRequestEndedWhileTheNodeWasSilent: a request
+// failed while its node's kubelet was paused, after its daemon stopped
+// the container; the next request for the pod was made as the kubelet
+// came back and reported the stop's new instance; then the next request
+// recreated the container itself. Each request restarted it once (seen
+// in the soak, seed 9, when requests under way were put first).
+func TestALateRestartGoesToTheRequestEndedWhileTheNodeWasSilent(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0", "app")
+	s.pod(0, p)
+	s.fault(300, 1, PauseKubelet, "node-1")
+	failed := newRequest("a", p, nil, "app")
+	s.request(310, failed)
+	complete(failed, "Failed")
+	s.request(330, failed)
+	s.faultEnded(358, 1)
+	next := newRequest("b", p, nil, "app")
+	s.request(361.6, next)
+	restartContainer(p, "app")
+	s.pod(362.2, p)
+	restartContainer(p, "app")
+	s.pod(381.3, p)
+	complete(next, "Succeeded")
+	s.request(381.4, next)
+	quiet(t, s.finish(420))
+}
