@@ -126,11 +126,8 @@ func (r *Reconciler) create(ctx context.Context, pl *plan, c *planner.PodCandida
 	c.Attempt = pl.in.facts.attempt(p, c)
 	crr := planner.Request(p, c)
 	dec.Request = crr.Name
-	for i := range pl.in.budgets {
-		if pdbCovers(&pl.in.budgets[i], c.Pod) {
-			crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = now.UTC().Format(time.RFC3339)
-			break
-		}
+	if coveredByAny(pl.in.budgets, c.Pod) {
+		crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = now.UTC().Format(time.RFC3339)
 	}
 	err := r.Requests.create(ctx, r.Client, crr)
 	switch {

@@ -135,6 +135,18 @@ func complete(t *testing.T, c *testReconciler, crr *appsv1beta1.ContainerRecreat
 	restarted(t, c, crr.Namespace, crr.Spec.PodName, ready)
 }
 
+// failed ends crr Failed with message, its container not recreated.
+func failed(t *testing.T, c *testReconciler, crr *appsv1beta1.ContainerRecreateRequest, message string) {
+	t.Helper()
+	crr.Status.Phase = appsv1beta1.PhaseCompleted
+	crr.Status.Result = appsv1beta1.ResultFailed
+	crr.Status.Message = message
+	crr.Status.CompletionTime = &metav1.Time{Time: c.clock.Now()}
+	if err := admin.Status().Update(context.Background(), crr); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // restarted plays the kubelet after a recreation: the pod's container
 // runs anew since the clock's time.
 func restarted(t *testing.T, c *testReconciler, namespace, podName string, ready bool) {

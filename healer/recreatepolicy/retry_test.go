@@ -1,28 +1,13 @@
 package recreatepolicy
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
-
-// failed ends crr Failed, its container not recreated (its node was lost,
-// say).
-func failed(t *testing.T, c *testReconciler, crr *appsv1beta1.ContainerRecreateRequest) {
-	t.Helper()
-	crr.Status.Phase = appsv1beta1.PhaseCompleted
-	crr.Status.Result = appsv1beta1.ResultFailed
-	crr.Status.Message = "node node-a is NotReady"
-	crr.Status.CompletionTime = &metav1.Time{Time: c.clock.Now()}
-	if err := admin.Status().Update(context.Background(), crr); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestAFailedRuleRequestIsTriedAgain: a rule's request that failed left
 // the container as it was, and the rule still finds it; once the cooldown
@@ -53,7 +38,7 @@ func TestAFailedRuleRequestIsTriedAgain(t *testing.T) {
 		names[latest.Request] = true
 		for i := range crrs {
 			if crrs[i].Name == latest.Request {
-				failed(t, c, &crrs[i])
+				failed(t, c, &crrs[i], "node node-a is NotReady")
 			}
 		}
 		if attempt == 1 {

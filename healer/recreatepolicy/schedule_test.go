@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -152,13 +151,7 @@ func TestFailedRequestHaltsTheRun(t *testing.T) {
 	if len(crrs) != 1 {
 		t.Fatalf("%d requests in the first batch, want 1", len(crrs))
 	}
-	crr := &crrs[0]
-	crr.Status.Phase = appsv1beta1.PhaseCompleted
-	crr.Status.Result = appsv1beta1.ResultFailed
-	crr.Status.Message = "container app: not running 60s after its restart"
-	if err := admin.Status().Update(context.Background(), crr); err != nil {
-		t.Fatal(err)
-	}
+	failed(t, c, &crrs[0], "container app: not running 60s after its restart")
 	c.clock.Step(10 * time.Second)
 	c.reconcile(t, p)
 	c.clock.Step(10 * time.Second)

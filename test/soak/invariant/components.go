@@ -133,16 +133,13 @@ func (c *Checker) judgeComponentRestart(comp *component, obj *corev1.Pod, s core
 // judgeDeparture explains a pod gone by a rollout of its role or the loss
 // of its node, when its deletion was first seen if it was.
 func (c *Checker) judgeDeparture(comp *component, obj *corev1.Pod, at time.Time) {
-	asked := at
+	asked, evidence := at, []string{c.describeComponent(comp, obj)}
 	if !comp.deleting.IsZero() {
 		asked = comp.deleting
+		evidence = append(evidence, "deletion seen "+c.offset(comp.deleting))
 	}
 	if c.explaining(asked, c.slack.Component, []Fault{comp.role.rolledBy}, nil) != nil || c.nodeLost(comp, asked) || c.nodeLost(comp, at) {
 		return
-	}
-	evidence := []string{c.describeComponent(comp, obj)}
-	if !comp.deleting.IsZero() {
-		evidence = append(evidence, "deletion seen "+c.offset(comp.deleting))
 	}
 	c.violate(Components, at, comp.subject(), comp.role.name+" pod gone with no fault to explain it",
 		append(evidence, c.recentFaults(asked)...)...)
