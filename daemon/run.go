@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return errorOf(ctx)
 	}
 	synced.Store(true)
-	e := &executor.Executor{Store: informers, Status: client, Runtime: runtime, NodeName: o.NodeName, Clock: clock.RealClock{}, Recorder: recorder}
+	e := &executor.Executor{Store: informers, Live: client, Status: client, Runtime: runtime, NodeName: o.NodeName, Clock: clock.RealClock{}, Recorder: recorder}
 	run("executor", func(ctx context.Context) error {
 		return e.Run(ctx, executor.Sources{Pods: informers.Pods, Requests: informers.Requests}, workers)
 	})

@@ -42,9 +42,19 @@ type Recorder interface {
 	Eventf(regarding, related runtime.Object, eventType, reason, action, note string, args ...any)
 }
 
+// LivePods reads a pod from the API server, not from the cache.
+type LivePods interface {
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
 // Executor runs the ContainerRecreateRequests of one node.
 type Executor struct {
-	Store    Store
+	Store Store
+	// Live confirms, before the first stop of a request with an unready
+	// grace, that the pod is out of service as the cache says (a cache
+	// that lags may show the readiness of an earlier moment); nil trusts
+	// the cache.
+	Live     LivePods
 	Status   StatusWriter
 	Runtime  RuntimeSource
 	NodeName string

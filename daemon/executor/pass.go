@@ -41,7 +41,11 @@ func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateReque
 	st := crr.Status.DeepCopy()
 	st.Phase = v1beta1.PhaseRecreating
 	st.ContainerRecreateStates = statesFor(crr)
-	if wait, why := unreadyGrace(crr, pod, now); why != "" {
+	wait, why, err := e.unreadyGrace(ctx, crr, pod, now)
+	if err != nil {
+		return Result{}, err
+	}
+	if why != "" {
 		st.Message = why
 		return Result{RequeueAfter: wait}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
 	}
@@ -272,18 +276,48 @@ func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *core
 	state.Message = v1beta1.BackOffMessage + why
 }
 
-// unreadyGrace says how long to wait before stopping anything, and why:
+// unreadyGrace says how long to wait before stopping anything, and why
+// (graceLeft), from the cache; once the cache says the grace is over, the
+// pod is read again from the API server and the grace judged from that.
+// A cache that lags (its watch backing off after the API server
+// restarted) may show the pod not ready since long before, from an
+// earlier moment, while it is Ready and in its Services: stopping then
+// would fail its clients' requests.
+func (e *Executor) unreadyGrace(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string, error) {
+	wait, why := graceLeft(crr, pod, now)
+	if why != "" || e.Live == nil || !holdsUnready(crr, pod) {
+		return wait, why, nil
+	}
+	live, err := e.Live.GetPod(ctx, pod.Namespace, pod.Name)
+	if err != nil {
+		return 0, "", fmt.Errorf("read pod %s/%s before stopping its containers after the unready grace: %w", pod.Namespace, pod.Name, err)
+	}
+	if live.UID != pod.UID {
+		return 0, "", nil
+	}
+	wait, why = graceLeft(crr, live, now)
+	return wait, why, nil
+}
+
+// holdsUnready says whether the request keeps the pod out of service for
+// an unready grace before it stops a container: it asks for one, the pod
+// has the KruisePodReady gate, and nothing has been stopped yet.
+func holdsUnready(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) bool {
+	return strategy(crr).UnreadyGracePeriodSeconds != nil && !anyKilled(crr) && pods.HasReadinessGate(pod)
+}
+
+// graceLeft says how long to wait before stopping anything, and why:
 // with unreadyGracePeriodSeconds and the pod's KruisePodReady gate, the
 // manager first makes the pod unready (PreRecreateGrace), the kubelet then
 // turns the pod's Ready condition False, and the grace runs from there.
 // The API's timestamps have one-second resolution, so the grace starts at
 // the next full second after that transition: the pod is out of service for
 // at least the grace. Pods without the gate are not held.
-func unreadyGrace(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string) {
-	g := strategy(crr).UnreadyGracePeriodSeconds
-	if g == nil || anyKilled(crr) || !pods.HasReadinessGate(pod) {
+func graceLeft(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string) {
+	if !holdsUnready(crr, pod) {
 		return 0, ""
 	}
+	g := strategy(crr).UnreadyGracePeriodSeconds
 	if !meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
 		return time.Second, "waiting for the manager to make the pod unready"
 	}

@@ -84,6 +84,13 @@ func (c *Client) UpdateRequestStatus(ctx context.Context, crr *v1beta1.Container
 	return out, err
 }
 
+// GetPod reads a pod from the API server.
+func (c *Client) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	out := &corev1.Pod{}
+	err := c.core.Get().Namespace(namespace).Resource("pods").Name(name).Do(ctx).Into(out)
+	return out, err
+}
+
 // CreateEvent records an event.
 func (c *Client) CreateEvent(ctx context.Context, e *eventsv1.Event) error {
 	return c.events.Post().Namespace(e.Namespace).Resource("events").Body(e).Do(ctx).Error()

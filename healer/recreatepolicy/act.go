@@ -46,9 +46,10 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 
 // createAdmitted creates the requests of the admitted candidates. The gates
 // counted each admitted candidate at once, so that no limit is passed by
-// the creates running together; the namespace's PodDisruptionBudgets are
-// charged for them first, one write per budget, and a candidate a budget
-// refuses is held back. A request that exists already (a retry, a
+// the creates running together; a pod the cache shows unready, which
+// they let go uncounted, is read again first (confirmUnready), then the
+// namespace's PodDisruptionBudgets are charged for them, one write per
+// budget, and a candidate a budget refuses is held back. A request that exists already (a retry, a
 // restarted manager) is not created again; the charges of pods whose
 // request was not created are taken back.
 func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []planned) error {
@@ -61,20 +62,26 @@ func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []p
 	if len(admitted) == 0 {
 		return nil
 	}
+	if err := r.confirmUnready(ctx, admitted); err != nil {
+		return err
+	}
 	now := pl.in.now
-	if len(pl.in.budgets) > 0 {
-		pods := make([]*corev1.Pod, len(admitted))
-		for i, e := range admitted {
-			pods[i] = e.c.Pod
+	var charged []*planned
+	for _, e := range admitted {
+		if e.decision.Outcome == v1alpha1.OutcomeCreated {
+			charged = append(charged, e)
 		}
-		if err := r.readUnready(ctx, pl.in.budgets, pods); err != nil {
-			return err
+	}
+	if len(pl.in.budgets) > 0 && len(charged) > 0 {
+		pods := make([]*corev1.Pod, len(charged))
+		for i, e := range charged {
+			pods[i] = e.c.Pod
 		}
 		refused, err := r.chargeAll(ctx, pl.in.budgets, pods, now)
 		if err != nil {
 			return err
 		}
-		for _, e := range admitted {
+		for _, e := range charged {
 			if why, ok := refused[e.c.Pod.Name]; ok {
 				e.decision.Outcome, e.decision.Message = v1alpha1.OutcomeDisruptionBudget, why
 			}
@@ -82,14 +89,14 @@ func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []p
 	}
 	var creates errgroup.Group
 	creates.SetLimit(createWorkers)
-	for _, e := range admitted {
+	for _, e := range charged {
 		if e.decision.Outcome == v1alpha1.OutcomeCreated {
 			creates.Go(func() error { return r.create(ctx, pl, e.c, &e.decision) })
 		}
 	}
 	err := creates.Wait()
 	back := map[string]time.Time{}
-	for _, e := range admitted {
+	for _, e := range charged {
 		if e.decision.Outcome != v1alpha1.OutcomeCreated && e.decision.Outcome != v1alpha1.OutcomeDisruptionBudget {
 			back[e.c.Pod.Name] = now
 		}

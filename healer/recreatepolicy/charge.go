@@ -93,31 +93,6 @@ func coveredByAny(budgets []policyv1.PodDisruptionBudget, pod *corev1.Pod) bool 
 	return false
 }
 
-// readUnready reads again, from the API server, each pod that the cache
-// shows unready and a budget covers, and puts it in pods if it is Ready
-// (the same pod, by UID): an unready pod is charged nothing, and a cache
-// that lags may show unready a pod that is Ready again (a watch backs off
-// for up to half a minute after the API server restarts). A pod gone is
-// left as the cache shows it.
-func (r *Reconciler) readUnready(ctx context.Context, budgets []policyv1.PodDisruptionBudget, pods []*corev1.Pod) error {
-	for i, pod := range pods {
-		if apipods.Ready(pod) || !coveredByAny(budgets, pod) {
-			continue
-		}
-		live := &corev1.Pod{}
-		if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(pod), live); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("read pod %s/%s, which the cache shows unready, before charging its PodDisruptionBudgets: %w", pod.Namespace, pod.Name, err)
-		}
-		if live.UID == pod.UID && apipods.Ready(live) {
-			pods[i] = live
-		}
-	}
-	return nil
-}
-
 // chargeBudget spends one disruption of the budget on each pod named, in
 // one write of its status, and returns the pods charged; those it has no
 // disruption left for are added to refused, with the reason.
