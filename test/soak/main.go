@@ -210,8 +210,13 @@ func run(ctx context.Context) (int, error) {
 
 // trafficFaults are the faults that a Service's clients may notice
 // whatever Rejuv does: a lost node's pods answer no more until the node
-// controller takes them out of their Services.
-var trafficFaults = []invariant.Fault{invariant.LoseNode}
+// controller takes them out of their Services; a node whose kubelet is
+// paused past the node grace has its pods taken out of their Services
+// by the node controller, all at once, whatever Rejuv has taken
+// elsewhere (seed 9: two pods of four on the paused node, two on the
+// other being recreated, one by a request by hand, and no endpoint left
+// for 0.4 s).
+var trafficFaults = []invariant.Fault{invariant.LoseNode, invariant.PauseKubelet}
 
 // cleanUp removes the soak's namespaces, without waiting.
 func cleanUp(ctx context.Context, c client.Client) error {

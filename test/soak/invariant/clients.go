@@ -2,6 +2,8 @@ package invariant
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -21,10 +23,11 @@ type clientEpisode struct {
 
 // clientFailed counts a client's failure: apart, under the earliest
 // fault of the traffic faults under way or ended at most Slack.Traffic
-// before it; otherwise as a violation, one per burst of a Service.
+// before it (one aimed at a node only for a Service with a pod there);
+// otherwise as a violation, one per burst of a Service.
 func (c *Checker) clientFailed(o ClientFailed) {
 	c.tally.clientFailures++
-	if w := c.explaining(o.At, c.slack.Traffic, c.traffic, nil); w != nil {
+	if w := c.explaining(o.At, c.slack.Traffic, c.traffic, c.servedFrom(o.Service)); w != nil {
 		c.tally.explained[w.kind]++
 		return
 	}
@@ -43,4 +46,22 @@ func (c *Checker) clientFailed(o ClientFailed) {
 	v := c.violate(ClientRequests, o.At, "service "+o.Service,
 		"a client request failed with no fault under way to explain it", line)
 	c.clients[o.Service] = &clientEpisode{violation: v, last: o.At, failures: 1}
+}
+
+// servedFrom says whether a fault's window may explain a failure of the
+// Service named namespace/name: a fault aimed at a node explains only the
+// failures of a Service of a namespace with a pod on that node.
+func (c *Checker) servedFrom(service string) func(*window) bool {
+	namespace, _, _ := strings.Cut(service, "/")
+	return func(w *window) bool {
+		if !slices.Contains(nodeFaults, w.kind) {
+			return true
+		}
+		for _, p := range c.pods {
+			if !p.gone && p.namespace == namespace && p.obj.Spec.NodeName == w.target {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -58,3 +58,23 @@ func TestABurstOfFailuresSaysHowMany(t *testing.T) {
 		}
 	}
 }
+
+// TestAFaultOnANodeExplainsOnlyItsServices: a node's kubelet paused past
+// the node grace takes the node's pods out of their Services; it explains
+// the failures of a Service with a pod on that node, not of one without.
+func TestAFaultOnANodeExplainsOnlyItsServices(t *testing.T) {
+	s := newSoak(PauseKubelet)
+	s.pod(1, newPod("web-1"))
+	s.fault(10, 1, PauseKubelet, "node-1")
+	s.clientFailed(65, "shop/web")
+	s.clientFailed(66, "bank/web")
+	s.faultEnded(70, 1)
+	rep := s.finish(100)
+	expect(t, rep, ClientRequests, 1, "")
+	if v := only(rep, ClientRequests)[0]; v.Subject != "service bank/web" {
+		t.Errorf("violation for %s, want bank/web's failure", v.Subject)
+	}
+	if rep.Explained[PauseKubelet] != 1 {
+		t.Errorf("explained by %s: %d, want shop/web's one failure", PauseKubelet, rep.Explained[PauseKubelet])
+	}
+}

@@ -22,3 +22,6 @@ const (
 // Faults are every kind, in the order the summary lists them.
 var Faults = []Fault{KillLeader, KillStandby, KillDaemon, RestartContainerd, RestartKubelet,
 	RestartAPIServer, PauseKubelet, RolloutManager, RolloutDaemon, WebhookUnreachable, SlowAPI, LoseNode}
+
+// nodeFaults are the kinds aimed at one node: a window's target names it.
+var nodeFaults = []Fault{RestartContainerd, RestartKubelet, PauseKubelet, LoseNode}
