@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
@@ -66,13 +67,15 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 			}
 		}
 		active := crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
-		if active && uid != "" {
+		unseen := !active && uid != "" && recreationUnseen(crr, pods[crr.Spec.PodName], uid)
+		if (active || unseen) && uid != "" {
 			f.inFlight[uid] = true
 		}
 		// A budget keeps one entry per pod, the latest charge's: a pod
 		// recreated twice within the timeout has two completed requests.
+		// A charge is taken back only once the cache shows the recreation.
 		owner := v1alpha1.ControllingPolicy(crr)
-		if at, ok := chargedAt(crr); ok && owner != nil && !active && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
+		if at, ok := chargedAt(crr); ok && owner != nil && !active && !unseen && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
 			f.completedCharges[crr.Spec.PodName] = at
 		}
 		if owner == nil || owner.UID != p.UID {
@@ -125,4 +128,30 @@ func (f *requestFacts) attempt(p *v1alpha1.RecreatePolicy, c *planner.PodCandida
 		try.Attempt++
 	}
 	return try.Attempt
+}
+
+// recreationUnseen says whether the cache still shows pod with a container
+// instance that the completed request recreated. The daemon completes a
+// request only once the pod's status reports the new instance, so such a
+// cache lags behind the requests' (a watch backing off, a loaded API
+// server): its readiness of the pod is from before the stop, and the pod
+// counts as still being recreated until the cache catches up. Compared by
+// container IDs, not by clocks.
+func recreationUnseen(crr *appsv1beta1.ContainerRecreateRequest, pod *corev1.Pod, uid types.UID) bool {
+	if pod == nil || pod.UID != uid {
+		return false
+	}
+	for _, c := range crr.Spec.Containers {
+		if c.StatusContext == nil || c.StatusContext.ContainerID == "" {
+			continue
+		}
+		recreated := false
+		for _, st := range crr.Status.ContainerRecreateStates {
+			recreated = recreated || (st.Name == c.Name && st.Phase == appsv1beta1.PhaseSucceeded)
+		}
+		if cs := apipods.ContainerStatus(pod, c.Name); recreated && cs != nil && cs.ContainerID == c.StatusContext.ContainerID {
+			return true
+		}
+	}
+	return false
 }
