@@ -49,9 +49,9 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 // the creates running together; a pod the cache shows unready, which
 // they let go uncounted, is read again first (confirmUnready), then the
 // namespace's PodDisruptionBudgets are charged for them, one write per
-// budget, and a candidate a budget refuses is held back. A request that exists already (a retry, a
-// restarted manager) is not created again; the charges of pods whose
-// request was not created are taken back.
+// budget, and a candidate a budget refuses is held back. A request that
+// exists already (a retry, a restarted manager) is not created again; the
+// charges of pods whose request was not created are taken back.
 func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []planned) error {
 	var admitted []*planned
 	for i := range decisions {
