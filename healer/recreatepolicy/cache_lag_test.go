@@ -35,6 +35,18 @@ func cacheShowsUnready(t *testing.T, c *testReconciler, ns string, unready ...*c
 	}
 }
 
+// oneUnavailable is four pods, Ready for an hour, and a policy's spec
+// whose rule asks for the pods annotated, under rollout.maxUnavailable 1
+// and no blast-radius halt.
+func oneUnavailable(t *testing.T, c *testReconciler, ns string) ([]*corev1.Pod, v1alpha1.RecreatePolicySpec) {
+	t.Helper()
+	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
+	spec := rulePolicy("web", annotated)
+	spec.Limits.MaxMatchingPercent = new(int32(100))
+	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
+	return pods, spec
+}
+
 // heldAsReadyAgain says whether the policy's decisions hold pod back as
 // Ready again, though the cache showed it unready.
 func heldAsReadyAgain(t *testing.T, p *v1alpha1.RecreatePolicy, pod *corev1.Pod) bool {
@@ -94,10 +106,7 @@ func TestAPodTheCacheShowsUnreadyWaitsUnderMaxUnavailable(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	freeze := cacheBeforeEviction(t, c, ns)
-	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
-	spec := rulePolicy("web", annotated)
-	spec.Limits.MaxMatchingPercent = new(int32(100))
-	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
+	pods, spec := oneUnavailable(t, c, ns)
 	started := c.clock.Now().Add(-time.Hour)
 	for _, pod := range pods[:2] {
 		annotate(t, pod)
@@ -136,10 +145,7 @@ func TestARecreationTheCacheHasNotSeenCountsAsInFlight(t *testing.T) {
 	ns := newNamespace(t)
 	c := newController(t, 0)
 	freeze := cacheBeforeEviction(t, c, ns)
-	pods := createPods(t, ns, "web", 4, c.clock.Now().Add(-time.Hour))
-	spec := rulePolicy("web", annotated)
-	spec.Limits.MaxMatchingPercent = new(int32(100))
-	spec.Rollout.MaxUnavailable = new(intstr.FromInt32(1))
+	pods, spec := oneUnavailable(t, c, ns)
 	p := createPolicy(t, ns, "p", spec)
 	annotate(t, pods[1])
 	// A request made by hand for web-0, as the webhook records it.
