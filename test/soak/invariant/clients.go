@@ -22,12 +22,11 @@ type clientEpisode struct {
 }
 
 // clientFailed counts a client's failure: apart, under the earliest
-// fault of the traffic faults under way or ended at most Slack.Traffic
-// before it (one aimed at a node only for a Service with a pod there);
-// otherwise as a violation, one per burst of a Service.
+// traffic fault that affects its Service (see affects); otherwise as a
+// violation, one per burst of a Service.
 func (c *Checker) clientFailed(o ClientFailed) {
 	c.tally.clientFailures++
-	if w := c.explaining(o.At, c.slack.Traffic, c.traffic, c.servedFrom(o.Service)); w != nil {
+	if w := c.explaining(o.At, forever, c.traffic, c.affects(o.Service, o.At)); w != nil {
 		c.tally.explained[w.kind]++
 		return
 	}
@@ -48,20 +47,38 @@ func (c *Checker) clientFailed(o ClientFailed) {
 	c.clients[o.Service] = &clientEpisode{violation: v, last: o.At, failures: 1}
 }
 
-// servedFrom says whether a fault's window may explain a failure of the
-// Service named namespace/name: a fault aimed at a node explains only the
-// failures of a Service of a namespace with a pod on that node.
-func (c *Checker) servedFrom(service string) func(*window) bool {
+// forever is a grace no ended window outlasts: the caller's match judges
+// how long each one explains.
+const forever = time.Duration(1<<63 - 1)
+
+// affects says whether a fault's window may explain a failure, at at, of
+// the Service named namespace/name. A fault aimed at the whole cluster
+// explains any Service's failures while it is under way and Slack.Traffic
+// after it ends. A fault aimed at a node explains only the failures of a
+// Service of a namespace with a pod on that node, and after it ends, for
+// as long as such a pod that stopped being Ready during it is not Ready
+// again (at most Slack.Component: the kubelet back, the pod's containers
+// started again, its probes passing) and Slack.Traffic after that.
+func (c *Checker) affects(service string, at time.Time) func(*window) bool {
 	namespace, _, _ := strings.Cut(service, "/")
 	return func(w *window) bool {
+		settled := !w.ended || at.Sub(w.end) <= c.slack.Traffic
 		if !slices.Contains(nodeFaults, w.kind) {
-			return true
+			return settled
 		}
+		served := false
 		for _, p := range c.pods {
-			if !p.gone && p.namespace == namespace && p.obj.Spec.NodeName == w.target {
-				return true
+			if p.gone || p.namespace != namespace || p.obj.Spec.NodeName != w.target {
+				continue
+			}
+			served = true
+			if settled || at.Sub(w.end) > c.slack.Component || p.readyUntil.Before(w.start) {
+				continue
+			}
+			if !p.ready || at.Sub(p.readySince) <= c.slack.Traffic {
+				settled = true
 			}
 		}
-		return false
+		return served && settled
 	}
 }

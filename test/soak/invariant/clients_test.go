@@ -78,3 +78,33 @@ func TestAFaultOnANodeExplainsOnlyItsServices(t *testing.T) {
 		t.Errorf("explained by %s: %d, want shop/web's one failure", PauseKubelet, rep.Explained[PauseKubelet])
 	}
 }
+
+// Seed 10's 10-minute run, +603.9 s: node-2 was lost for 85 s; its pods
+// were Ready again 14 s after it came back, and their Service's clients
+// failed in between.
+func TestANodeFaultExplainsFailuresUntilItsPodsAreReadyAgain(t *testing.T) {
+	s := newSoak(LoseNode)
+	web := newPod("web-1")
+	s.pod(1, web)
+	other := newPod("web-1")
+	other.Namespace, other.UID = "bank", "pod-bank-web-1"
+	s.pod(1, other)
+	s.fault(10, 1, LoseNode, "node-1")
+	setReady(web, false)
+	s.pod(50, web)
+	s.faultEnded(100, 1)
+	s.clientFailed(110, "shop/web")
+	setReady(web, true)
+	s.pod(114, web)
+	s.clientFailed(118, "shop/web")
+	s.clientFailed(125, "shop/web")
+	s.clientFailed(110, "bank/web")
+	rep := s.finish(200)
+	got := only(rep, ClientRequests)
+	if len(got) != 2 {
+		t.Fatalf("violations %s, want the failure 11 s after shop/web's pod was Ready again and bank/web's (its pod never stopped being Ready)", dump(rep))
+	}
+	if rep.Explained[LoseNode] != 2 {
+		t.Errorf("explained by %s: %d, want the two failures while shop/web's pod was not Ready again or just after", LoseNode, rep.Explained[LoseNode])
+	}
+}

@@ -23,9 +23,11 @@ type pod struct {
 	// instances are each container's latest instance, by name.
 	instances map[string]*instance
 	// ready is whether the pod was Ready (condition Ready True) when last
-	// seen; readyUntil is when it was last seen to stop being Ready.
+	// seen; readyUntil is when it was last seen to stop being Ready, and
+	// readySince when it was last seen to become Ready.
 	ready      bool
 	readyUntil time.Time
+	readySince time.Time
 	// lastReady is the last time the pod was seen Ready;
 	// droppedOutOfService whether its gate was False when it was last
 	// seen to stop being Ready.
@@ -181,6 +183,9 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 	if p.ready && !ready {
 		p.readyUntil = at
 		p.droppedOutOfService = podCondition(obj, v1beta1.PodReadyCondition) == corev1.ConditionFalse
+	}
+	if !p.ready && ready {
+		p.readySince = at
 	}
 	if ready {
 		p.lastReady = at
