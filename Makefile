@@ -205,7 +205,7 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 		output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=daemon paths=./daemon/... output:rbac:artifacts:config=config/daemon
-	$(CONTROLLER_GEN) rbac:roleName=healer paths=./healer paths=./healer/certs paths=./healer/recreatepolicy paths=./healer/workingset \
+	$(CONTROLLER_GEN) rbac:roleName=healer paths=./healer paths=./healer/certs paths=./healer/pause paths=./healer/recreatepolicy paths=./healer/workingset \
 		output:rbac:artifacts:config=config/openkruise
 	@crds=$$(mktemp -d) && trap 'rm -rf $$crds' EXIT && \
 	$(CONTROLLER_GEN) crd paths=github.com/openkruise/kruise-api/apps/v1alpha1 output:crd:dir=$$crds && \

@@ -5,12 +5,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
 // cacheOptions say what the manager keeps of the objects it watches: of
@@ -19,14 +21,19 @@ import (
 // anything else everything but managedFields, which nothing in Rejuv
 // reads. Pods are listed in pages trimmed as they arrive
 // (pods.ListInPages), so that a starting replica never holds every pod
-// of the cluster whole.
-func cacheOptions() cache.Options {
+// of the cluster whole. Of ConfigMaps it watches one, the emergency
+// stop in the manager's namespace.
+func cacheOptions(namespace string) cache.Options {
 	shared := &sharedValues{}
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:  {Transform: shared.trimPod},
 			&corev1.Node{}: {Transform: trimNode},
+			&corev1.ConfigMap{}: {
+				Namespaces: map[string]cache.Config{namespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", v1alpha1.PauseConfigMap),
+			},
 		},
 		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 			if _, ok := obj.(*corev1.Pod); ok {

@@ -41,7 +41,7 @@ func heapInUse() uint64 {
 func TestTheCacheKeepsAFewKilobytesOfAPodWhateverItsAnnotationsAndPreStop(t *testing.T) {
 	const n = 40
 	var transform toolscache.TransformFunc
-	for obj, by := range cacheOptions().ByObject {
+	for obj, by := range cacheOptions("rejuv-system").ByObject {
 		if _, ok := obj.(*corev1.Pod); ok {
 			transform = by.Transform
 		}

@@ -92,7 +92,7 @@ func TestAStartingManagerNeverHoldsTheWholeListOfFatPods(t *testing.T) {
 		listBytes += pod.Size()
 	}
 
-	opts := cacheOptions()
+	opts := cacheOptions("rejuv-system")
 	opts.Scheme = clientgoscheme.Scheme
 	c, err := cache.New(cfg, opts)
 	if err != nil {

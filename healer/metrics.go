@@ -5,6 +5,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
 	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/healer/workingset"
@@ -20,4 +21,5 @@ func RegisterMetrics(reg prometheus.Registerer) {
 	admission.RegisterMetrics(reg)
 	signals.RegisterMetrics(reg)
 	workingset.RegisterMetrics(reg)
+	pause.RegisterMetrics(reg)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/admission"
 	"github.com/rejuv-dev/rejuv/healer/certs"
 	"github.com/rejuv-dev/rejuv/healer/crr"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
 	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/healer/workingset"
@@ -50,6 +51,10 @@ const leaderElectionID = "rejuv-healer.rejuv.dev"
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create,namespace=system
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,resourceNames=rejuv-healer.rejuv.dev,namespace=system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=system
+
+// The emergency stop (v1alpha1.PauseConfigMap), read from the manager's
+// namespace alone.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,namespace=system
 
 // Metrics are served only to scrapers that authenticate and may get
 // /metrics.
@@ -97,7 +102,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	RegisterMetrics(ctrlmetrics.Registry)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOptions(),
+		Cache:                   cacheOptions(o.Namespace),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
@@ -115,9 +120,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	if err != nil {
 		return err
 	}
+	// Every replica's webhook refuses requests while Rejuv is paused:
+	// watch the emergency stop in each.
+	if _, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false)); err != nil {
+		return fmt.Errorf("watch the emergency stop: %w", err)
+	}
+	stop := &pause.Switch{Reader: mgr.GetCache(), Namespace: o.Namespace}
 	opts := admission.Options{
 		Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Self: self,
-		PolicyOnly: !o.ExecutesRequests(), Prometheus: o.Prometheus.URL != "", Callers: callers,
+		PolicyOnly: !o.ExecutesRequests(), Prometheus: o.Prometheus.URL != "", Callers: callers, Pause: stop,
 	}
 	if o.ExecutesRequests() {
 		// Every replica serves the request webhook, which reads pods from
@@ -138,7 +149,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	requests := recreatepolicy.RequestsV1alpha1
 	if o.ExecutesRequests() {
 		requests = recreatepolicy.RequestsV1beta1
-		if err := setupRequestControllers(mgr, o); err != nil {
+		if err := setupRequestControllers(mgr, o, stop); err != nil {
 			return err
 		}
 	}
@@ -151,7 +162,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	engine := policy.NewEngine(policy.Options{Deadline: o.RuleDeadline, MemoryLimit: uint64(o.RuleMemoryLimit.Value()), Log: log.WithName("rego"), Journal: journal})
 	policies := &recreatepolicy.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
 		Recorder: mgr.GetEventRecorder("rejuv-healer"), Requests: requests,
-		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget, Journal: journal}
+		Workers: o.PolicyWorkers, EvaluationBudget: o.PolicyEvaluationBudget, Journal: journal, Pause: stop}
 	var prometheus promv1.API
 	if o.Prometheus.URL != "" {
 		if prometheus, err = o.Prometheus.api(); err != nil {
@@ -168,6 +179,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 	if err := policies.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up RecreatePolicy controller: %w", err)
+	}
+	if err := (&pause.Observer{Client: mgr.GetClient(), Switch: stop}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the emergency stop's observer: %w", err)
 	}
 	if certManager != nil {
 		if err := mgr.Add(certManager); err != nil {
@@ -220,10 +234,11 @@ func newCertManager(direct client.Client, o Options) (*certs.Manager, error) {
 }
 
 // setupRequestControllers adds what executes requests on the manager's
-// side: the request controller and the pod readiness gates.
-func setupRequestControllers(mgr ctrl.Manager, o Options) error {
+// side: the request controller and the pod readiness gates; stop is the
+// emergency stop they heed.
+func setupRequestControllers(mgr ctrl.Manager, o Options, stop *pause.Switch) error {
 	reconciler := &crr.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rejuv-healer"),
-		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout, DaemonNamespace: o.Namespace}
+		NodeLostGrace: o.NodeLostGrace, PickupTimeout: o.PickupTimeout, DaemonNamespace: o.Namespace, Pause: stop}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up ContainerRecreateRequest controller: %w", err)
 	}

@@ -32,15 +32,16 @@ func (s *staleStore) RequestsOfPod(_, _ string) []*v1beta1.ContainerRecreateRequ
 	return []*v1beta1.ContainerRecreateRequest{s.crr}
 }
 
-// conflicting refuses its first writes as conflicts, as the API server does
-// when the request changed since the cache's copy, and keeps the rest.
+// conflicting lets its first after writes through, then refuses refuse of
+// them as conflicts, as the API server does when the request changed
+// since the cache's copy, and keeps the rest.
 type conflicting struct {
-	refuse  int
-	written []v1beta1.ContainerRecreateRequestStatus
+	after, refuse int
+	written       []v1beta1.ContainerRecreateRequestStatus
 }
 
 func (c *conflicting) UpdateRequestStatus(_ context.Context, crr *v1beta1.ContainerRecreateRequest) (*v1beta1.ContainerRecreateRequest, error) {
-	if c.refuse > 0 {
+	if len(c.written) >= c.after && c.refuse > 0 {
 		c.refuse--
 		return nil, apierrors.NewConflict(schema.GroupResource{Group: "apps.kruise.io", Resource: "containerrecreaterequests"}, crr.Name, nil)
 	}
@@ -52,9 +53,9 @@ type runtimeSource struct{ rt *cri.Client }
 
 func (r runtimeSource) Client() *cri.Client { return r.rt }
 
-// TestAStopWhoseRecordIsRefusedIsNotRepeated: the daemon stops the
-// container and its write of that fact is refused (the request changed
-// meanwhile). The next pass, from the same stale copy, must still know the
+// TestAStopWhoseRecordIsRefusedIsNotRepeated: the daemon records the stop
+// it is about to make, stops the container, and its write of the stop is
+// refused (the request changed meanwhile). The next pass, from the same stale copy, must still know the
 // container was stopped: it reports isKilled, and it does not stop the
 // successor, even when this node's clock makes the successor look older
 // than the request.
@@ -71,7 +72,7 @@ func TestAStopWhoseRecordIsRefusedIsNotRepeated(t *testing.T) {
 	pod.Spec.NodeName = "node"
 	rt := &runtimeOf{}
 	rt.add("x", 0, at.Add(-time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING)
-	writes := &conflicting{refuse: 1}
+	writes := &conflicting{after: 1, refuse: 1}
 	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
 		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
@@ -107,5 +108,33 @@ func TestAStopWhoseRecordIsRefusedIsNotRepeated(t *testing.T) {
 	}
 	if _, ok := e.stopped(crr, "app"); ok {
 		t.Error("the stop of a completed request is still remembered")
+	}
+}
+
+// TestARequestEndedBeforeItsFirstStopStopsNothing: the manager ends a
+// request no daemon has begun (Rejuv paused) just as the daemon takes it
+// up: the daemon's record of the stop it is about to make is refused
+// (the request changed since its copy), and nothing is stopped; the
+// request's status, the manager's, says so truthfully.
+func TestARequestEndedBeforeItsFirstStopStopsNothing(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	crr := &v1beta1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: "uid-r", CreationTimestamp: metav1.NewTime(at),
+			Labels: map[string]string{v1beta1.NodeNameLabel: "node", v1beta1.PodUIDLabel: "uid-web"}},
+		Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web",
+			Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://x"}}}},
+	}
+	pod := reporting("x", 0, true, true)
+	pod.Spec.NodeName = "node"
+	rt := &runtimeOf{}
+	rt.add("x", 0, at.Add(-time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING)
+	writes := &conflicting{refuse: 1}
+	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
+		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(at.Add(time.Second))}
+	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); !apierrors.IsConflict(err) {
+		t.Fatalf("pass: %v; want the conflict of the refused record", err)
+	}
+	if len(rt.stopped) != 0 {
+		t.Errorf("stopped %v; want nothing stopped once the record of the stop was refused", rt.stopped)
 	}
 }

@@ -105,9 +105,9 @@ func waitBehind(st *v1beta1.ContainerRecreateRequestStatus, crr *v1beta1.Contain
 	}
 }
 
-// stopOne stops the instance id of the request's container i. A preStop
-// hook about to start is recorded first, so that a daemon that dies while
-// it runs does not run it again; a hook recorded as started before this
+// stopOne stops the instance id of the request's container i. The stop
+// about to start is recorded first, and with it a preStop hook, so that a
+// daemon that dies while it runs does not run it again; a hook recorded as started before this
 // pass was cut short by a restart and is not run again. Under Run the stop
 // goes on in the background (see stopInBackground) and the next pass
 // records it; a single pass waits for it and records it at once. It says
@@ -116,15 +116,20 @@ func (e *Executor) stopOne(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	st *v1beta1.ContainerRecreateRequestStatus, i int, id string, deadline time.Time) (bool, error) {
 	c, s := &crr.Spec.Containers[i], &st.ContainerRecreateStates[i]
 	var resumed *metav1.Time
-	if c.PreStop != nil {
-		if s.PreStopStartedAt != nil {
-			resumed = s.PreStopStartedAt
-		} else {
+	if c.PreStop != nil && s.PreStopStartedAt != nil {
+		resumed = s.PreStopStartedAt
+	} else {
+		if c.PreStop != nil {
 			now := metav1.NewTime(e.Clock.Now())
 			s.PreStopStartedAt = &now
-			if err := e.writeStatus(ctx, crr, func(w *v1beta1.ContainerRecreateRequestStatus) { *w = *st.DeepCopy() }); err != nil {
-				return false, err
-			}
+		}
+		// Recorded before anything is stopped, with the request's
+		// resourceVersion: the manager, which ends a request it finds
+		// not begun (Rejuv paused), either ends it first, and this write
+		// fails, or finds it Recreating.
+		s.Message = stoppingMessage
+		if err := e.writeStatus(ctx, crr, func(w *v1beta1.ContainerRecreateRequestStatus) { *w = *st.DeepCopy() }); err != nil {
+			return false, err
 		}
 	}
 	if e.requeue != nil {

@@ -132,8 +132,17 @@ func TestContainersAreStoppedOneAfterAnother(t *testing.T) {
 		if len(writes.statuses) == 0 {
 			t.Fatalf("ordered %v: no status written", ordered)
 		}
-		if first := writes.statuses[0].ContainerRecreateStates; !first[0].IsKilled || first[1].IsKilled {
-			t.Errorf("ordered %v: the first write records %+v; want app's stop alone, before side's", ordered, first)
+		if first := writes.statuses[0].ContainerRecreateStates; first[0].Message != stoppingMessage || first[0].IsKilled || first[1].Phase != v1beta1.PhasePending {
+			t.Errorf("ordered %v: the first write records %+v; want app's stop about to start, before anything is stopped", ordered, first)
+		}
+		killed := slices.IndexFunc(writes.statuses, func(s v1beta1.ContainerRecreateRequestStatus) bool {
+			return s.ContainerRecreateStates[0].IsKilled || s.ContainerRecreateStates[1].IsKilled
+		})
+		if killed < 0 {
+			t.Fatalf("ordered %v: no write records a stop", ordered)
+		}
+		if first := writes.statuses[killed].ContainerRecreateStates; !first[0].IsKilled || first[1].IsKilled {
+			t.Errorf("ordered %v: the first write of a stop records %+v; want app's stop alone, before side's", ordered, first)
 		}
 		if ordered {
 			side := writes.statuses[len(writes.statuses)-1].ContainerRecreateStates[1]

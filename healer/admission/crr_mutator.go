@@ -16,6 +16,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 )
 
 // defaultTerminationGracePeriodSeconds is the pod's default when it sets none.
@@ -44,7 +45,9 @@ type CRRMutator struct {
 	// Requests reads the active requests of the request's pod.
 	Requests client.Reader
 	// Self is the manager's own user name.
-	Self    string
+	Self string
+	// Pause is the emergency stop: while paused, no request is admitted.
+	Pause   *pause.Switch
 	Decoder admission.Decoder
 }
 
@@ -56,6 +59,13 @@ func (m *CRRMutator) Handle(ctx context.Context, req admission.Request) admissio
 	crr, err := decodeRequest(m.Decoder, req)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
+	}
+	paused, err := m.Pause.Read(ctx)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("admit ContainerRecreateRequest %s: %w", displayName(crr), err))
+	}
+	if paused.Paused {
+		return admission.Denied(fmt.Sprintf("ContainerRecreateRequest %s not created: %s; kubectl rejuv resume --all resumes", displayName(crr), paused.Cause))
 	}
 	if errs := append(systemOwnedFields(crr), containerCountErrors(&crr.Spec)...); len(errs) > 0 {
 		return invalid(displayName(crr), errs)

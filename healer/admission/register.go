@@ -5,6 +5,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rejuv-dev/rejuv/healer/pause"
 )
 
 // Paths the webhooks are served on.
@@ -52,6 +54,8 @@ type Options struct {
 	// Callers, when set, are the only clients the admission webhooks
 	// answer.
 	Callers *Callers
+	// Pause is the emergency stop, which refuses every new request.
+	Pause *pause.Switch
 }
 
 // Register adds the RecreatePolicy validation to server and, unless
@@ -67,7 +71,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, o Options) {
 	if o.PolicyOnly {
 		return
 	}
-	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Requests: o.Client, Self: o.Self, Decoder: decoder})
+	admit(MutateCRRPath, &CRRMutator{Cache: o.Pods, Reader: o.Reader, Policies: o.Client, Requests: o.Client, Self: o.Self, Pause: o.Pause, Decoder: decoder})
 	admit(ValidateCRRPath, &CRRValidator{Decoder: decoder})
 	admit(PodReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder})
 	admit(PolicyReadinessGatePath, &PodReadinessGateInjector{Decoder: decoder, Policies: o.Client})

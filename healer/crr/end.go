@@ -56,3 +56,11 @@ func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1
 	}
 	return out
 }
+
+// begun says whether a daemon has begun the request: it records the
+// request Recreating before it stops anything (the write, with the
+// request's resourceVersion, wins or loses against end's), so a request
+// not begun has had nothing stopped.
+func begun(crr *v1beta1.ContainerRecreateRequest) bool {
+	return crr.Status.Phase == v1beta1.PhaseRecreating
+}

@@ -12,11 +12,13 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 )
 
 // podDeletingMessage is the message of a request ended because its pod is
@@ -49,6 +51,10 @@ type Reconciler struct {
 	// a request not picked up on a node whose daemon pod there is Ready
 	// waits for a busy daemon, not a missing one.
 	DaemonNamespace string
+	// Pause is the emergency stop: while paused, a request no daemon has
+	// begun is ended, and with v1alpha1.PauseEnd every request. Nil
+	// never pauses.
+	Pause *pause.Switch
 
 	startedAt time.Time
 	mu        sync.Mutex
@@ -73,7 +79,7 @@ type Reconciler struct {
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("containerrecreaterequest").
 		For(&v1beta1.ContainerRecreateRequest{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
@@ -81,8 +87,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}, true))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
 			return client.MatchingLabels{v1beta1.NodeNameLabel: o.GetName()}
-		}, false))).
-		Complete(r)
+		}, false)))
+	if r.Pause != nil {
+		// Paused, every active request is looked at once.
+		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(client.Object) client.MatchingLabels {
+			return client.MatchingLabels{}
+		}, false)), builder.WithPredicates(r.Pause.Predicate()))
+	}
+	return b.Complete(r)
 }
 
 // setDefaults fills in the tunables left unset and the reconciler's
@@ -165,6 +177,13 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 		// would run on a pod that is draining. The daemon touches no
 		// terminating pod either.
 		return ctrl.Result{}, r.end(ctx, crr, podDeletingMessage)
+	}
+	paused, err := r.Pause.Read(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if paused.Paused && (paused.EndRequests || !begun(crr)) {
+		return ctrl.Result{}, r.end(ctx, crr, paused.Cause)
 	}
 	var wake []time.Duration
 	if deadline, ok := crr.Deadline(); ok {

@@ -16,7 +16,10 @@ import (
 // Admit updates it as candidates get through, so that one pass over many
 // candidates never lets more through than the limits allow.
 type Situation struct {
-	Now       time.Time
+	Now time.Time
+	// Paused is why nothing may be recreated cluster-wide (the emergency
+	// stop), "" when Rejuv is not paused.
+	Paused    string
 	Suspended bool
 	DryRun    bool
 	Windows   []policyspec.Window
@@ -109,6 +112,7 @@ type gate struct {
 
 // gates in the order of the design.
 var gates = []gate{
+	{v1alpha1.OutcomePaused, false, func(s *Situation, _ *PodCandidate) string { return s.Paused }},
 	{v1alpha1.OutcomeSuspended, false, func(s *Situation, _ *PodCandidate) string {
 		return when(s.Suspended, "the policy is suspended")
 	}},
@@ -170,7 +174,8 @@ func IsGate(outcome v1alpha1.DecisionOutcome) bool {
 	return slices.Contains(Gates, outcome)
 }
 
-// Admit passes c through the gates, in the order of the design: suspended,
+// Admit passes c through the gates, in the order of the design: paused,
+// suspended,
 // outside window (rules only), request in flight, cooldown (rules only),
 // rate, blast radius (rules only), maxUnavailable, PodDisruptionBudget, dry
 // run. The first that holds it back decides; an admitted candidate is

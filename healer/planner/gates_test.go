@@ -92,6 +92,9 @@ func TestGates(t *testing.T) {
 		want      v1alpha1.DecisionOutcome
 	}{
 		{"admitted at every limit's edge", nil, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeCreated},
+		{"paused", func(s *Situation) { s.Paused = "Rejuv is paused" }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomePaused},
+		{"paused holds schedules too, before suspended", func(s *Situation) { s.Paused, s.Suspended = "Rejuv is paused", true }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomePaused},
+		{"paused holds a dry run", func(s *Situation) { s.Paused, s.DryRun = "Rejuv is paused", true }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomePaused},
 		{"suspended", func(s *Situation) { s.Suspended = true }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
 		{"suspended holds schedules too", func(s *Situation) { s.Suspended = true }, func() *PodCandidate { return scheduleCandidate(pod("a", true)) }, v1alpha1.OutcomeSuspended},
 		{"outside window", func(s *Situation) { s.Windows = []policyspec.Window{window(t, "* 0-2 * * *")} }, func() *PodCandidate { return ruleCandidate(pod("a", true)) }, v1alpha1.OutcomeOutsideWindow},

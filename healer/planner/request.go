@@ -20,11 +20,15 @@ import (
 // by its time; a rule by the containers it found, as they are now (their
 // IDs), so that the same containers are never recreated twice for the same
 // finding while a recreated one can be found again; and by the attempt, so
-// that a finding whose request failed (the containers not recreated) can
-// be tried again.
+// that a finding whose request failed (the containers not recreated), or a
+// run's pod whose request was withdrawn by a pause, can be tried again.
 func Instance(c *PodCandidate) string {
 	if c.Trigger.Kind == TriggerSchedule {
-		return "run:" + strconv.FormatInt(c.Trigger.Run.Unix(), 10)
+		run := "run:" + strconv.FormatInt(c.Trigger.Run.Unix(), 10)
+		if c.Attempt > 0 {
+			run += ":attempt=" + strconv.Itoa(c.Attempt)
+		}
+		return run
 	}
 	ids := make([]string, 0, len(c.Containers))
 	for _, name := range c.Containers {

@@ -103,7 +103,7 @@ func planPass(p *v1alpha1.RecreatePolicy, in *passInput, hasRules bool, v *ruleV
 func newSituation(p *v1alpha1.RecreatePolicy, in *passInput) *planner.Situation {
 	spec, facts := in.spec, in.facts
 	s := &planner.Situation{
-		Now: in.now, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
+		Now: in.now, Paused: in.paused, Suspended: p.Spec.Suspend, DryRun: p.Spec.DryRun, Windows: spec.Windows,
 		InFlight: facts.inFlight, LastRecreated: facts.lastRecreated, Cooldown: spec.Cooldown,
 		LastRule: facts.lastRule, MemoryRules: spec.MemoryRules, MemoryRecurrence: spec.MemoryRecurrence,
 		CreatedLastHour: facts.createdLastHour, MaxPerHour: p.Spec.Limits.MaxPerHour,

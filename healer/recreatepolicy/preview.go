@@ -29,6 +29,9 @@ type PreviewInput struct {
 	// and then no gate checks them.
 	DisruptionBudgets []policyv1.PodDisruptionBudget
 	Now               time.Time
+	// Paused is why Rejuv is paused cluster-wide, "" when it is not (or
+	// not known).
+	Paused string
 
 	// Memory is the working set history the memory rules read; nil for
 	// none, NoMemory saying why.
@@ -108,6 +111,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 	// The plan builds a status: on a copy.
 	p = p.DeepCopy()
 	read := previewRead(p, spec, in.Pods, in.Requests, in.DisruptionBudgets, in.Now)
+	read.paused = in.Paused
 	pl := newPlan(p, read, true)
 	out := &Preview{Selected: len(read.pods)}
 	if len(spec.Rules) > 0 {

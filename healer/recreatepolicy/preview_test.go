@@ -92,3 +92,36 @@ func TestPreviewAgreesWithAPass(t *testing.T) {
 		}
 	}
 }
+
+// TestAPreviewWhileRejuvIsPausedSaysSo: kubectl rejuv explain passes on
+// the pause the policy's status reports; its preview holds every
+// candidate with the gate Paused, quoting why.
+func TestAPreviewWhileRejuvIsPausedSaysSo(t *testing.T) {
+	needsAPIServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	pods := createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
+	annotate(t, pods[0])
+	p := createPolicy(t, ns, "custom", rulePolicy("web", annotated))
+	podList := &corev1.PodList{}
+	if err := admin.List(ctx, podList, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	preview, err := PreviewPolicy(ctx, getPolicy(t, p), PreviewInput{Pods: podList.Items, Now: c.clock.Now(), Paused: "Rejuv is paused cluster-wide: INC-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, pp := range preview.Pods {
+		if d := pp.Decided; d != nil {
+			if d.Decision.Outcome != v1alpha1.OutcomePaused || !strings.Contains(d.Decision.Message, "INC-1") {
+				t.Errorf("pod %s: %s %q, want Paused quoting why", pp.Pod.Name, d.Decision.Outcome, d.Decision.Message)
+			}
+			held++
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d candidates held, want the annotated pod's", held)
+	}
+}

@@ -37,6 +37,8 @@ type passInput struct {
 	// released are the budget charges to take back, by pod name: those of
 	// requests completed since, or deleted before they completed.
 	released []map[string]time.Time
+	// paused says why Rejuv is paused cluster-wide, "" when it is not.
+	paused string
 }
 
 // selectPods is the running pods of list the spec's selector chooses, and
@@ -82,11 +84,16 @@ func (r *Reconciler) readRequests(ctx context.Context, p *v1alpha1.RecreatePolic
 
 // readAgain reads what the gates need, under the namespace's lock: the
 // requests as they are now (another policy may have created some while
-// the rules ran) and the PodDisruptionBudgets.
+// the rules ran), whether Rejuv is paused and the PodDisruptionBudgets.
 func (r *Reconciler) readAgain(ctx context.Context, p *v1alpha1.RecreatePolicy, in *passInput) error {
 	if err := r.readRequests(ctx, p, in); err != nil {
 		return err
 	}
+	paused, err := r.Pause.Read(ctx)
+	if err != nil {
+		return err
+	}
+	in.paused = paused.Message
 	if !respectsDisruptionBudgets(p) {
 		return nil
 	}

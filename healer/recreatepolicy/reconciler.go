@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
 )
@@ -44,6 +45,9 @@ type Reconciler struct {
 	// Signals evaluates policies' signals; nil when the manager has no
 	// Prometheus.
 	Signals SignalSource
+	// Pause is the emergency stop, read before every decision; nil never
+	// pauses.
+	Pause *pause.Switch
 	// Journal holds the evaluations that ran past their bounds in a step
 	// the sandbox could not stop; their policies are quarantined when the
 	// manager starts, before any policy is reconciled. None when nil.

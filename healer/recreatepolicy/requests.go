@@ -34,8 +34,8 @@ type requestFacts struct {
 	// (RFC 3339) and pod UID.
 	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
 	// failed are the names of the policy's requests of a rule that
-	// failed: the next request for the same finding is a retry, named
-	// apart.
+	// failed, and of those a pause withdrew: the next request for the
+	// same finding or run's pod is a retry, named apart.
 	failed map[string]bool
 	// completedCharges are, by pod name, when the budgets were charged for
 	// a policy's request of the namespace that has completed since:
@@ -81,6 +81,12 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 		if owner == nil || owner.UID != p.UID {
 			continue
 		}
+		if withdrawn(crr) {
+			// It recreated nothing: what asked for it asks again, under
+			// the next attempt's name.
+			f.failed[crr.Name] = true
+			continue
+		}
 		if active {
 			f.own++
 		}
@@ -116,12 +122,10 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 // attempt is the first attempt at c whose request has not failed: the
 // policy's requests are named by their attempt (planner.Instance), and a
 // rule's finding whose request failed, its containers not recreated, is
-// tried again under the next name rather than taken for one in flight.
-// A scheduled run's candidate has one attempt.
+// tried again under the next name rather than taken for one in flight; so
+// is a run's pod whose request a pause withdrew (another failure of a
+// run's request halts the run instead).
 func (f *requestFacts) attempt(p *v1alpha1.RecreatePolicy, c *planner.PodCandidate) int {
-	if c.Trigger.Kind != planner.TriggerRule {
-		return 0
-	}
 	try := *c
 	try.Attempt = 0
 	for f.failed[planner.RequestName(p, &try)] {
@@ -154,4 +158,19 @@ func recreationUnseen(crr *appsv1beta1.ContainerRecreateRequest, pod *corev1.Pod
 		}
 	}
 	return false
+}
+
+// withdrawn says whether the manager ended the request for a pause before
+// a daemon began it (v1alpha1.PausedMessage; only the manager and the
+// daemons write a request's status): nothing of it was stopped.
+func withdrawn(crr *appsv1beta1.ContainerRecreateRequest) bool {
+	if crr.Status.Phase != appsv1beta1.PhaseCompleted || !strings.HasPrefix(crr.Status.Message, v1alpha1.PausedMessage) {
+		return false
+	}
+	for _, s := range crr.Status.ContainerRecreateStates {
+		if s.IsKilled || s.Phase == appsv1beta1.PhaseSucceeded {
+			return false
+		}
+	}
+	return true
 }

@@ -158,13 +158,16 @@ func (pl *plan) fireRestart(at time.Time) (time.Duration, bool) {
 }
 
 // startRun makes run the policy's current run, with what it sees of the
-// pods as its baseline, unless the policy is suspended, another run is
+// pods as its baseline, unless Rejuv is paused, the policy is suspended, another run is
 // going or the baseline is over its bound: then it says why not (the last
 // also halts the policy until a run starts).
 func (pl *plan) startRun(run *v1alpha1.Run) bool {
 	p := pl.p
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: run.ScheduledTime.Time, Requested: run.Requested}
 	switch current := p.Status.Run; {
+	case pl.in.paused != "":
+		pl.note(trigger, v1alpha1.OutcomePaused, runName(run)+" not started: "+pl.in.paused)
+		return false
 	case p.Spec.Suspend:
 		pl.note(trigger, v1alpha1.OutcomeSuspended, runName(run)+" not started: the policy is suspended")
 		return false

@@ -38,15 +38,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("recreatepolicy").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.RecreatePolicy{}, r.policyChanges()).
 		Watches(r.Requests.object(), r.requestEvents(mgr)).
 		Watches(&corev1.Pod{}, r.podEvents()).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting)).
-		Complete(r)
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting))
+	if r.Pause != nil {
+		// Paused or resumed, every policy says so at once.
+		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.everyPolicy), builder.WithPredicates(r.Pause.Predicate()))
+	}
+	return b.Complete(r)
+}
+
+// everyPolicy maps the emergency stop to every policy of the cluster.
+func (r *Reconciler) everyPolicy(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &v1alpha1.RecreatePolicyList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list every RecreatePolicy to say Rejuv is paused or resumed")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	}
+	return out
 }
 
 // policiesRespecting maps a PodDisruptionBudget to the policies of its

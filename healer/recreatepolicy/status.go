@@ -58,6 +58,8 @@ func (pl *plan) finish(evalFailures string) {
 		setCondition(p, v1alpha1.ConditionBudgetExhausted, false, v1alpha1.ReasonWithinBudget, "")
 	}
 	switch {
+	case pl.in.paused != "":
+		setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonPaused, pl.in.paused)
 	case p.Spec.Suspend:
 		setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonSuspended, "spec.suspend is true")
 	case p.Spec.DryRun:

@@ -37,7 +37,21 @@ func kubectlRejuv(t *testing.T, ns string, args ...string) pluginRun {
 
 func kubectlRejuvCtx(ctx context.Context, t *testing.T, ns string, args ...string) pluginRun {
 	t.Helper()
-	full := append([]string{"--kubeconfig", cluster.Kubeconfig(), "--cache-dir", t.TempDir(), "-n", ns, "--as", editorUser}, args...)
+	return runKubectlRejuv(ctx, t, append([]string{"-n", ns, "--as", editorUser}, args...)...)
+}
+
+// kubectlRejuvAsAdmin runs kubectl-rejuv as the cluster's admin: what an
+// operator runs cluster-wide.
+func kubectlRejuvAsAdmin(t *testing.T, args ...string) pluginRun {
+	t.Helper()
+	return runKubectlRejuv(context.Background(), t, args...)
+}
+
+// runKubectlRejuv runs kubectl-rejuv with the cluster's kubeconfig and
+// args.
+func runKubectlRejuv(ctx context.Context, t *testing.T, args ...string) pluginRun {
+	t.Helper()
+	full := append([]string{"--kubeconfig", cluster.Kubeconfig(), "--cache-dir", t.TempDir()}, args...)
 	cmd := exec.CommandContext(ctx, pluginBinary(t), full...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	var stdout, stderr bytes.Buffer

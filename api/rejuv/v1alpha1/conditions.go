@@ -31,6 +31,8 @@ const (
 	ReasonActive = "Active"
 	// ReasonDryRun: the policy is valid and only records decisions.
 	ReasonDryRun = "DryRun"
+	// ReasonPaused: Rejuv is paused cluster-wide (PauseConfigMap).
+	ReasonPaused = "Paused"
 	// ReasonSuspended: spec.suspend is true.
 	ReasonSuspended = "Suspended"
 	// ReasonCompiled: every rule compiled.

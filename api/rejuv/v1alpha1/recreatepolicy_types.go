@@ -500,11 +500,14 @@ type Decision struct {
 }
 
 // DecisionOutcome is the result of the decision pipeline for one candidate.
-// +kubebuilder:validation:Enum=Created;DryRun;Suspended;OutsideWindow;InFlight;Cooldown;Recurring;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;UpToDate;Error
+// +kubebuilder:validation:Enum=Created;DryRun;Paused;Suspended;OutsideWindow;InFlight;Cooldown;Recurring;RateLimited;Halted;Unavailable;DisruptionBudget;Skipped;UpToDate;Error
 type DecisionOutcome string
 
 // The outcomes, in the order of the decision pipeline.
 const (
+	// OutcomePaused is a candidate held back while Rejuv is paused
+	// cluster-wide (PauseConfigMap).
+	OutcomePaused        DecisionOutcome = "Paused"
 	OutcomeSuspended     DecisionOutcome = "Suspended"
 	OutcomeOutsideWindow DecisionOutcome = "OutsideWindow"
 	OutcomeInFlight      DecisionOutcome = "InFlight"

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -146,7 +147,7 @@ func explain(ctx context.Context, o *Options, name string, now time.Time) (*expl
 		}
 		preview, err := recreatepolicy.PreviewPolicy(ctx, p, recreatepolicy.PreviewInput{
 			Pods: podList.Items, Requests: requests.Items, DisruptionBudgets: budgets.Items, Now: now,
-			NoMemory: noMemoryHere, NoSignals: noSignalsHere,
+			NoMemory: noMemoryHere, NoSignals: noSignalsHere, Paused: pausedAsReported(p),
 		})
 		if err == nil {
 			result := policyResultOf(p, preview)
@@ -257,4 +258,14 @@ func orNone(list []string, none string) string {
 		return none
 	}
 	return strings.Join(list, ", ")
+}
+
+// pausedAsReported is why Rejuv is paused cluster-wide as the manager last
+// said in the policy's Ready condition, "" when it did not: the policy's
+// status is what a tenant may read.
+func pausedAsReported(p *v1alpha1.RecreatePolicy) string {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Reason == v1alpha1.ReasonPaused {
+		return c.Message
+	}
+	return ""
 }

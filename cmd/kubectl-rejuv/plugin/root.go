@@ -57,6 +57,8 @@ RecreatePolicies against pods before they are applied.`,
 		newExplainCommand(o),
 		newPolicyCommand(o),
 		newRulesCommand(o),
+		newPauseCommand(o),
+		newResumeCommand(o),
 	)
 	registerCompletions(o, root)
 	return root

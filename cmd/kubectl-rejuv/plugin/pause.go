@@ -1,0 +1,205 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+)
+
+// defaultRejuvNamespace is where the install files and the chart's
+// defaults put the manager.
+const defaultRejuvNamespace = "rejuv-system"
+
+// pauseAll is kubectl rejuv pause --all and resume --all: Rejuv's
+// emergency stop, the ConfigMap v1alpha1.PauseConfigMap in the manager's
+// namespace.
+type pauseAll struct {
+	o              *Options
+	all            bool
+	reason         string
+	endRequests    bool
+	rejuvNamespace string
+	timeout        time.Duration
+	// poll is the time between two reads while waiting.
+	poll time.Duration
+}
+
+func (p *pauseAll) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&p.all, "all", false, "Every recreation of the cluster (required: the emergency stop is cluster-wide; one policy stops with its spec.suspend).")
+	f.StringVar(&p.rejuvNamespace, "rejuv-namespace", defaultRejuvNamespace, "The namespace Rejuv's manager runs in.")
+	f.DurationVar(&p.timeout, "timeout", 30*time.Second, "How long to wait for the manager to confirm, and for the requests a daemon has begun to end.")
+}
+
+func newPauseCommand(o *Options) *cobra.Command {
+	p := &pauseAll{o: o, poll: 500 * time.Millisecond}
+	cmd := &cobra.Command{
+		Use:   "pause --all",
+		Short: "Stop every recreation cluster-wide at once: the emergency stop",
+		Long: `Pause Rejuv cluster-wide: no policy creates a request (each one's decisions
+say Paused and its Ready condition says why), no new ContainerRecreateRequest
+is admitted, and every request no daemon has begun is ended. Requests a
+daemon has begun finish, or are ended too with --end-requests; either way
+the pods they held out of their Services are put back. The command writes
+the ConfigMap rejuv-pause in Rejuv's namespace, waits until the manager
+confirms it acts on it, then for the requests still under way to end, and
+says what is left. kubectl rejuv resume --all undoes it.`,
+		Example: `  kubectl rejuv pause --all --reason "INC-42: restarts under investigation"
+  kubectl rejuv pause --all --end-requests
+  kubectl rejuv resume --all`,
+		Args: maxArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !p.all {
+				return usageError("pause needs --all: it stops every recreation of the cluster (to stop one policy, set its spec.suspend)")
+			}
+			if len(p.reason) > v1alpha1.MaxPauseReasonBytes {
+				return usageError("--reason is %d bytes, over its bound of %d", len(p.reason), v1alpha1.MaxPauseReasonBytes)
+			}
+			c, err := o.Clients()
+			if err != nil {
+				return err
+			}
+			return p.pause(cmd.Context(), c)
+		},
+	}
+	p.flags(cmd)
+	cmd.Flags().StringVar(&p.reason, "reason", "", fmt.Sprintf("Why, quoted in every policy's status and every refusal (at most %d bytes).", v1alpha1.MaxPauseReasonBytes))
+	cmd.Flags().BoolVar(&p.endRequests, "end-requests", false, "End the requests a daemon has begun too, rather than let them finish.")
+	return cmd
+}
+
+func newResumeCommand(o *Options) *cobra.Command {
+	p := &pauseAll{o: o, poll: 500 * time.Millisecond}
+	cmd := &cobra.Command{
+		Use:   "resume --all",
+		Short: "Undo kubectl rejuv pause --all: policies act and requests are admitted again",
+		Long: `Resume Rejuv after kubectl rejuv pause --all: the command deletes the
+ConfigMap rejuv-pause in Rejuv's namespace. Policies act again at their next
+pass (a rolling run held by the pause goes on; a scheduled run due meanwhile
+was skipped, as when a policy is suspended), and requests are admitted again.`,
+		Example: `  kubectl rejuv resume --all`,
+		Args:    maxArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !p.all {
+				return usageError("resume needs --all: the emergency stop it undoes is cluster-wide")
+			}
+			c, err := o.Clients()
+			if err != nil {
+				return err
+			}
+			return p.resume(cmd.Context(), c)
+		},
+	}
+	p.flags(cmd)
+	return cmd
+}
+
+// stopMap is the emergency stop's ConfigMap as the command writes it.
+func (p *pauseAll) stopMap() *corev1.ConfigMap {
+	requests := v1alpha1.PauseFinish
+	if p.endRequests {
+		requests = v1alpha1.PauseEnd
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: p.rejuvNamespace, Name: v1alpha1.PauseConfigMap,
+			Labels: map[string]string{"app.kubernetes.io/part-of": "rejuv"}},
+		Data: map[string]string{v1alpha1.PauseReasonKey: p.reason, v1alpha1.PauseRequestsKey: requests},
+	}
+}
+
+// pause writes the stop, waits for the manager to confirm it, then for
+// the requests under way to end, and says what is left.
+func (p *pauseAll) pause(ctx context.Context, c *clients) error {
+	want := p.stopMap()
+	key := client.ObjectKeyFromObject(want)
+	err := c.client.Create(ctx, want)
+	if apierrors.IsAlreadyExists(err) {
+		// Paused already: this pause's reason and requests replace it.
+		cur := &corev1.ConfigMap{}
+		if err = c.client.Get(ctx, key, cur); err == nil {
+			cur.Data = want.Data
+			err = c.client.Update(ctx, cur)
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("pause Rejuv: namespace %s not found: --rejuv-namespace names the namespace Rejuv's manager runs in", p.rejuvNamespace)
+	}
+	if err != nil {
+		return fmt.Errorf("pause Rejuv: write ConfigMap %s: %w", key, err)
+	}
+	out := p.o.Streams.Out
+	fmt.Fprintf(out, "configmap/%s written in namespace %s: new requests are refused\n", v1alpha1.PauseConfigMap, p.rejuvNamespace)
+
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	digest := v1alpha1.PauseDigest(want.Data)
+	if err := p.until(ctx, func() (bool, error) {
+		cur := &corev1.ConfigMap{}
+		if err := c.client.Get(ctx, key, cur); err != nil {
+			return false, err
+		}
+		return cur.Annotations[v1alpha1.PauseObservedAnnotation] == digest, nil
+	}); err != nil {
+		return fmt.Errorf("pause Rejuv: configmap/%s is written, but the manager did not confirm within %s that it acts on it: is it running? (kubectl get pods -n %s): %w",
+			v1alpha1.PauseConfigMap, p.timeout, p.rejuvNamespace, err)
+	}
+	fmt.Fprintln(out, "the manager confirmed: no policy creates a request, and the requests no daemon had begun are ended")
+
+	var active int
+	err = p.until(ctx, func() (bool, error) {
+		list := &v1beta1.ContainerRecreateRequestList{}
+		if err := c.client.List(ctx, list, client.MatchingLabels{v1beta1.ActiveLabel: "true"}); err != nil {
+			return false, err
+		}
+		active = len(list.Items)
+		return active == 0, nil
+	})
+	switch {
+	case err == nil:
+		fmt.Fprintln(out, "no request is under way: Rejuv is paused cluster-wide; kubectl rejuv resume --all resumes")
+	case ctx.Err() != nil:
+		fmt.Fprintf(out, "%d requests are still under way after %s (kubectl rejuv status -A shows them); nothing new starts: kubectl rejuv resume --all resumes\n", active, p.timeout)
+	default:
+		return fmt.Errorf("pause Rejuv: paused, but listing the requests under way failed: %w", err)
+	}
+	return nil
+}
+
+// resume deletes the stop.
+func (p *pauseAll) resume(ctx context.Context, c *clients) error {
+	stop := p.stopMap()
+	err := c.client.Delete(ctx, stop)
+	switch {
+	case apierrors.IsNotFound(err):
+		fmt.Fprintf(p.o.Streams.Out, "Rejuv was not paused: no configmap/%s in namespace %s\n", v1alpha1.PauseConfigMap, p.rejuvNamespace)
+		return nil
+	case err != nil:
+		return fmt.Errorf("resume Rejuv: delete ConfigMap %s: %w", client.ObjectKeyFromObject(stop), err)
+	}
+	fmt.Fprintf(p.o.Streams.Out, "configmap/%s deleted: Rejuv resumed; policies act again at their next pass\n", v1alpha1.PauseConfigMap)
+	return nil
+}
+
+// until calls done every poll until it says true, fails, or ctx ends.
+func (p *pauseAll) until(ctx context.Context, done func() (bool, error)) error {
+	for {
+		ok, err := done()
+		if ok || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(p.poll):
+		}
+	}
+}

@@ -1,0 +1,7 @@
+// Package pause reads Rejuv's emergency stop: the ConfigMap
+// v1alpha1.PauseConfigMap in the manager's namespace, which pauses every
+// recreation cluster-wide while it exists. It owns how the ConfigMap is
+// read, what a bad value means (still paused: a stop must not fail
+// open) and the message every part quotes; the gates, the request
+// controller and the webhook decide what a pause does to them.
+package pause
