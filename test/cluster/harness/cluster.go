@@ -120,13 +120,23 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	if st != nil {
-		// A process a run paused and could not continue (it was killed
-		// itself) would hold the cluster still: continue them all.
-		st.resumeAll()
+		// Processes that use the cluster (a soak, a test binary) may
+		// stop, pause and restart its parts on purpose: while one runs,
+		// the cluster is theirs, however it looks.
+		users := liveUsers(cfg.path("users"))
+		if len(users) == 0 {
+			// A process a run paused and could not continue (it was
+			// killed itself) would hold the cluster still: continue
+			// them all.
+			st.resumeAll()
+		}
 		why := healthy(ctx, cfg, st)
 		if why == nil {
 			fmt.Fprintf(cfg.out(), "harness: reusing the running cluster in %s\n", cfg.Dir)
 			return &Cluster{Config: cfg}, nil
+		}
+		if len(users) > 0 {
+			return nil, fmt.Errorf("the cluster in %s is not healthy (%v), and processes %v use it (a soak stops and pauses its parts on purpose): not replacing it under them; try again once they end", cfg.Dir, why, users)
 		}
 		fmt.Fprintf(cfg.out(), "harness: found a stale cluster (%v); cleaning it up\n", why)
 		if err := teardown(ctx, cfg, st); err != nil {

@@ -56,21 +56,27 @@ func userID(pid int) string {
 func waitForOtherUsers(dir string, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		entries, _ := os.ReadDir(dir)
-		live := 0
-		for _, e := range entries {
-			pidStr, stStr, _ := strings.Cut(e.Name(), "-")
-			pid, _ := strconv.Atoi(pidStr)
-			st, _ := strconv.ParseUint(stStr, 10, 64)
-			if (&Process{PID: pid, StartTime: st}).Alive() {
-				live++
-			} else {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-		if live == 0 {
+		if len(liveUsers(dir)) == 0 {
 			return
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// liveUsers are the PIDs of the processes registered in dir that still
+// run; the files of those that do not are removed.
+func liveUsers(dir string) []int {
+	entries, _ := os.ReadDir(dir)
+	var live []int
+	for _, e := range entries {
+		pidStr, stStr, _ := strings.Cut(e.Name(), "-")
+		pid, _ := strconv.Atoi(pidStr)
+		st, _ := strconv.ParseUint(stStr, 10, 64)
+		if (&Process{PID: pid, StartTime: st}).Alive() {
+			live = append(live, pid)
+		} else {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	return live
 }
