@@ -136,7 +136,7 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 			return &Cluster{Config: cfg}, nil
 		}
 		if len(users) > 0 {
-			return nil, fmt.Errorf("the cluster in %s is not healthy (%v), and processes %v use it (a soak stops and pauses its parts on purpose): not replacing it under them; try again once they end", cfg.Dir, why, users)
+			return nil, fmt.Errorf("the cluster in %s is not healthy (%w), and processes %v use it (a soak stops and pauses its parts on purpose): not replacing it under them; try again once they end", cfg.Dir, why, users)
 		}
 		fmt.Fprintf(cfg.out(), "harness: found a stale cluster (%v); cleaning it up\n", why)
 		if err := teardown(ctx, cfg, st); err != nil {
