@@ -61,20 +61,8 @@ func (r runtimeSource) Client() *cri.Client { return r.rt }
 // than the request.
 func TestAStopWhoseRecordIsRefusedIsNotRepeated(t *testing.T) {
 	at := time.Date(2026, 11, 23, 10, 0, 0, 400_000_000, time.UTC)
-	crr := &v1beta1.ContainerRecreateRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: "uid-r", CreationTimestamp: metav1.NewTime(at.Truncate(time.Second)),
-			Annotations: map[string]string{v1beta1.RequestedAtAnnotation: at.Format(time.RFC3339Nano)},
-			Labels:      map[string]string{v1beta1.NodeNameLabel: "node", v1beta1.PodUIDLabel: "uid-web"}},
-		Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web",
-			Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://x"}}}},
-	}
-	pod := reporting("x", 0, true, true)
-	pod.Spec.NodeName = "node"
-	rt := &runtimeOf{}
-	rt.add("x", 0, at.Add(-time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING)
 	writes := &conflicting{after: 1, refuse: 1}
-	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
-		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
+	e, crr, rt := oneRunningContainer(at, writes, at.Add(time.Minute))
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
 
 	if _, err := e.Reconcile(context.Background(), key); !apierrors.IsConflict(err) {
@@ -118,9 +106,23 @@ func TestAStopWhoseRecordIsRefusedIsNotRepeated(t *testing.T) {
 // request's status, the manager's, says so truthfully.
 func TestARequestEndedBeforeItsFirstStopStopsNothing(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	e, _, rt := oneRunningContainer(at, &conflicting{refuse: 1}, at.Add(time.Second))
+	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); !apierrors.IsConflict(err) {
+		t.Fatalf("pass: %v; want the conflict of the refused record", err)
+	}
+	if len(rt.stopped) != 0 {
+		t.Errorf("stopped %v; want nothing stopped once the record of the stop was refused", rt.stopped)
+	}
+}
+
+// oneRunningContainer is an executor, on node "node", whose stale cache
+// holds request r (made at at) to recreate container app of pod web, whose
+// instance x runs; its status writes go to writes, its clock reads now.
+func oneRunningContainer(at time.Time, writes *conflicting, now time.Time) (*Executor, *v1beta1.ContainerRecreateRequest, *runtimeOf) {
 	crr := &v1beta1.ContainerRecreateRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: "uid-r", CreationTimestamp: metav1.NewTime(at),
-			Labels: map[string]string{v1beta1.NodeNameLabel: "node", v1beta1.PodUIDLabel: "uid-web"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", UID: "uid-r", CreationTimestamp: metav1.NewTime(at.Truncate(time.Second)),
+			Annotations: map[string]string{v1beta1.RequestedAtAnnotation: at.Format(time.RFC3339Nano)},
+			Labels:      map[string]string{v1beta1.NodeNameLabel: "node", v1beta1.PodUIDLabel: "uid-web"}},
 		Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web",
 			Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app", StatusContext: &v1beta1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://x"}}}},
 	}
@@ -128,13 +130,7 @@ func TestARequestEndedBeforeItsFirstStopStopsNothing(t *testing.T) {
 	pod.Spec.NodeName = "node"
 	rt := &runtimeOf{}
 	rt.add("x", 0, at.Add(-time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING)
-	writes := &conflicting{refuse: 1}
 	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
-		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(at.Add(time.Second))}
-	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); !apierrors.IsConflict(err) {
-		t.Fatalf("pass: %v; want the conflict of the refused record", err)
-	}
-	if len(rt.stopped) != 0 {
-		t.Errorf("stopped %v; want nothing stopped once the record of the stop was refused", rt.stopped)
-	}
+		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(now)}
+	return e, crr, rt
 }
