@@ -88,6 +88,10 @@ install-file: ## Write bin/install.yaml: config/install.yaml with Rejuv's images
 images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PLATFORMS) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
 	$(GO) run ./test/images/rejuv -commit '$(COMMIT)' -out bin/images -registry '$(REGISTRY)' -platforms '$(IMAGE_PLATFORMS)'
 
+# The soak make test runs: short, with a fixed seed, so that a failure can
+# be replayed (make soak SOAK_DURATION=5m SOAK_SEED=...).
+TEST_SOAK_DURATION ?= 5m
+TEST_SOAK_SEED     ?= 42
 .PHONY: test
 # On a fresh machine the cluster's start compiles Kubernetes, helm and
 # metrics-server from source, in one go build that compiles the packages
@@ -105,8 +109,10 @@ images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PL
 # cluster. The install paths from the source tree with the single file,
 # with Helm and beside OpenKruise run in the compatibility run; here, the
 # released file and chart show the first two, the chart beside OpenKruise
-# the third.
-test: ## Everything: unit, integration and end-to-end tests on a real local cluster (installs what is missing; needs root).
+# the third. The soak runs last on the newest version's cluster, which the
+# compatibility run then replaces: what its faults leave behind reaches no
+# other phase.
+test: ## Everything: unit, integration and end-to-end tests on a real local cluster, a small scale run, a 5-minute soak and the compatibility run (installs what is missing; needs root).
 	@set -eo pipefail; \
 	phase() { local name=$$1 start=$$(date +%s%N); shift; "$$@"; \
 	  local ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
@@ -125,6 +131,7 @@ test: ## Everything: unit, integration and end-to-end tests on a real local clus
 	phase "end-to-end tests" $(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) ./test/e2e/; \
 	phase "scale smoke run (100 simulated nodes, 1,000 pods)" $(MAKE) --no-print-directory bench-scale \
 	  REJUV_SCALE_NODES=100 REJUV_SCALE_SIZES=1000 REJUV_SCALE_NAMESPACES=10 REJUV_SCALE_SETTLE=15s; \
+	phase "soak ($(TEST_SOAK_DURATION) of load and faults, seed $(TEST_SOAK_SEED))" env SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_SEED=$(TEST_SOAK_SEED) $(GO) run ./test/soak; \
 	oldest_built() { wait $$oldest || { cat "$$oldest_log"; return 1; }; cat "$$oldest_log"; }; \
 	phase "the oldest Kubernetes and containerd 1.7 built (at idle priority, from the start)" oldest_built; \
 	phase "compatibility run (oldest Kubernetes, containerd 1.7)" $(MAKE) --no-print-directory test-compat
