@@ -1,6 +1,7 @@
 package recreatepolicy
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -197,10 +198,36 @@ func (pl *plan) decisions() []v1alpha1.Decision {
 
 // halt sets Halted, with a Warning event when it was not set already.
 func (pl *plan) halt(sec *section, reason, msg string) {
-	if !meta.IsStatusConditionTrue(pl.p.Status.Conditions, v1alpha1.ConditionHalted) {
+	cur := meta.FindStatusCondition(pl.p.Status.Conditions, v1alpha1.ConditionHalted)
+	halted := cur != nil && cur.Status == metav1.ConditionTrue
+	if halted && cur.Reason != reason && haltRank(cur.Reason) > haltRank(reason) {
+		// The higher halt stays, or lifting it would be lost; a halted
+		// run says its own halt in an event (and in status.run).
+		if haltRank(reason) > 0 {
+			sec.events = append(sec.events, policyEvent{corev1.EventTypeWarning, "Halted", "Halt", msg})
+		}
+		return
+	}
+	if !halted {
 		sec.events = append(sec.events, policyEvent{corev1.EventTypeWarning, "Halted", "Halt", msg})
 	}
 	setCondition(pl.p, v1alpha1.ConditionHalted, true, reason, msg)
+}
+
+// haltRank orders the reasons a policy halts for, which share its one
+// Halted condition: a quarantine of its rules (ruleHalts) outranks a
+// halted run, which outranks the blast radius. A halt never replaces one
+// that ranks higher: a quarantine replaced by a run's halt would let the
+// rules be evaluated again in the same generation, and a run's halt
+// replaced by the blast radius would be lifted with it.
+func haltRank(reason string) int {
+	switch {
+	case slices.Contains(ruleHalts, reason):
+		return 2
+	case reason == v1alpha1.ReasonRunFailed || reason == v1alpha1.ReasonRunTooLarge:
+		return 1
+	}
+	return 0
 }
 
 // candidateDecision is the decision outcome, with msg, about candidate c.

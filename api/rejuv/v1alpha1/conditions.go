@@ -13,8 +13,12 @@ const (
 	ConditionScheduleValid = "ScheduleValid"
 	// ConditionHalted is True when the policy stopped itself: its rules
 	// matched more than limits.maxMatchingPercent, a scheduled run had a
-	// failed request, a run was too large to record (RunTooLarge), or
-	// evaluating its rules took longer than the manager's per-pass budget.
+	// failed request, a run was too large to record (RunTooLarge),
+	// evaluating its rules took longer than the manager's per-pass budget,
+	// the sandbox stopped one of its rules, or the manager restarted while
+	// one ran past its bounds. The reasons share the condition: one that
+	// quarantines the rules outranks a halted run, which outranks the
+	// blast radius, and none replaces one that ranks higher.
 	ConditionHalted = "Halted"
 	// ConditionBudgetExhausted is True while limits.maxPerHour holds
 	// recreations back.
