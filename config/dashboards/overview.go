@@ -47,7 +47,7 @@ func overview() *dashboard.DashboardBuilder {
 			q(`max by (namespace, policy, budget) (rejuv_policy_budget_used{`+ofPolicy+`}) / max by (namespace, policy, budget) (rejuv_policy_budget{`+ofPolicy+`} > 0)`, "{{namespace}}/{{policy}} {{budget}}"))).
 		WithPanel(list("Halted policies", "Each halted policy; kubectl describe recreatepolicy says why.", 12,
 			q(`max by (namespace, policy) (rejuv_policy_halted{`+ofPolicy+`}) == 1`, ""))).
-		WithPanel(list("Recent failures", "Requests that did not succeed in the time range, by namespace, source and result; kubectl get crr -n NAMESPACE lists them with their messages.", 12,
+		WithPanel(list("Recent failures", "Requests that did not succeed in the time range, by namespace, source and result; kubectl rejuv status -n NAMESPACE -o wide shows them with their messages.", 12,
 			q(`sum by (namespace, source, result) (increase(rejuv_crr_completed_total{`+inNamespace+`, result!="Succeeded"}[$__range])) > 0`, ""))).
 		WithRow(dashboard.NewRowBuilder("Manager")).
 		WithPanel(graph("Webhook latency", "99th percentile of the manager's webhooks' answers, by webhook; the API server gives up after their timeoutSeconds.", "s", 8,
