@@ -273,7 +273,7 @@ undeploy: ## Remove everything make deploy installed, and every RecreatePolicy a
 	$(KUBECTL) delete -k config/default --ignore-not-found --wait
 
 .PHONY: up
-up: ## Start the local single-node cluster (or reuse it).
+up: ## Start the local cluster, two nodes by default (or reuse it).
 	$(CLUSTER) up
 
 .PHONY: down
