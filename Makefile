@@ -17,6 +17,15 @@ VERSION ?= $(shell sed -n 's/^appVersion: *//p' config/helm/rejuv/Chart.yaml)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 # A registry (host[:port][/path]) make images pushes to as well; none when empty.
 REGISTRY ?=
+# What make deploy and make install-file add to config/default: the
+# component of the nodes' container runtime (RUNTIME: crio, k3s, which
+# serves RKE2 too, or cri-dockerd; empty or containerd adds none), and
+# more kustomize components (COMPONENTS, separated by spaces: folders of
+# config/components such as monitoring, image-pull-secret and
+# critical-priority-quota, or folders of your own).
+RUNTIME ?=
+COMPONENTS ?=
+INSTALL_OPTIONS = -registry '$(REGISTRY)' -runtime '$(RUNTIME)' -components '$(COMPONENTS)'
 # The platforms every image make images builds holds.
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 LDFLAGS := -X github.com/rejuv-dev/rejuv/cmd/internal/buildinfo.Version=$(VERSION) \
@@ -80,9 +89,9 @@ release: ## Cut release VERSION (vX.Y.Z, the chart's appVersion) into RELEASE_DI
 		-url-base '$(RELEASE_URL)' -image-platforms '$(RELEASE_IMAGE_PLATFORMS)' -plugin-platforms '$(RELEASE_PLUGIN_PLATFORMS)'
 
 .PHONY: install-file
-install-file: ## Write bin/install.yaml: config/install.yaml with Rejuv's images in REGISTRY (host[:port][/path]; required).
+install-file: ## Write bin/install.yaml: config/default with Rejuv's images in REGISTRY (host[:port][/path]; required) and the components RUNTIME and COMPONENTS name.
 	@test -n '$(REGISTRY)' || { echo "install-file: set REGISTRY to where make images REGISTRY=... pushed the images"; exit 1; }
-	$(GO) run ./config/render -registry '$(REGISTRY)' -o bin/install.yaml
+	$(GO) run ./config/render $(INSTALL_OPTIONS) -o bin/install.yaml
 
 .PHONY: images
 images: ## Build the manager's, the daemon's and the demo app's images (IMAGE_PLATFORMS) as archives in bin/images, push them to REGISTRY (host[:port][/path]) when set, and print their sizes.
@@ -250,26 +259,21 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	done
 	@echo "verify: generated files and go.mod are up to date"
 
-# What make deploy applies: config/default, or, with REGISTRY set, an
-# overlay of it in bin/deploy whose images: override pulls Rejuv's images
-# from REGISTRY.
-DEPLOY_KUSTOMIZATION = $(if $(REGISTRY),bin/deploy,config/default)
+# What make deploy applies: an overlay of config/default that it writes
+# into DEPLOY_DIR at each run, with the components RUNTIME and COMPONENTS
+# name and, with REGISTRY set, an images: override that pulls Rejuv's
+# images from REGISTRY.
+DEPLOY_DIR ?= bin/deploy
 
 .PHONY: deploy
-deploy: ## Install Rejuv with kustomize (config/default) on the cluster of $KUBECONFIG, its images from REGISTRY when set (make images REGISTRY=..., README.md).
-ifneq ($(REGISTRY),)
-	@mkdir -p bin/deploy
-	@printf '%s\n' '# config/default with Rejuv'"'"'s images from $(REGISTRY); written by make deploy.' \
-		'resources:' '- ../../config/default' 'images:' \
-		'- name: rejuv-healer' '  newName: $(REGISTRY)/rejuv-healer' \
-		'- name: rejuv-daemon' '  newName: $(REGISTRY)/rejuv-daemon' > bin/deploy/kustomization.yaml
-endif
-	$(KUBECTL) apply --server-side -k $(DEPLOY_KUSTOMIZATION)
+deploy: ## Install Rejuv with kustomize on the cluster of $KUBECONFIG: config/default with the components RUNTIME (crio, k3s, cri-dockerd) and COMPONENTS name, its images from REGISTRY when set (make images REGISTRY=..., README.md).
+	$(GO) run ./config/render -overlay '$(DEPLOY_DIR)' $(INSTALL_OPTIONS)
+	$(KUBECTL) apply --server-side -k $(DEPLOY_DIR)
 	$(KUBECTL) --namespace rejuv-system rollout status deployment/rejuv-healer --timeout=180s
 	$(KUBECTL) --namespace rejuv-system rollout status daemonset/rejuv-daemon --timeout=180s
 
 .PHONY: undeploy
-undeploy: ## Remove everything make deploy installed, and every RecreatePolicy and ContainerRecreateRequest with it.
+undeploy: ## Remove everything make deploy installed (what config/components add goes with its namespace), and every RecreatePolicy and ContainerRecreateRequest with it.
 	$(KUBECTL) delete -k config/default --ignore-not-found --wait
 
 .PHONY: up

@@ -129,8 +129,17 @@ func TestRuntimeComponentsGiveTheDaemonTheirSocket(t *testing.T) {
 	}
 }
 
+// TestMonitoringComponentSelectsTheMetricsServices: the ServiceMonitors
+// scrape the metrics Services, the PrometheusRule holds the alert rules,
+// and the dashboards come in a ConfigMap for Grafana's sidecar; the
+// ServiceMonitors and the PrometheusRule carry the label
+// kube-prometheus-stack's Prometheus selects them by (release: its Helm
+// release's name), kube-prometheus-stack by default, another with the
+// labels: entry the component's comment shows.
 func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 	r := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/monitoring"))
+	checkReleaseLabel(t, r, "kube-prometheus-stack")
+	checkReleaseLabel(t, build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\nlabels:\n- pairs: {release: my-prometheus}\n", "default", "components/monitoring")), "my-prometheus")
 	monitors := r.all("ServiceMonitor")
 	if len(monitors) != 2 {
 		t.Fatalf("%d ServiceMonitors, want the manager's and the daemons'", len(monitors))
@@ -180,6 +189,27 @@ func TestMonitoringComponentSelectsTheMetricsServices(t *testing.T) {
 	}
 	if dashboards == nil || str(dashboards, "metadata", "labels", "grafana_dashboard") != "1" || len(mapAt(dashboards, "data")) != len(files) || len(files) != 3 {
 		t.Errorf("dashboards ConfigMap %v, want one labelled grafana_dashboard holding the 3 dashboards of config/grafana", dashboards != nil)
+	}
+}
+
+// checkReleaseLabel: every ServiceMonitor and PrometheusRule of r is
+// labelled release: want, and no other object of Rejuv's but by an
+// overlay's labels: entry.
+func checkReleaseLabel(t *testing.T, r rendering, want string) {
+	t.Helper()
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		for _, o := range r.all(kind) {
+			if got := str(o, "metadata", "labels", "release"); got != want {
+				t.Errorf("%s %s: label release=%q, want %q", kind, str(o, "metadata", "name"), got, want)
+			}
+		}
+	}
+	if want == "kube-prometheus-stack" {
+		for _, o := range r {
+			if kind := str(o, "kind"); kind != "ServiceMonitor" && kind != "PrometheusRule" && str(o, "metadata", "labels", "release") != "" {
+				t.Errorf("%s %s is labelled release too", kind, str(o, "metadata", "name"))
+			}
+		}
 	}
 }
 

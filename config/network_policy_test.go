@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rejuv-dev/rejuv/config/installfile"
 )
 
 // checkNetworkPolicy: with want set to the API server's addresses, one
@@ -68,16 +70,39 @@ func checkNetworkPolicy(t *testing.T, r rendering, want []string) {
 	}
 }
 
+// networkPolicyOverlay is an overlay of config/default with
+// config/components/network-policy and the rest of body.
+func networkPolicyOverlay(t *testing.T, body string) string {
+	t.Helper()
+	return overlay(t, "resources:\n- %s\ncomponents:\n- %s\n"+body, "default", "components/network-policy")
+}
+
+// apiServerConfigMap is the ConfigMap config/components/network-policy
+// reads the API server's address from, as its comment has an overlay
+// generate it.
+const apiServerConfigMap = "configMapGenerator:\n- name: rejuv-network-policy\n  literals: [apiServerCIDR=10.0.0.10/32]\n" +
+	"  options:\n    annotations: {config.kubernetes.io/local-config: \"true\"}\n"
+
 // TestNetworkPolicyComponent: config/components/network-policy, added to
-// config/default with the API server's address patched in, lets only that
-// address reach the webhooks; without the patch it admits only a
-// placeholder no cluster uses.
+// config/default with the API server's address in the ConfigMap its
+// comment shows, lets only that address reach the webhooks, and the
+// ConfigMap is not installed; a patch adds another address. Without the
+// ConfigMap the build fails, naming it, rather than shutting every webhook
+// off.
 func TestNetworkPolicyComponent(t *testing.T) {
-	plain := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\n", "default", "components/network-policy"))
-	checkNetworkPolicy(t, plain, []string{"192.0.2.0/32"})
-	patched := build(t, overlay(t, "resources:\n- %s\ncomponents:\n- %s\npatches:\n- target: {kind: NetworkPolicy, name: rejuv-healer}\n  patch: |-\n"+
-		"    - op: replace\n      path: /spec/ingress/0/from\n      value: [{ipBlock: {cidr: 10.0.0.10/32}}]\n", "default", "components/network-policy"))
-	checkNetworkPolicy(t, patched, []string{"10.0.0.10/32"})
+	_, err := installfile.Build(networkPolicyOverlay(t, ""))
+	if err == nil || !strings.Contains(err.Error(), "rejuv-network-policy") || !strings.Contains(err.Error(), "apiServerCIDR") {
+		t.Errorf("built without the API server's address: %v, want a failure naming the ConfigMap rejuv-network-policy and its apiServerCIDR", err)
+	}
+	given := build(t, networkPolicyOverlay(t, apiServerConfigMap))
+	checkNetworkPolicy(t, given, []string{"10.0.0.10/32"})
+	if cm := given.all("ConfigMap"); len(cm) != 0 {
+		t.Errorf("%d ConfigMaps installed, want none: the API server's address is kustomize's alone", len(cm))
+	}
+	checkFields(t, given)
+	two := build(t, networkPolicyOverlay(t, apiServerConfigMap+"patches:\n- target: {kind: NetworkPolicy, name: rejuv-healer}\n  patch: |-\n"+
+		"    - op: add\n      path: /spec/ingress/0/from/-\n      value: {ipBlock: {cidr: 10.0.0.11/32}}\n"))
+	checkNetworkPolicy(t, two, []string{"10.0.0.10/32", "10.0.0.11/32"})
 	checkNetworkPolicy(t, build(t, "default"), nil)
 }
 

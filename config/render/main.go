@@ -8,7 +8,10 @@
 // With -registry R it writes only the single install file, to -o, with
 // Rejuv's images pulled from R (R/rejuv-healer, R/rejuv-daemon, tagged
 // with Rejuv's version): the file for a cluster whose nodes pull from R,
-// as make install-file REGISTRY=R writes it.
+// as make install-file REGISTRY=R writes it. With -overlay DIR it writes
+// only the kustomization make deploy applies, into DIR: config/default,
+// with its images from -registry when set. Either adds the kustomize
+// components -runtime and -components name (installfile.Components).
 package main
 
 import (
@@ -27,13 +30,19 @@ import (
 )
 
 func main() {
-	registry := flag.String("registry", "", "write only the install file, with Rejuv's images in this registry (host[:port][/path])")
+	registry := flag.String("registry", "", "Rejuv's images from this registry (host[:port][/path]); without -overlay, write only the install file, to -o")
 	out := flag.String("o", "bin/install.yaml", "where -registry writes the install file")
+	overlay := flag.String("overlay", "", "write only the kustomization make deploy applies, into this folder (Rejuv's images from -registry when set)")
+	runtime := flag.String("runtime", "", "with -registry or -overlay: the nodes' container runtime, containerd (config/default's), crio, k3s or cri-dockerd, whose component config/components/runtime-RUNTIME is added")
+	components := flag.String("components", "", "with -registry or -overlay: more kustomize components, separated by spaces or commas, each a folder of config/components (monitoring, image-pull-secret, ...) or one of your own")
 	flag.Parse()
 	var err error
-	if *registry != "" {
-		err = writeInstallFor(filepath.Join("config", "default"), *registry, *out)
-	} else {
+	switch {
+	case *overlay != "" || *registry != "":
+		err = writeInstall(install{registry: *registry, runtime: *runtime, components: *components, overlay: *overlay, out: *out})
+	case *runtime != "" || *components != "":
+		err = fmt.Errorf("-runtime and -components go with -registry or -overlay")
+	default:
 		err = run("config")
 	}
 	if err != nil {

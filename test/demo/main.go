@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/images"
@@ -39,8 +40,13 @@ func run(ctx context.Context, duration time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("start the cluster: %w", err)
 	}
-	say("building the sample workload's image (testapp) and pushing it to the cluster's registry, which the node pulls from")
-	if _, err := cluster.BuildImage(ctx, images.TestApp); err != nil {
+	say("building the samples' image (the demo app, rejuv-demo) and pushing it to the cluster's registry, which the node pulls from")
+	version, err := config.Version()
+	if err != nil {
+		return err
+	}
+	demo, err := cluster.BuildImage(ctx, images.Demo(version, deploy.Commit))
+	if err != nil {
 		return err
 	}
 	say("building Rejuv's images, pushing them to the cluster's registry and installing Rejuv as config/default describes it (make deploy), the images pinned by digest")
@@ -65,8 +71,8 @@ func run(ctx context.Context, duration time.Duration) error {
 	if _, err := deploy.InstallMetricsServer(ctx, cluster, stack.Client); err != nil {
 		return err
 	}
-	say("applying config/samples: " + sampleList())
-	if err := applySamples(ctx, stack.Client); err != nil {
+	say("applying config/samples (kustomize), the demo app's image from the cluster's registry")
+	if err := applySamples(ctx, stack.Client, demo.Pushed); err != nil {
 		return err
 	}
 	say(fmt.Sprintf("showing decisions and recreations for %s (Ctrl-C ends sooner):", duration))
