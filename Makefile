@@ -229,13 +229,14 @@ manifests: ## Generate CRDs, RBAC and webhook manifests into config/ (controller
 	$(GO) run ./config/render
 
 .PHONY: docs
-docs: ## Write the generated docs (docs/validation.md from the rows of test/refusals, docs/metrics.md from what the binaries register, docs/observability.md's tables from the dashboards and alert rules, the table of memory shapes in docs/rules.md from their replays, the table of built-ins in docs/security.md from the sandbox's audit, docs/flags.md from the binaries' flag sets, docs/helm-values.md from the chart's values.yaml).
+docs: ## Write the generated docs (docs/validation.md from the rows of test/refusals, docs/metrics.md from what the binaries register, docs/observability.md's tables from the dashboards and alert rules, the table of memory shapes in docs/rules.md from their replays, the table of built-ins in docs/security.md from the sandbox's audit, docs/flags.md from the binaries' flag sets, docs/helm-values.md from the chart's values.yaml, docs/architecture.svg from test/catalogue/architecture.go).
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestValidationDoc$$' ./test/refusals
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^(TestMetricsDoc|TestObservabilityDoc)$$' ./test/catalogue
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestCatalogue$$' ./test/memshapes
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestBuiltinsDoc$$' ./test/builtins
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestFlagsDoc$$' ./cmd/internal/cli
 	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config
+	REJUV_WRITE_DOCS=1 $(GO) test -short -count=1 -run '^TestArchitectureDiagram$$' ./test/catalogue
 
 .PHONY: verify
 verify: ## Fail when generated files or go.mod/go.sum are stale.
@@ -252,6 +253,7 @@ verify: ## Fail when generated files or go.mod/go.sum are stale.
 	@$(GO) test -short -count=1 -run '^TestBuiltinsDoc$$' ./test/builtins >/dev/null || { echo "verify: docs/security.md's table of built-ins is stale: run 'make docs'"; exit 1; }
 	@$(GO) test -short -count=1 -run '^TestFlagsDoc$$' ./cmd/internal/cli >/dev/null || { echo "verify: docs/flags.md is stale: run 'make docs'"; exit 1; }
 	@$(GO) test -short -count=1 -run '^TestHelmValuesDoc$$' ./config >/dev/null || { echo "verify: docs/helm-values.md is stale, or a value of the chart lacks a comment: run 'make docs'"; exit 1; }
+	@$(GO) test -short -count=1 -run '^TestArchitectureDiagram$$' ./test/catalogue >/dev/null || { echo "verify: docs/architecture.svg is stale, or its text overlaps: run 'make docs'"; exit 1; }
 	@$(GO) mod tidy -diff || { echo "verify: go.mod/go.sum are not tidy: run 'go mod tidy'"; exit 1; }
 	@cd test/cluster/kubebuild && $(GO) mod tidy -diff || { echo "verify: test/cluster/kubebuild: run 'go mod tidy' there"; exit 1; }
 	@for m in kubebuild-oldest runtimebuild runtimebuild1; do \
