@@ -33,7 +33,7 @@ func (c *Checker) judgeDisruption(r *request, p *pod, at time.Time) {
 		if !b.covers(p) {
 			continue
 		}
-		healthy := c.healthyBesides(b, p)
+		healthy := c.healthyBesides(b, p) + c.deletedJustBefore(b, p, at)
 		desired := int(b.obj.Status.DesiredHealthy)
 		if healthy >= desired {
 			continue
@@ -78,6 +78,22 @@ func (c *Checker) healthyBesides(b *pdb, except *pod) int {
 	n := 0
 	for _, p := range c.namespace(b.namespace).pods {
 		if p != except && !terminating(p.obj) && p.ready && b.covers(p) && c.activeRequest(p) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// deletedJustBefore counts the pods b covers, besides except, that were
+// Ready with no request in flight when their deletion was first seen, at
+// most Slack.Skew before at: the manager may have charged the budget
+// before that deletion (by someone else, and not an eviction, which a
+// budget does not hold back either).
+func (c *Checker) deletedJustBefore(b *pdb, except *pod, at time.Time) int {
+	n := 0
+	for _, p := range c.namespace(b.namespace).pods {
+		if p != except && terminating(p.obj) && p.ready && b.covers(p) && c.activeRequest(p) == nil &&
+			!p.deletedSeen.After(at) && at.Sub(p.deletedSeen) <= c.slack.Skew {
 			n++
 		}
 	}

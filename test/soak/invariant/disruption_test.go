@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // threePods are web-0..2, Ready, with a policy and a budget that wants
@@ -111,4 +112,29 @@ func TestADisruptionBudgetWithoutSelectorCoversNothing(t *testing.T) {
 	s.pdb(1, b)
 	s.request(10, newRequest("a", pods[0], newPolicy("nightly", "100%")))
 	quiet(t, s.finish(30))
+}
+
+// Seed 11's one-hour run, +3580.9 s: the manager charged the budget (it
+// allowed one disruption, four pods healthy) and created its request
+// while the load deleted another of the budget's pods (not an eviction);
+// the soak saw that deletion 0.2 s before the request. A pod whose
+// deletion was first seen within Slack.Skew before the request still
+// counts as healthy; one deleted earlier does not.
+func TestADisruptionBudgetCountsAPodDeletedAsTheRequestWasMade(t *testing.T) {
+	for _, tc := range []struct {
+		deleted float64
+		want    int
+	}{
+		{9.8, 0},
+		{8.5, 1},
+	} {
+		s := newSoak()
+		pods := threePods(s, 2, nil)
+		deleting := pods[1].DeepCopy()
+		deleting.DeletionTimestamp = &metav1.Time{Time: at(tc.deleted)}
+		s.pod(tc.deleted, deleting)
+		s.request(10, newRequest("a", pods[0], newPolicy("nightly", "100%")))
+		rep := s.finish(30)
+		expect(t, rep, DisruptionBudget, tc.want, "while PodDisruptionBudget shop/web allowed no disruption")
+	}
 }

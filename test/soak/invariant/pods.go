@@ -33,7 +33,9 @@ type pod struct {
 	// seen to stop being Ready.
 	lastReady           time.Time
 	droppedOutOfService bool
-	held                *heldEpisode
+	// deletedSeen is when the pod was first seen being deleted.
+	deletedSeen time.Time
+	held        *heldEpisode
 	// restartedAt are when each container was seen restarted, in order.
 	restartedAt map[string][]time.Time
 }
@@ -191,6 +193,9 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 		p.lastReady = at
 	}
 	p.ready = ready
+	if terminating(obj) && p.deletedSeen.IsZero() {
+		p.deletedSeen = at
+	}
 	p.obj = obj
 	return out
 }

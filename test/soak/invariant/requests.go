@@ -282,3 +282,14 @@ func (r *request) since() time.Time {
 	}
 	return r.firstSeen
 }
+
+// reportedInstance is the container ID r's status snapshot gives container
+// name's new instance, "" when it gives none.
+func (r *request) reportedInstance(name string) string {
+	for _, s := range r.obj.Status.ContainerStatusSnapshot {
+		if s.Name == name {
+			return s.ContainerID
+		}
+	}
+	return ""
+}

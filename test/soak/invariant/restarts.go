@@ -68,8 +68,9 @@ func (c *Checker) restarted(rs *restart) {
 	})
 }
 
-// attributable is the request rs is put down to: one for its pod that
-// lists the container and is in flight, or was seen ended at most
+// attributable is the request rs is put down to: the one whose status
+// snapshot names rs's new instance, whenever it ended; else one for its
+// pod that lists the container and is in flight, or was seen ended at most
 // Slack.Attribution before (or while its node's kubelet was silenced). A
 // pod's requests run one at a time, but one may be seen ended after the
 // next began: a request not yet credited with a restart of the container
@@ -80,6 +81,11 @@ func (c *Checker) attributable(rs *restart) *request {
 	for _, r := range c.requestsOf(rs.pod) {
 		if !r.lists(rs.container) {
 			continue
+		}
+		if rs.newID != "" && r.reportedInstance(rs.container) == rs.newID {
+			// Its status names this very instance: however late the
+			// soak sees it.
+			return r
 		}
 		if end, ok := r.ended(); ok && rs.at.Sub(end) > c.slack.Attribution && !c.seenLateOnNode(rs.pod.obj.Spec.NodeName, end, rs.at) {
 			continue

@@ -31,31 +31,63 @@ func claimed(r *request) []string {
 // ended), whether or not the restart is attributed to r: requests queued
 // on one pod are all satisfied by one new instance created after each of
 // them, as OpenKruise counts a container started after the request as
-// recreated.
+// recreated. When every container missing is one whose new instance the
+// request's status snapshot names and the pod was never seen with, the
+// soak's own pod watch lags (after an API server restart, its relist
+// comes late): the restart is waited for until Slack.Component after the
+// end.
 func (c *Checker) watchStatus(r *request, at time.Time) {
 	want := claimed(r)
 	if len(want) == 0 {
 		return
 	}
 	c.after(at.Add(c.slack.Attribution), func(time.Time, bool) {
-		var missing []string
-		p := c.podOf(r)
-		for _, name := range want {
-			if r.restarts[name] > 0 {
-				continue
-			}
-			if p != nil && p.restartedWithin(name, r.firstSeen.Add(-c.slack.Skew), r.terminalAt.Add(c.slack.Attribution)) {
-				continue
-			}
-			missing = append(missing, name)
-		}
+		missing, unseen := c.unrestarted(r, want, c.slack.Attribution)
 		if len(missing) == 0 {
 			return
 		}
-		c.violate(StatusMatches, r.terminalAt, r.subject(),
-			fmt.Sprintf("reports container %s recreated, but no restart of it was seen while the request was under way", strings.Join(missing, ",")),
-			c.statusEvidence(r, missing)...)
+		if len(unseen) == len(missing) {
+			// The request reports new instances the soak's pod watch has
+			// not delivered yet (it lags after an API server restart):
+			// wait for them, Slack.Component at the most.
+			c.after(r.terminalAt.Add(c.slack.Component), func(time.Time, bool) {
+				if missing, _ := c.unrestarted(r, want, c.slack.Component); len(missing) > 0 {
+					c.statusMismatch(r, missing)
+				}
+			})
+			return
+		}
+		c.statusMismatch(r, missing)
 	})
+}
+
+// unrestarted are the containers of want that r was not seen to restart
+// from Slack.Skew before it was first seen to grace after it ended; unseen
+// those of them whose new instance r's status snapshot reports and the pod
+// was never seen with.
+func (c *Checker) unrestarted(r *request, want []string, grace time.Duration) (missing, unseen []string) {
+	p := c.podOf(r)
+	for _, name := range want {
+		if r.restarts[name] > 0 {
+			continue
+		}
+		if p != nil && p.restartedWithin(name, r.firstSeen.Add(-c.slack.Skew), r.terminalAt.Add(grace)) {
+			continue
+		}
+		missing = append(missing, name)
+		if id := r.reportedInstance(name); id != "" && (p == nil || p.instances[name] == nil || p.instances[name].id != id) {
+			unseen = append(unseen, name)
+		}
+	}
+	return missing, unseen
+}
+
+// statusMismatch reports that r claims containers recreated that were not
+// seen to restart.
+func (c *Checker) statusMismatch(r *request, missing []string) {
+	c.violate(StatusMatches, r.terminalAt, r.subject(),
+		fmt.Sprintf("reports container %s recreated, but no restart of it was seen while the request was under way", strings.Join(missing, ",")),
+		c.statusEvidence(r, missing)...)
 }
 
 // statusEvidence is r with its status, and for each missing container

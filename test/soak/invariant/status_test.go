@@ -95,3 +95,43 @@ func TestOneNewInstanceSatisfiesEveryQueuedRequest(t *testing.T) {
 	s.request(21, queued)
 	quiet(t, s.finish(60))
 }
+
+// Seed 11's one-hour run, +3541.8 s: 20 s after an API server restart, two
+// requests were seen ended Succeeded, their status snapshots naming the
+// new instances, while the soak's pod watch delivered those instances only
+// 7.3 s later (its relist came after the requests'). The snapshot's
+// instance, seen late, is the request's restart: no status mismatch, no
+// restart without a request. An instance the snapshot names and the pod
+// never shows is still a mismatch, once Slack.Component has passed.
+func TestARestartTheRequestReportsIsItsHoweverLateItIsSeen(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		seenAt float64
+		want   int
+	}{
+		{"seen 7.3 s after the end", 17.3, 0},
+		{"never seen", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			p := newPod("web-0")
+			s.pod(0, p)
+			r := newRequest("by-hand", p, nil)
+			s.request(5, r)
+			before := p.DeepCopy()
+			restartContainer(p, "app")
+			complete(r, v1beta1.ResultSucceeded)
+			r.Status.ContainerRecreateStates[0].IsKilled = true
+			r.Status.ContainerStatusSnapshot = []v1beta1.ContainerRecreateRequestSyncContainerStatus{{Name: "app", RestartCount: 1, ContainerID: p.Status.ContainerStatuses[0].ContainerID}}
+			s.request(10, r)
+			if tc.seenAt > 0 {
+				s.pod(tc.seenAt, p)
+			} else {
+				s.pod(12, before)
+			}
+			rep := s.finish(120)
+			expect(t, rep, StatusMatches, tc.want, "reports container app recreated, but no restart of it was seen")
+			expect(t, rep, OncePerDecision, 0, "")
+		})
+	}
+}
