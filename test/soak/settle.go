@@ -19,29 +19,37 @@ import (
 // and waits up to limit until every request has ended and every app has
 // its pods Ready: what is left then is a promise broken ("never stuck").
 // The rules' policies go on: a pod the load made unready last is
-// recreated by them.
+// recreated by them. The suspension is tried again within limit: the
+// last fault may leave the webhooks a moment without a replica.
 func settle(ctx context.Context, c client.Client, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	for _, a := range fleet() {
 		for _, p := range a.policies {
 			if p.Spec.Schedule == nil {
 				continue
 			}
 			key := client.ObjectKey{Namespace: a.namespace, Name: p.Name}
-			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				got := &v1alpha1.RecreatePolicy{}
-				if err := c.Get(ctx, key, got); err != nil {
-					return err
-				}
-				got.Spec.Suspend = true
-				return c.Update(ctx, got)
-			}); err != nil {
-				return fmt.Errorf("suspend policy %s: %w", key, err)
+			var lastErr error
+			err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+				lastErr = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					got := &v1alpha1.RecreatePolicy{}
+					if err := c.Get(ctx, key, got); err != nil {
+						return err
+					}
+					got.Spec.Suspend = true
+					return c.Update(ctx, got)
+				})
+				return lastErr == nil, nil
+			})
+			if err != nil {
+				return fmt.Errorf("suspend policy %s within %s: %w", key, limit, lastErr)
 			}
 		}
 	}
 	// last is what the last complete look found unsettled.
 	var last []string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		var left []string
 		failed := false
 		for _, a := range fleet() {
