@@ -319,8 +319,8 @@ type RecreatePolicyStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, RulesCompiled, ScheduleValid, Halted and
-	// BudgetExhausted.
+	// Conditions: Ready, RulesCompiled, ScheduleValid, Halted,
+	// BudgetExhausted and MemoryRecurring.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

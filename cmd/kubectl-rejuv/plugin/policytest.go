@@ -68,7 +68,7 @@ expectation with PASS or FAIL and exits 1 when any fails, for CI pipelines:
   results:
   - policy: stuck
     pod: web-0
-    outcome: Created        # Created, DryRun, a gate (Unavailable...), Skipped, None or NoData
+    outcome: Created        # Created, DryRun, a gate (Unavailable...), Skipped, None, NoData or Error
     containers: [app]       # optional
     rule: stuck-readiness   # optional: the rule that triggered it`,
 		Example: `  # What would the policy do to the pods running now?
