@@ -26,10 +26,17 @@ import (
 // clients never noticed. The pause is cluster-wide: the test runs alone.
 func TestEmergencyStopHoldsARunUnderTrafficAndResumeFinishesIt(t *testing.T) {
 	c := rejuvStack(t).Client
-	ns := newNamespace(t)
+	// Its pods get the readiness gate: a restart takes them out of their
+	// Service before it stops them.
+	ns := gatedNamespace(t, c)
 	asEditor(t, ns)
 	web := map[string]string{"app": "web"}
 	before := testappDeployment(t, c, ns, "web", 4)
+	for _, p := range before {
+		if !pods.HasReadinessGate(p) {
+			t.Fatalf("premise: pod %s has no readiness gate in a namespace that opts in", p.Name)
+		}
+	}
 	url := serviceFor(t, c, ns, "web", web)
 	answered(t, url, before)
 	stream, err := traffic.Start(url, "before", traffic.Options{Rate: 100, KeepAlive: false, Limit: 100 * 300})
