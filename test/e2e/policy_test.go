@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -185,9 +186,13 @@ func finishRun(t *testing.T, c client.Client, ns, policy string) *v1alpha1.Run {
 		time.Sleep(500 * time.Millisecond)
 		run = readPolicy(t, c, ns, policy).Status.Run
 	}
-	p := readPolicy(t, c, ns, policy)
-	p.Spec.Suspend = true
-	if err := c.Update(context.Background(), p); err != nil {
+	// The manager writes the policy's status after every pass: read it
+	// again on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := readPolicy(t, c, ns, policy)
+		p.Spec.Suspend = true
+		return c.Update(context.Background(), p)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return run
