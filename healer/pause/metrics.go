@@ -1,7 +1,7 @@
 package pause
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,20 +17,13 @@ func RegisterMetrics(reg prometheus.Registerer) {
 	reg.MustRegister(pausedGauge)
 }
 
-// pausedState is what the gauge says, with whether it changed.
-type pausedState struct {
-	mu  sync.Mutex
-	now bool
-}
+// paused is what the leader last found.
+var paused atomic.Bool
 
-var paused pausedState
-
-// Swap sets the state and the gauge, and says what the state was.
-func (p *pausedState) Swap(now bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	was := p.now
-	p.now = now
+// observed records whether Rejuv is paused, in the gauge too, and says
+// whether it was before.
+func observed(now bool) (was bool) {
+	was = paused.Swap(now)
 	if now {
 		pausedGauge.Set(1)
 	} else {

@@ -39,7 +39,7 @@ func (o *Observer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	cm := &corev1.ConfigMap{}
 	if err := o.Client.Get(ctx, req.NamespacedName, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			if paused.Swap(false) {
+			if observed(false) {
 				ctrl.LoggerFrom(ctx).Info("Rejuv resumed: the emergency stop's ConfigMap is gone")
 			}
 			return ctrl.Result{}, nil
@@ -48,10 +48,10 @@ func (o *Observer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	st := Of(cm)
 	if !st.Paused {
-		paused.Swap(false)
+		observed(false)
 		return ctrl.Result{}, nil
 	}
-	if !paused.Swap(true) {
+	if !observed(true) {
 		ctrl.LoggerFrom(ctx).Info("Rejuv paused", "why", st.Message)
 	}
 	digest := v1alpha1.PauseDigest(cm.Data)
