@@ -70,3 +70,16 @@ func HasReadinessGate(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// OutOfServiceByGate says whether the readiness gate keeps the pod out of
+// its Services: it has the gate, runs or waits to, is not being deleted,
+// and its v1beta1.PodReadyCondition is not True. A pod whose condition
+// the manager has not set yet counts: without the manager, nothing would
+// set it.
+func OutOfServiceByGate(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil || Finished(pod) || !HasReadinessGate(pod) {
+		return false
+	}
+	c := Condition(pod, v1beta1.PodReadyCondition)
+	return c == nil || c.Status != corev1.ConditionTrue
+}

@@ -62,3 +62,36 @@ func TestRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfServiceByGate: a pod with the readiness gate is out of service
+// until its condition is True, also before it is set at all; a pod
+// without the gate, being deleted or finished is not.
+func TestOutOfServiceByGate(t *testing.T) {
+	gated := func(phase corev1.PodPhase, conditions ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{
+			Spec:   corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1beta1.PodReadyCondition}}},
+			Status: corev1.PodStatus{Phase: phase, Conditions: conditions},
+		}
+	}
+	condition := func(s corev1.ConditionStatus) corev1.PodCondition {
+		return corev1.PodCondition{Type: v1beta1.PodReadyCondition, Status: s}
+	}
+	deleting := gated(corev1.PodRunning, condition(corev1.ConditionFalse))
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for _, tt := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"held", gated(corev1.PodRunning, condition(corev1.ConditionFalse)), true},
+		{"condition not set yet", gated(corev1.PodPending), true},
+		{"back in service", gated(corev1.PodRunning, condition(corev1.ConditionTrue)), false},
+		{"no gate", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false},
+		{"being deleted", deleting, false},
+		{"finished", gated(corev1.PodSucceeded, condition(corev1.ConditionFalse)), false},
+	} {
+		if got := OutOfServiceByGate(tt.pod); got != tt.want {
+			t.Errorf("%s: OutOfServiceByGate = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}

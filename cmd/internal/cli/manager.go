@@ -26,6 +26,8 @@ type Program struct {
 	Validate func() error
 	// Run runs until ctx ends.
 	Run func(ctx context.Context, cfg *rest.Config) error
+	// Args are the arguments to parse; nil is the command line's.
+	Args []string
 }
 
 // Flags is a program's whole flag set, as its --help lists it: --kubeconfig,
@@ -46,7 +48,11 @@ func Flags(name string, bind func(*flag.FlagSet)) (fs *flag.FlagSet, kubeconfig 
 func Main(p Program) {
 	fs, kubeconfig, logOpts := Flags(p.Name, p.Bind)
 	fs.Usage = Usage(fs, p.Synopsis, p.Description)
-	if done, code := Parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
+	args := p.Args
+	if args == nil {
+		args = os.Args[1:]
+	}
+	if done, code := Parse(fs, args, os.Stdout, os.Stderr); done {
 		os.Exit(code)
 	}
 	if err := p.Validate(); err != nil {

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/pause"
 )
 
 // defaultRejuvNamespace is where the install files and the chart's
@@ -37,7 +37,7 @@ func (p *pauseAll) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&p.all, "all", false, "Every recreation of the cluster (required: the emergency stop is cluster-wide; one policy stops with its spec.suspend).")
 	f.StringVar(&p.rejuvNamespace, "rejuv-namespace", defaultRejuvNamespace, "The namespace Rejuv's manager runs in.")
-	f.DurationVar(&p.timeout, "timeout", 30*time.Second, "How long to wait for the manager to confirm, and for the requests a daemon has begun to end.")
+	f.DurationVar(&p.timeout, "timeout", 30*time.Second, "How long to wait for the manager to confirm, and for the requests a daemon has begun to end and the pods they held to be back.")
 }
 
 func newPauseCommand(o *Options) *cobra.Command {
@@ -51,8 +51,10 @@ is admitted, and every request no daemon has begun is ended. Requests a
 daemon has begun finish, or are ended too with --end-requests; either way
 the pods they held out of their Services are put back. The command writes
 the ConfigMap rejuv-pause in Rejuv's namespace, waits until the manager
-confirms it acts on it, then for the requests still under way to end, and
-says what is left. kubectl rejuv resume --all undoes it.`,
+confirms it acts on it, then for the requests still under way to end and
+every pod with the readiness gate to be back in its Services, and says
+what is left. kubectl rejuv resume --all undoes it; before an uninstall,
+pause with --end-requests first.`,
 		Example: `  kubectl rejuv pause --all --reason "INC-42: restarts under investigation"
   kubectl rejuv pause --all --end-requests
   kubectl rejuv resume --all`,
@@ -103,80 +105,51 @@ was skipped, as when a policy is suspended), and requests are admitted again.`,
 	return cmd
 }
 
-// stopMap is the emergency stop's ConfigMap as the command writes it.
-func (p *pauseAll) stopMap() *corev1.ConfigMap {
-	requests := v1alpha1.PauseFinish
-	if p.endRequests {
-		requests = v1alpha1.PauseEnd
-	}
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: p.rejuvNamespace, Name: v1alpha1.PauseConfigMap,
-			Labels: map[string]string{"app.kubernetes.io/part-of": "rejuv"}},
-		Data: map[string]string{v1alpha1.PauseReasonKey: p.reason, v1alpha1.PauseRequestsKey: requests},
-	}
+// stop is the emergency stop as the command writes it.
+func (p *pauseAll) stop() pause.Stop {
+	return pause.Stop{Namespace: p.rejuvNamespace, Reason: p.reason, EndRequests: p.endRequests}
 }
 
 // pause writes the stop, waits for the manager to confirm it, then for
-// the requests under way to end, and says what is left.
+// the requests under way to end and the pods they held to be back in
+// their Services, and says what is left.
 func (p *pauseAll) pause(ctx context.Context, c *clients) error {
-	want := p.stopMap()
-	key := client.ObjectKeyFromObject(want)
-	err := c.client.Create(ctx, want)
-	if apierrors.IsAlreadyExists(err) {
-		// Paused already: this pause's reason and requests replace it.
-		cur := &corev1.ConfigMap{}
-		if err = c.client.Get(ctx, key, cur); err == nil {
-			cur.Data = want.Data
-			err = c.client.Update(ctx, cur)
-		}
-	}
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("pause Rejuv: namespace %s not found: --rejuv-namespace names the namespace Rejuv's manager runs in", p.rejuvNamespace)
-	}
+	stop := p.stop()
+	digest, err := pause.Write(ctx, c.client, stop)
 	if err != nil {
-		return fmt.Errorf("pause Rejuv: write ConfigMap %s: %w", key, err)
+		return fmt.Errorf("pause Rejuv: %w (--rejuv-namespace names the namespace Rejuv's manager runs in)", err)
 	}
 	out := p.o.Streams.Out
 	fmt.Fprintf(out, "configmap/%s written in namespace %s: new requests are refused\n", v1alpha1.PauseConfigMap, p.rejuvNamespace)
 
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	digest := v1alpha1.PauseDigest(want.Data)
-	if err := p.until(ctx, func() (bool, error) {
-		cur := &corev1.ConfigMap{}
-		if err := c.client.Get(ctx, key, cur); err != nil {
-			return false, err
-		}
-		return cur.Annotations[v1alpha1.PauseObservedAnnotation] == digest, nil
-	}); err != nil {
+	if err := p.until(ctx, func() (bool, error) { return pause.Observed(ctx, c.client, stop.Key(), digest) }); err != nil {
 		return fmt.Errorf("pause Rejuv: configmap/%s is written, but the manager did not confirm within %s that it acts on it: is it running? (kubectl get pods -n %s): %w",
 			v1alpha1.PauseConfigMap, p.timeout, p.rejuvNamespace, err)
 	}
 	fmt.Fprintln(out, "the manager confirmed: no policy creates a request, and the requests no daemon had begun are ended")
 
-	var active int
+	var left pause.UnderWay
 	err = p.until(ctx, func() (bool, error) {
-		list := &v1beta1.ContainerRecreateRequestList{}
-		if err := c.client.List(ctx, list, client.MatchingLabels{v1beta1.ActiveLabel: "true"}); err != nil {
-			return false, err
-		}
-		active = len(list.Items)
-		return active == 0, nil
+		var err error
+		left, err = pause.ReadUnderWay(ctx, c.client)
+		return left.Settled(), err
 	})
 	switch {
 	case err == nil:
-		fmt.Fprintln(out, "no request is under way: Rejuv is paused cluster-wide; kubectl rejuv resume --all resumes")
+		fmt.Fprintln(out, "no request is under way and no pod is held: Rejuv is paused cluster-wide; kubectl rejuv resume --all resumes")
 	case ctx.Err() != nil:
-		fmt.Fprintf(out, "%d requests are still under way after %s (kubectl rejuv status -A shows them); nothing new starts: kubectl rejuv resume --all resumes\n", active, p.timeout)
+		fmt.Fprintf(out, "after %s, %s (kubectl rejuv status -A shows them); nothing new starts: kubectl rejuv resume --all resumes\n", p.timeout, left)
 	default:
-		return fmt.Errorf("pause Rejuv: paused, but listing the requests under way failed: %w", err)
+		return fmt.Errorf("pause Rejuv: paused, but reading what is under way failed: %w", err)
 	}
 	return nil
 }
 
 // resume deletes the stop.
 func (p *pauseAll) resume(ctx context.Context, c *clients) error {
-	stop := p.stopMap()
+	stop := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.rejuvNamespace, Name: v1alpha1.PauseConfigMap}}
 	err := c.client.Delete(ctx, stop)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -71,7 +71,7 @@ func TestPauseWritesTheStopAndSaysWhenTheManagerActsOnIt(t *testing.T) {
 	if cm.Data[v1alpha1.PauseReasonKey] != "INC-42" || cm.Data[v1alpha1.PauseRequestsKey] != v1alpha1.PauseFinish {
 		t.Errorf("data %v, want the reason and requests: finish", cm.Data)
 	}
-	for _, want := range []string{"new requests are refused", "the manager confirmed", "no request is under way: Rejuv is paused cluster-wide"} {
+	for _, want := range []string{"new requests are refused", "the manager confirmed", "no request is under way and no pod is held: Rejuv is paused cluster-wide"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output %q does not say %q", out, want)
 		}
@@ -104,8 +104,32 @@ func TestPauseSaysWhatIsLeft(t *testing.T) {
 	if err := p.pause(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "1 requests are still under way after 200ms") {
-		t.Errorf("output %q does not count the request under way", out)
+	if !strings.Contains(out.String(), "after 200ms, 1 request under way (shop/r)") {
+		t.Errorf("output %q does not name the request under way", out)
+	}
+}
+
+// TestPauseWaitsForThePodsHeldToBeBack: with no request left, a pod the
+// readiness gate still keeps out of its Services (its condition False, or
+// not set yet) is waited for and named; one back in service is not.
+func TestPauseWaitsForThePodsHeldToBeBack(t *testing.T) {
+	gated := func(name string, conditions ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+			Spec:       corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1beta1.PodReadyCondition}}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conditions},
+		}
+	}
+	held := gated("held", corev1.PodCondition{Type: v1beta1.PodReadyCondition, Status: corev1.ConditionFalse})
+	unset := gated("unset")
+	back := gated("back", corev1.PodCondition{Type: v1beta1.PodReadyCondition, Status: corev1.ConditionTrue})
+	p, c, out := pauseCluster(t, true, held, unset, back)
+	p.timeout = 200 * time.Millisecond
+	if err := p.pause(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "after 200ms, 2 pods held out of their Services by the readiness gate KruisePodReady (shop/held, shop/unset)") {
+		t.Errorf("output %q does not name the two pods held", out)
 	}
 }
 

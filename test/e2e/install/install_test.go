@@ -67,10 +67,22 @@ func checkCallersOnly(t *testing.T, stack *deploy.Stack) {
 // kubeconfig and kubectl, as a user following the README would.
 func runSteps(t *testing.T, steps [][]string) {
 	t.Helper()
+	runStepsIn(t, repositoryRoot(t), steps)
+}
+
+// repositoryRoot is the root of this repository's tree.
+func repositoryRoot(t *testing.T) string {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return root
+}
+
+// runStepsIn is runSteps from the root of another tree.
+func runStepsIn(t *testing.T, root string, steps [][]string) {
+	t.Helper()
 	for _, step := range steps {
 		start := time.Now()
 		cmd := exec.Command(step[0], step[1:]...)
@@ -193,13 +205,7 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 	}
 	pod = &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "web", Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{
-			TerminationGracePeriodSeconds: new(int64(2)),
-			Containers: []corev1.Container{{
-				Name: "app", Image: images.TestApp.Ref(),
-				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
-			}},
-		},
+		Spec:       testappSpec(),
 	}
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -214,6 +220,18 @@ func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 		t.Fatalf("pod %s/web not ready: %v", ns.Name, err)
 	}
 	return pod, done
+}
+
+// testappSpec is a pod of one testapp container, app, ready once it
+// answers /readyz.
+func testappSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		TerminationGracePeriodSeconds: new(int64(2)),
+		Containers: []corev1.Container{{
+			Name: "app", Image: images.TestApp.Ref(),
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
+		}},
+	}
 }
 
 // checkPulled: every container of the manager's (and the daemon's) pods

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 )
 
 var (
+	// atExit runs after the tests, last added first.
+	atExit  []func()
 	cluster *harness.Cluster
 	// pushed are Rejuv's images in the cluster's registry.
 	pushed deploy.Pushed
@@ -61,5 +64,16 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "install: %v\n", err)
 		return 1
 	}
+	stop, err := serveReleases()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "install: serve the releases the tests cut: %v\n", err)
+		return 1
+	}
+	defer stop()
+	defer func() {
+		for _, f := range slices.Backward(atExit) {
+			f()
+		}
+	}()
 	return m.Run()
 }

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rejuv-dev/rejuv/config"
@@ -22,47 +23,95 @@ import (
 // TestInstallARelease cuts a release as make release does, for the node's
 // platform, into a folder served over http as a forge serves a release's
 // files, with its images pushed to the cluster's registry; checks its
-// checksums and what it holds; and installs it as its notes say: the
-// released install file by URL, the released chart by URL (its admission
-// webhooks answering only the API server's client certificate), and the
-// plugin with krew from the released manifest, in krew's own layout. Every
-// pod runs the images the release pinned, pulled from the registry. On the
-// newest Kubernetes these are the single file's and the chart's install
-// paths; the compatibility run installs from the source tree instead
+// checksums and what it holds; and installs the plugin as its notes say,
+// with krew from the released manifest, in krew's own layout. Its install
+// file and chart are installed by URL in TestUpgradeKeepsWorkInFlight, as
+// the upgrade from the previous release, and every pod must run the
+// images the release pinned, pulled from the registry. On the newest
+// Kubernetes these are the single file's and the chart's install paths;
+// the compatibility run installs from the source tree instead
 // (TestInstallWithTheSingleFile, TestInstallWithHelm).
 func TestInstallARelease(t *testing.T) {
-	version, err := config.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	srv := httptest.NewServer(http.StripPrefix("/"+version, http.FileServer(http.Dir(dir))))
-	defer srv.Close()
-	url := srv.URL + "/" + version + "/"
-	registry := cluster.Config.Registry() + "/release"
-	platform := "linux/" + runtime.GOARCH
-	runSteps(t, [][]string{{"make", "--no-print-directory", "release", "VERSION=" + version, "REGISTRY=" + registry,
-		"RELEASE_DIR=" + dir, "RELEASE_URL=" + srv.URL, "RELEASE_IMAGE_PLATFORMS=" + platform, "RELEASE_PLUGIN_PLATFORMS=" + platform}})
-
-	checkReleaseFiles(t, dir, version)
-	released := releasedImages(t, dir, registry, version)
-	checkSBOM(t, filepath.Join(dir, "kubectl-rejuv_linux_"+runtime.GOARCH+".spdx.json"), filepath.Join(dir, "kubectl-rejuv_"+version+"_linux_"+runtime.GOARCH+".tar.gz"))
-
-	t.Run("install file", func(t *testing.T) {
-		installUseUninstall(t, path{
-			install:   [][]string{{"kubectl", "apply", "--server-side", "-f", url + "install.yaml"}},
-			uninstall: [][]string{{"kubectl", "delete", "-f", url + "install.yaml", "--ignore-not-found", "--wait"}},
-			images:    &released,
-		})
-	})
-	t.Run("chart", func(t *testing.T) {
-		p := helmPath(url + "rejuv-" + strings.TrimPrefix(version, "v") + ".tgz")
-		p.images = &released
-		installUseUninstall(t, p)
-	})
+	r := currentRelease(t)
+	checkReleaseFiles(t, r.dir, r.version)
+	checkSBOM(t, filepath.Join(r.dir, "kubectl-rejuv_linux_"+runtime.GOARCH+".spdx.json"), filepath.Join(r.dir, "kubectl-rejuv_"+r.version+"_linux_"+runtime.GOARCH+".tar.gz"))
 	t.Run("plugin with krew", func(t *testing.T) {
-		installPluginWithKrew(t, url, version)
+		installPluginWithKrew(t, r.url, r.version)
 	})
+}
+
+// release is a release cut by make release for the node's platform and
+// served over http as a forge serves a release's files.
+type release struct {
+	version string
+	// dir holds its files; url is where they are served, ending in /.
+	dir, url string
+	// images are its images, by the digests its files pin.
+	images deploy.Pushed
+}
+
+// chart is the URL of the release's chart.
+func (r release) chart() string {
+	return r.url + "rejuv-" + strings.TrimPrefix(r.version, "v") + ".tgz"
+}
+
+// releases serves the files of the releases the tests cut, each under
+// /NAME/VERSION/; TestMain starts and stops it.
+var releases struct {
+	root string
+	srv  *httptest.Server
+}
+
+// serveReleases starts the server releases are cut for; the function it
+// returns stops it and removes their files.
+func serveReleases() (stop func(), err error) {
+	releases.root, err = os.MkdirTemp("", "rejuv-releases-")
+	if err != nil {
+		return nil, err
+	}
+	releases.srv = httptest.NewServer(http.FileServer(http.Dir(releases.root)))
+	return func() {
+		releases.srv.Close()
+		_ = os.RemoveAll(releases.root)
+	}, nil
+}
+
+// cutRelease runs make release in the tree root for the node's platform,
+// its images pushed under the cluster's registry at /NAME, its files
+// served at /NAME/VERSION/.
+func cutRelease(t *testing.T, root, name, version string) release {
+	t.Helper()
+	r := release{version: version, dir: filepath.Join(releases.root, name, version), url: releases.srv.URL + "/" + name + "/" + version + "/"}
+	registry := cluster.Config.Registry() + "/" + name
+	platform := "linux/" + runtime.GOARCH
+	runStepsIn(t, root, [][]string{{"make", "--no-print-directory", "release", "VERSION=" + version, "REGISTRY=" + registry,
+		"RELEASE_DIR=" + r.dir, "RELEASE_URL=" + releases.srv.URL + "/" + name, "RELEASE_IMAGE_PLATFORMS=" + platform, "RELEASE_PLUGIN_PLATFORMS=" + platform}})
+	r.images = releasedImages(t, r.dir, registry, version)
+	return r
+}
+
+// current is this tree's release, cut once for the tests that need it.
+var current struct {
+	once sync.Once
+	r    release
+	ok   bool
+}
+
+// currentRelease is this tree's release, cut by the first test that asks.
+func currentRelease(t *testing.T) release {
+	t.Helper()
+	current.once.Do(func() {
+		version, err := config.Version()
+		if err != nil {
+			t.Fatal(err)
+		}
+		current.r = cutRelease(t, repositoryRoot(t), "current", version)
+		current.ok = !t.Failed()
+	})
+	if !current.ok {
+		t.Fatal("this tree's release could not be cut (see the first test that cut it)")
+	}
+	return current.r
 }
 
 // checkReleaseFiles: the release holds every file docs/releasing.md lists,

@@ -184,3 +184,33 @@ rejuv.pod sets what the values say of a pod spec:
 {{- $_ := set $.pod "imagePullSecrets" . -}}
 {{- end -}}
 {{- end -}}
+
+{{/* rejuv.prepareUninstallLabels are on the pre-delete hook's objects, by which they are found. */}}
+{{- define "rejuv.prepareUninstallLabels" -}}
+{{ include "rejuv.labels" . }}
+app.kubernetes.io/component: prepare-uninstall
+{{- end -}}
+
+{{/* rejuv.prepareUninstallHook are the annotations of a pre-delete hook of that weight, deleted once it succeeds. */}}
+{{- define "rejuv.prepareUninstallHook" -}}
+helm.sh/hook: pre-delete
+helm.sh/hook-weight: {{ . | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/* rejuv.seconds is a duration of uninstall.timeout's form (90s, 2m, 1m30s) in whole seconds; another form stops the install. */}}
+{{- define "rejuv.seconds" -}}
+{{- $d := toString . -}}
+{{- if or (eq $d "") (not (regexMatch "^([0-9]+h)?([0-9]+m)?([0-9]+s)?$" $d)) -}}
+{{- fail (printf "uninstall.timeout: %q is not a duration such as 90s, 2m or 1m30s" $d) -}}
+{{- end -}}
+{{- $s := 0 -}}
+{{- range $part := regexFindAll "[0-9]+[hms]" $d -1 -}}
+{{- $n := trimSuffix "h" (trimSuffix "m" (trimSuffix "s" $part)) | atoi -}}
+{{- if hasSuffix "h" $part -}}{{- $s = add $s (mul $n 3600) -}}{{- else if hasSuffix "m" $part -}}{{- $s = add $s (mul $n 60) -}}{{- else -}}{{- $s = add $s $n -}}{{- end -}}
+{{- end -}}
+{{- if eq $s 0 -}}
+{{- fail (printf "uninstall.timeout: %q, want more than 0" $d) -}}
+{{- end -}}
+{{- $s -}}
+{{- end -}}
