@@ -17,9 +17,11 @@ type ContainerRecreateRequestSpec struct {
 	PodName string `json:"podName"`
 	// Containers are the containers to recreate: regular containers or
 	// native sidecars (init containers with restartPolicy Always), each
-	// once, at least one. As for podName, the webhook checks first and the
-	// schema holds it afterwards.
+	// once, at least one and at most 16 (v1beta1.MaxRequestContainers).
+	// As for podName, the webhook checks first and the schema holds it
+	// afterwards.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
 	// +required
 	// +listType=map
 	// +listMapKey=name
