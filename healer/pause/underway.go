@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -63,9 +66,9 @@ func firstFew(names []string) string {
 // them, however large they are.
 func ReadUnderWay(ctx context.Context, c client.Reader) (UnderWay, error) {
 	var u UnderWay
-	requests := &v1beta1.ContainerRecreateRequestList{}
-	if err := c.List(ctx, requests, client.MatchingLabels{v1beta1.ActiveLabel: "true"}); err != nil {
-		return u, fmt.Errorf("list the requests under way: %w", err)
+	requests, err := listActive(ctx, c)
+	if err != nil {
+		return u, err
 	}
 	for _, r := range requests.Items {
 		u.Requests = append(u.Requests, r.Namespace+"/"+r.Name)
@@ -87,4 +90,22 @@ func ReadUnderWay(ctx context.Context, c client.Reader) (UnderWay, error) {
 			return u, nil
 		}
 	}
+}
+
+// listActive lists the metadata of the requests not ended, in the first
+// version of apps.kruise.io the cluster serves: beside OpenKruise, whose
+// CRD serves v1alpha1 alone, v1beta1 is not.
+func listActive(ctx context.Context, c client.Reader) (*metav1.PartialObjectMetadataList, error) {
+	var err error
+	for _, version := range []string{v1beta1.GroupVersion.Version, "v1alpha1"} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: v1beta1.GroupVersion.Group, Version: version, Kind: "ContainerRecreateRequestList"})
+		if err = c.List(ctx, list, client.MatchingLabels{v1beta1.ActiveLabel: "true"}); err == nil {
+			return list, nil
+		}
+		if !meta.IsNoMatchError(err) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("list the requests under way: %w", err)
 }

@@ -37,7 +37,6 @@ func (p *pauseAll) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&p.all, "all", false, "Every recreation of the cluster (required: the emergency stop is cluster-wide; one policy stops with its spec.suspend).")
 	f.StringVar(&p.rejuvNamespace, "rejuv-namespace", defaultRejuvNamespace, "The namespace Rejuv's manager runs in.")
-	f.DurationVar(&p.timeout, "timeout", 30*time.Second, "How long to wait for the manager to confirm, and for the requests a daemon has begun to end and the pods they held to be back.")
 }
 
 func newPauseCommand(o *Options) *cobra.Command {
@@ -74,6 +73,7 @@ pause with --end-requests first.`,
 		},
 	}
 	p.flags(cmd)
+	cmd.Flags().DurationVar(&p.timeout, "timeout", 30*time.Second, "How long to wait for the manager to confirm, and for the requests a daemon has begun to end and the pods they held to be back.")
 	cmd.Flags().StringVar(&p.reason, "reason", "", fmt.Sprintf("Why, quoted in every policy's status and every refusal (at most %d bytes).", v1alpha1.MaxPauseReasonBytes))
 	cmd.Flags().BoolVar(&p.endRequests, "end-requests", false, "End the requests a daemon has begun too, rather than let them finish.")
 	return cmd
