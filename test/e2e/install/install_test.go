@@ -102,14 +102,7 @@ func runStepsIn(t *testing.T, root string, steps [][]string) {
 func installUseUninstall(t *testing.T, p path) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := cluster.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := snapshot(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := snapshotNow(t)
 	start := time.Now()
 	runSteps(t, p.install)
 	stack, err := deploy.Attach(cluster)
@@ -142,9 +135,7 @@ func installUseUninstall(t *testing.T, p path) {
 	runSteps(t, p.uninstall)
 	t.Logf("uninstalled in %s", time.Since(start).Round(100*time.Millisecond))
 	start = time.Now()
-	if left, gone, err := waitUnchanged(ctx, cfg, before, nil); err != nil {
-		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
-	}
+	before.check(t, "after the uninstall", nil)
 	t.Logf("the cluster as before the install in %s", time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -56,14 +56,7 @@ func TestQuickStart(t *testing.T) {
 			t.Errorf("remove metrics-server: %v", err)
 		}
 	}()
-	cfg, err := cluster.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := snapshot(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := snapshotNow(t)
 
 	registry := cluster.Config.Registry() + "/quickstart"
 	forgetImages(t, registry)
@@ -88,9 +81,7 @@ func TestQuickStart(t *testing.T) {
 
 	// The resource metrics API lists what runs at the moment.
 	notMetrics := func(key string) bool { return !strings.Contains(key, "metrics.k8s.io") }
-	if left, gone, err := waitUnchanged(ctx, cfg, before, notMetrics); err != nil {
-		t.Errorf("after the quick start's clean-up the cluster differs from before: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
-	}
+	before.check(t, "after the quick start's clean-up", notMetrics)
 }
 
 // runBlocks runs blocks (numbered from first) as one bash script from

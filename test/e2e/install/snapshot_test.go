@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,36 @@ func difference(a, b map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// before is the cluster's objects at a moment, to find them again later.
+type before struct {
+	cfg     *rest.Config
+	objects map[string]bool
+}
+
+// snapshotNow is the cluster's objects now.
+func snapshotNow(t *testing.T) before {
+	t.Helper()
+	cfg, err := cluster.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := snapshot(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before{cfg: cfg, objects: objects}
+}
+
+// check waits for the cluster to hold those objects again (keep as for
+// waitUnchanged), and fails the test, saying what is left behind and
+// what is gone, when it does not; after says after what.
+func (b before) check(t *testing.T, after string, keep func(string) bool) {
+	t.Helper()
+	if left, gone, err := waitUnchanged(context.Background(), b.cfg, b.objects, keep); err != nil {
+		t.Errorf("%s the cluster differs from before: %v\nleft behind: %s\ngone: %s", after, err, strings.Join(left, ", "), strings.Join(gone, ", "))
+	}
 }
 
 // waitUnchanged waits up to two minutes for the cluster to hold again the

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,14 +145,7 @@ func TestUpgradeKeepsWorkInFlight(t *testing.T) {
 // upgradeWithWorkInFlight is one path of TestUpgradeKeepsWorkInFlight.
 func upgradeWithWorkInFlight(t *testing.T, p upgradePath) {
 	ctx := context.Background()
-	cfg, err := cluster.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := snapshot(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := snapshotNow(t)
 	stack, err := deploy.Attach(cluster)
 	if err != nil {
 		t.Fatal(err)
@@ -182,9 +174,7 @@ func upgradeWithWorkInFlight(t *testing.T, p upgradePath) {
 	timed(t, "uninstalled", func() { p.uninstall(t) })
 	work.checkReleased(t, stack.Client, held)
 	work.remove(t, stack.Client)
-	if left, gone, err := waitUnchanged(ctx, cfg, before, nil); err != nil {
-		t.Errorf("after the uninstall the cluster differs from before the install: %v\nleft behind: %s\ngone: %s", err, strings.Join(left, ", "), strings.Join(gone, ", "))
-	}
+	before.check(t, "after the uninstall", nil)
 }
 
 // steps runs commands from this tree's root (runSteps).
