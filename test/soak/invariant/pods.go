@@ -38,6 +38,15 @@ type pod struct {
 	held        *heldEpisode
 	// restartedAt are when each container was seen restarted, in order.
 	restartedAt map[string][]time.Time
+	// credited are the restarts attributed to a request, by the ID of
+	// the instance each started.
+	credited map[string]credit
+}
+
+// credit is a restart and the request it was put down to.
+type credit struct {
+	r  *request
+	rs *restart
 }
 
 // An instance is a container as last seen: its latest non-empty

@@ -149,6 +149,9 @@ func (c *Checker) requestSeen(o RequestSeen) {
 		r.seenEnded = !r.active()
 		c.requestFirstSeen(r, o.At)
 	}
+	if endedNow {
+		c.claimReported(r)
+	}
 	if endedNow && !r.seenEnded {
 		c.requestEnded(r, o.At)
 	}

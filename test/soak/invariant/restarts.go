@@ -152,6 +152,12 @@ func (c *Checker) attributeWaiting(r *request) {
 // kubelet trying again the start of the instance the request made, after
 // the start failed: a kubelet restarted as it started it, say).
 func (c *Checker) attribute(r *request, rs *restart) {
+	if rs.newID != "" {
+		if rs.pod.credited == nil {
+			rs.pod.credited = map[string]credit{}
+		}
+		rs.pod.credited[rs.newID] = credit{r: r, rs: rs}
+	}
 	if rs.at.After(r.lastRestart) {
 		r.lastRestart = rs.at
 	}
@@ -173,6 +179,30 @@ func (c *Checker) attribute(r *request, rs *restart) {
 	c.violate(OncePerDecision, rs.at, r.subject(),
 		fmt.Sprintf("recreated twice by one request: container %s restarted %d times for it", rs.container, r.restarts[rs.container]),
 		c.describeRequest(r), c.describeRestart(rs))
+}
+
+// claimReported moves to r the restarts into the instances its status
+// snapshot names that were put down to another request whose snapshot
+// does not name them: a restart seen before the request that reports it
+// went to the earliest candidate (a request ended while its node was
+// silent, say), and the request that reports the very instance wins.
+func (c *Checker) claimReported(r *request) {
+	p := c.podOf(r)
+	if p == nil {
+		return
+	}
+	for _, name := range r.containers {
+		id := r.reportedInstance(name)
+		cr, ok := p.credited[id]
+		if id == "" || !ok || cr.r == r || cr.r.reportedInstance(name) == id {
+			continue
+		}
+		cr.r.restarts[name] -= cr.rs.times
+		if key := (runKey{policy: cr.r.policy, at: cr.r.runAt}); cr.r.policy != "" && cr.r.hasRun && c.recreatedInRun[key][p.uid] == cr.r {
+			delete(c.recreatedInRun[key], p.uid)
+		}
+		c.attribute(r, cr.rs)
+	}
 }
 
 // latestRequests bounds the pod's requests a restart's evidence lists.

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -101,4 +102,37 @@ func TestARestartIsTheRequestUnderWayNotOneEndedBeforeASilence(t *testing.T) {
 	s.request(98.5, now)
 	s.policy(99, completed(pol, 90, 1))
 	expect(t, s.finish(130), RunReports, 0, "")
+}
+
+// TestARestartGoesToTheRequestThatReportsItsInstance: seed 11's hour at
+// +545 s. A request by hand ended (its deadline) while its node was lost;
+// the node came back and the run's request for the same pod was made; the
+// container's new instance was seen before the run's request ended, and
+// went to the earlier request, ended while its node was silent. The run's
+// request then ended Succeeded, its status snapshot naming that very
+// instance (started after it was admitted): the restart is the run's, and
+// the run's report of one pod recreated holds.
+func TestARestartGoesToTheRequestThatReportsItsInstance(t *testing.T) {
+	s := newSoak()
+	pol := newPolicy("restart", "1")
+	pods := s.selected(pol, 1)
+	byHand := newRequest("by-hand", pods[0], nil)
+	s.request(2, byHand)
+	s.fault(3, 1, LoseNode, "node-1")
+	complete(byHand, "Failed")
+	s.request(60, byHand)
+	s.faultEnded(72, 1)
+	run := inRun(newRequest("run", pods[0], pol), at(75))
+	s.request(75, run)
+	restartContainer(pods[0], "app")
+	s.pod(76.6, pods[0])
+	complete(run, "Succeeded")
+	run.Status.ContainerRecreateStates[0].IsKilled = true
+	run.Status.ContainerStatusSnapshot = []v1beta1.ContainerRecreateRequestSyncContainerStatus{{Name: "app", RestartCount: 1, ContainerID: pods[0].Status.ContainerStatuses[0].ContainerID}}
+	s.request(81, run)
+	s.policy(107, completed(pol, 75, 1))
+	rep := s.finish(140)
+	expect(t, rep, RunReports, 0, "")
+	expect(t, rep, OncePerDecision, 0, "")
+	expect(t, rep, StatusMatches, 0, "")
 }
