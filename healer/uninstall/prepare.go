@@ -84,19 +84,29 @@ func Prepare(ctx context.Context, c client.Client, o Options) error {
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := wait.PollUntilContextCancel(ctx, o.Poll, true, func(ctx context.Context) (bool, error) { return pause.Observed(ctx, c, stop.Key(), digest) }); err != nil {
+	// A read that fails is tried again at the next poll: the last failure
+	// joins the timeout's error.
+	var last error
+	if err := wait.PollUntilContextCancel(ctx, o.Poll, true, func(ctx context.Context) (bool, error) {
+		ok, err := pause.Observed(ctx, c, stop.Key(), digest)
+		last = err
+		return ok, nil
+	}); err != nil {
 		return fmt.Errorf("the manager did not confirm the stop within %s: is it running (kubectl get pods -n %s)? Uninstalling without it could leave the pods it holds out of their Services; fix it, or uninstall without this step (helm uninstall --no-hooks) and check the pods with the readiness gate %s: %w",
-			o.Timeout, o.Namespace, v1beta1.PodReadyCondition, err)
+			o.Timeout, o.Namespace, v1beta1.PodReadyCondition, errors.Join(err, last))
 	}
 	logger.Info("the manager confirmed the stop; waiting for every request to end and every pod held to be back in its Services")
 	var left pause.UnderWay
-	err = wait.PollUntilContextCancel(ctx, o.Poll, true, func(ctx context.Context) (bool, error) {
-		var err error
-		left, err = pause.ReadUnderWay(ctx, c)
-		return left.Settled(), err
-	})
-	if err != nil {
-		return fmt.Errorf("after %s, %s: the uninstall should wait until the manager has put them back (kubectl rejuv status -A): %w", o.Timeout, left, err)
+	last = nil
+	if err := wait.PollUntilContextCancel(ctx, o.Poll, true, func(ctx context.Context) (bool, error) {
+		u, err := pause.ReadUnderWay(ctx, c)
+		if last = err; err != nil {
+			return false, nil
+		}
+		left = u
+		return left.Settled(), nil
+	}); err != nil {
+		return fmt.Errorf("after %s, %s: the uninstall should wait until the manager has put them back (kubectl rejuv status -A): %w", o.Timeout, left, errors.Join(err, last))
 	}
 	logger.Info("ready to uninstall: " + left.String())
 	return nil
