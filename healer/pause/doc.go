@@ -3,5 +3,8 @@
 // recreation cluster-wide while it exists. It owns how the ConfigMap is
 // read, what a bad value means (still paused: a stop must not fail
 // open) and the message every part quotes; the gates, the request
-// controller and the webhook decide what a pause does to them.
+// controller and the webhook decide what a pause does to them. Its
+// clients' side is here too: how the stop is written (Write), when the
+// manager has confirmed it (Observed) and what is still under way
+// (ReadUnderWay), for kubectl rejuv pause and the uninstall's preparation.
 package pause
