@@ -51,8 +51,8 @@ daemon has begun finish, or are ended too with --end-requests; either way
 the pods they held out of their Services are put back. The command writes
 the ConfigMap rejuv-pause in Rejuv's namespace, waits until the manager
 confirms it acts on it, then for the requests still under way to end and
-every pod with the readiness gate to be back in its Services, and says
-what is left. kubectl rejuv resume --all undoes it; before an uninstall,
+every pod with the readiness gate to be back in its Services; past
+--timeout it fails, naming what is left (the pause holds all the same). kubectl rejuv resume --all undoes it; before an uninstall,
 pause with --end-requests first.`,
 		Example: `  kubectl rejuv pause --all --reason "INC-42: restarts under investigation"
   kubectl rejuv pause --all --end-requests
@@ -140,7 +140,7 @@ func (p *pauseAll) pause(ctx context.Context, c *clients) error {
 	case err == nil:
 		fmt.Fprintln(out, "no request is under way and no pod is held: Rejuv is paused cluster-wide; kubectl rejuv resume --all resumes")
 	case ctx.Err() != nil:
-		fmt.Fprintf(out, "after %s, %s (kubectl rejuv status -A shows them); nothing new starts: kubectl rejuv resume --all resumes\n", p.timeout, left)
+		return fmt.Errorf("pause Rejuv: paused, nothing new starts (kubectl rejuv resume --all resumes), but after --timeout %s, %s: kubectl rejuv status -A shows them; run pause again to wait longer", p.timeout, left)
 	default:
 		return fmt.Errorf("pause Rejuv: paused, but reading what is under way failed: %w", err)
 	}

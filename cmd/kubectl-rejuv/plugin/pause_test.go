@@ -99,14 +99,13 @@ func TestPauseWritesTheStopAndSaysWhenTheManagerActsOnIt(t *testing.T) {
 // within the timeout is counted, and the pause still holds.
 func TestPauseSaysWhatIsLeft(t *testing.T) {
 	busy := &v1beta1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r", Labels: map[string]string{v1beta1.ActiveLabel: "true"}}}
-	p, c, out := pauseCluster(t, true, busy)
+	p, c, _ := pauseCluster(t, true, busy)
 	p.timeout = 200 * time.Millisecond
-	if err := p.pause(context.Background(), c); err != nil {
-		t.Fatal(err)
+	err := p.pause(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "paused, nothing new starts") || !strings.Contains(err.Error(), "after --timeout 200ms, 1 request under way (shop/r)") {
+		t.Errorf("pause with a request that does not end: %v; want it to fail, saying the pause holds and naming the request", err)
 	}
-	if !strings.Contains(out.String(), "after 200ms, 1 request under way (shop/r)") {
-		t.Errorf("output %q does not name the request under way", out)
-	}
+	stopOf(t, c) // still paused
 }
 
 // TestPauseWaitsForThePodsHeldToBeBack: with no request left, a pod the
@@ -123,13 +122,11 @@ func TestPauseWaitsForThePodsHeldToBeBack(t *testing.T) {
 	held := gated("held", corev1.PodCondition{Type: v1beta1.PodReadyCondition, Status: corev1.ConditionFalse})
 	unset := gated("unset")
 	back := gated("back", corev1.PodCondition{Type: v1beta1.PodReadyCondition, Status: corev1.ConditionTrue})
-	p, c, out := pauseCluster(t, true, held, unset, back)
+	p, c, _ := pauseCluster(t, true, held, unset, back)
 	p.timeout = 200 * time.Millisecond
-	if err := p.pause(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "after 200ms, 2 pods held out of their Services by the readiness gate KruisePodReady (shop/held, shop/unset)") {
-		t.Errorf("output %q does not name the two pods held", out)
+	err := p.pause(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "2 pods held out of their Services by the readiness gate KruisePodReady (shop/held, shop/unset)") {
+		t.Errorf("pause with pods held: %v; want it to fail, naming the two pods held", err)
 	}
 }
 
