@@ -29,6 +29,8 @@ import (
 // one queued behind it (second) and one completed before (done).
 type inFlight struct {
 	ns string
+	// remove deletes the namespace and waits until it is gone.
+	remove func()
 	// web are the Deployment's pods before the run, by name.
 	web map[string]*corev1.Pod
 	// soloRestarts is solo's restartCount once done has completed.
@@ -54,15 +56,8 @@ const (
 func startWorkInFlight(t *testing.T, c client.Client) *inFlight {
 	t.Helper()
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "upgrade-", Labels: map[string]string{v1beta1.ReadinessGateNamespaceLabel: "enabled"}}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	w := &inFlight{ns: ns.Name, stored: map[string]string{}}
-	t.Cleanup(func() { w.remove(t, c) })
-	poll(t, "the namespace's default ServiceAccount", 30*time.Second, func() bool {
-		return c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: "default"}, &corev1.ServiceAccount{}) == nil
-	})
+	w := &inFlight{stored: map[string]string{}}
+	w.ns, w.remove = testNamespace(t, c, "upgrade-", map[string]string{v1beta1.ReadinessGateNamespaceLabel: "enabled"})
 	labels := map[string]string{"app": "web"}
 	if err := c.Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "web"},
@@ -241,16 +236,6 @@ func (w *inFlight) checkReleased(t *testing.T, c client.Client, restarts int32) 
 	if got := solo.Status.ContainerStatuses[0].RestartCount; got > restarts+1 {
 		t.Errorf("solo: restartCount %d -> %d during the uninstall", restarts, got)
 	}
-}
-
-// remove deletes the namespace and waits until it is gone.
-func (w *inFlight) remove(t *testing.T, c client.Client) {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}
-	_ = c.Delete(context.Background(), ns)
-	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}) != nil, nil
-	})
 }
 
 // request creates a request to recreate solo's container, with an unready

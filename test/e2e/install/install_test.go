@@ -177,40 +177,49 @@ func recreateOnce(t *testing.T, c client.Client) {
 func readyPod(t *testing.T, c client.Client) (pod *corev1.Pod, done func()) {
 	t.Helper()
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "install-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	done = func() {
-		_ = c.Delete(context.Background(), ns)
-		_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			return c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}) != nil, nil
-		})
-	}
-	t.Cleanup(done)
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("namespace %s has no default ServiceAccount: %v", ns.Name, err)
-	}
+	ns, done := testNamespace(t, c, "install-", nil)
 	pod = &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "web", Labels: map[string]string{"app": "web"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"app": "web"}},
 		Spec:       testappSpec(),
 	}
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return false, err
 		}
 		return len(pod.Status.ContainerStatuses) == 1 && pod.Status.ContainerStatuses[0].Ready, nil
 	})
 	if err != nil {
-		t.Fatalf("pod %s/web not ready: %v", ns.Name, err)
+		t.Fatalf("pod %s/web not ready: %v", ns, err)
 	}
 	return pod, done
+}
+
+// testNamespace creates a namespace named from prefix, with labels, and
+// waits for its default ServiceAccount; remove, which the test's clean-up
+// also runs, deletes it and waits until it is gone.
+func testNamespace(t *testing.T, c client.Client, prefix string, labels map[string]string) (name string, remove func()) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix, Labels: labels}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	remove = func() {
+		_ = c.Delete(context.Background(), ns)
+		_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}) != nil, nil
+		})
+	}
+	t.Cleanup(remove)
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s has no default ServiceAccount: %v", ns.Name, err)
+	}
+	return ns.Name, remove
 }
 
 // testappSpec is a pod of one testapp container, app, ready once it

@@ -90,28 +90,44 @@ func cutRelease(t *testing.T, root, name, version string) release {
 	return r
 }
 
-// current is this tree's release, cut once for the tests that need it.
-var current struct {
+// cutOnce is a release cut by the first test that asks for it, from the
+// tree at root, for every test that asks after.
+type cutOnce struct {
 	once sync.Once
 	r    release
+	root string
 	ok   bool
 }
+
+// get cuts the release with cut the first time, and returns it and its
+// tree; what is the release's name in a failure.
+func (o *cutOnce) get(t *testing.T, what string, cut func(t *testing.T) (release, string)) (release, string) {
+	t.Helper()
+	o.once.Do(func() {
+		o.r, o.root = cut(t)
+		o.ok = !t.Failed()
+	})
+	if !o.ok {
+		t.Fatalf("%s could not be cut (see the first test that cut it)", what)
+	}
+	return o.r, o.root
+}
+
+// current is this tree's release.
+var current cutOnce
 
 // currentRelease is this tree's release, cut by the first test that asks.
 func currentRelease(t *testing.T) release {
 	t.Helper()
-	current.once.Do(func() {
+	r, _ := current.get(t, "this tree's release", func(t *testing.T) (release, string) {
 		version, err := config.Version()
 		if err != nil {
 			t.Fatal(err)
 		}
-		current.r = cutRelease(t, repositoryRoot(t), "current", version)
-		current.ok = !t.Failed()
+		root := repositoryRoot(t)
+		return cutRelease(t, root, "current", version), root
 	})
-	if !current.ok {
-		t.Fatal("this tree's release could not be cut (see the first test that cut it)")
-	}
-	return current.r
+	return r
 }
 
 // checkReleaseFiles: the release holds every file docs/releasing.md lists,

@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/config"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 )
@@ -28,20 +27,16 @@ import (
 // rights). Move it forward when a release is tagged.
 const previousCommit = "183df7bcbb1eb43d9d5d23dc09d467d7d001bc45"
 
-// previous is the previous release and the tree it was cut from, cut
-// once; atExit removes the tree.
-var previous struct {
-	once sync.Once
-	r    release
-	root string
-	ok   bool
-}
+// previous is the previous release and the tree it was cut from; atExit
+// removes the tree.
+var previous cutOnce
 
 // previousRelease cuts the release of previousCommit, checked out in a
-// git worktree, by that tree's own make release.
+// git worktree, by that tree's own make release, the first time it is
+// asked for.
 func previousRelease(t *testing.T) (release, string) {
 	t.Helper()
-	previous.once.Do(func() {
+	return previous.get(t, "the previous release", func(t *testing.T) (release, string) {
 		root := repositoryRoot(t)
 		if out, err := exec.Command("git", "-C", root, "cat-file", "-e", previousCommit+"^{commit}").CombinedOutput(); err != nil {
 			t.Fatalf("commit %s, the release the upgrade starts from, is not in this clone (the test needs the repository's history): %v\n%s", previousCommit, err, out)
@@ -60,18 +55,12 @@ func previousRelease(t *testing.T) (release, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := regexp.MustCompile(`(?m)^appVersion: (v\S+)$`).FindSubmatch(chart)
-		if m == nil {
-			t.Fatalf("the previous tree's Chart.yaml has no appVersion:\n%s", chart)
+		version, err := config.VersionOf(chart)
+		if err != nil {
+			t.Fatalf("the previous tree: %v", err)
 		}
-		previous.r = cutRelease(t, tree, "previous", string(m[1]))
-		previous.root = tree
-		previous.ok = !t.Failed()
+		return cutRelease(t, tree, "previous", version), tree
 	})
-	if !previous.ok {
-		t.Fatal("the previous release could not be cut (see the first test that cut it)")
-	}
-	return previous.r, previous.root
 }
 
 // upgradePath is one install path's install of the previous release, its
@@ -173,7 +162,7 @@ func upgradeWithWorkInFlight(t *testing.T, p upgradePath) {
 	timed(t, "a pod held", func() { held = work.holdForUninstall(t, stack.Client) })
 	timed(t, "uninstalled", func() { p.uninstall(t) })
 	work.checkReleased(t, stack.Client, held)
-	work.remove(t, stack.Client)
+	work.remove()
 	before.check(t, "after the uninstall", nil)
 }
 
