@@ -52,10 +52,7 @@ func checkPrepareUninstall(t *testing.T, r rendering, prefix, namespace string, 
 	if str(c, "image") != str(manager, "image") {
 		t.Errorf("the hook runs %s, want the manager's image %s", str(c, "image"), str(manager, "image"))
 	}
-	var args []string
-	for _, a := range list(c, "args") {
-		args = append(args, a.(string))
-	}
+	args := strs(c, "args")
 	for _, a := range []string{"prepare-uninstall", "--namespace=" + namespace, "--service-account=" + managerSA, "--timeout=2m"} {
 		if !slices.Contains(args, a) {
 			t.Errorf("the hook's args %v lack %s", args, a)
@@ -64,7 +61,7 @@ func checkPrepareUninstall(t *testing.T, r rendering, prefix, namespace string, 
 	rules := func(kind, ns string) string {
 		var b strings.Builder
 		for _, rule := range list(r.find(kind, ns, name), "rules") {
-			b.WriteString(strings.Join([]string{strings.Trim(strings.Join(strs(rule, "apiGroups"), ","), " "),
+			b.WriteString(strings.Join([]string{strings.Join(strs(rule, "apiGroups"), ","),
 				strings.Join(strs(rule, "resources"), ","), strings.Join(strs(rule, "resourceNames"), ","), strings.Join(strs(rule, "verbs"), ",")}, " ") + "; ")
 		}
 		return b.String()

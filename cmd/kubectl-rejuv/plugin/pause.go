@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -124,14 +125,16 @@ func (p *pauseAll) pause(ctx context.Context, c *clients) error {
 
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	if err := p.until(ctx, func() (bool, error) { return pause.Observed(ctx, c.client, stop.Key(), digest) }); err != nil {
+	if err := wait.PollUntilContextCancel(ctx, p.poll, true, func(ctx context.Context) (bool, error) {
+		return pause.Observed(ctx, c.client, stop.Key(), digest)
+	}); err != nil {
 		return fmt.Errorf("pause Rejuv: configmap/%s is written, but the manager did not confirm within %s that it acts on it: is it running? (kubectl get pods -n %s): %w",
 			v1alpha1.PauseConfigMap, p.timeout, p.rejuvNamespace, err)
 	}
 	fmt.Fprintln(out, "the manager confirmed: no policy creates a request, and the requests no daemon had begun are ended")
 
 	var left pause.UnderWay
-	err = p.until(ctx, func() (bool, error) {
+	err = wait.PollUntilContextCancel(ctx, p.poll, true, func(ctx context.Context) (bool, error) {
 		var err error
 		left, err = pause.ReadUnderWay(ctx, c.client)
 		return left.Settled(), err
@@ -160,19 +163,4 @@ func (p *pauseAll) resume(ctx context.Context, c *clients) error {
 	}
 	fmt.Fprintf(p.o.Streams.Out, "configmap/%s deleted: Rejuv resumed; policies act again at their next pass\n", v1alpha1.PauseConfigMap)
 	return nil
-}
-
-// until calls done every poll until it says true, fails, or ctx ends.
-func (p *pauseAll) until(ctx context.Context, done func() (bool, error)) error {
-	for {
-		ok, err := done()
-		if ok || err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(p.poll):
-		}
-	}
 }
