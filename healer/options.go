@@ -150,7 +150,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.WebhookURL, "webhook-url", "", "base URL under which the API server reaches the webhooks when the manager runs outside the cluster; the manager then registers them by URL")
-	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended")
+	fs.DurationVar(&o.NodeLostGrace, "node-lost-grace", crr.DefaultNodeLostGrace, "how long a pod's node may be NotReady or gone before its requests are ended (a request is kept while its daemon writes to it, until the daemon is silent that long)")
 	fs.DurationVar(&o.PickupTimeout, "pickup-timeout", crr.DefaultPickupTimeout, "how long a request may wait for a daemon before the manager warns")
 	fs.DurationVar(&o.RuleDeadline, "rule-deadline", policy.DefaultDeadline, "how long a policy's rules may run for one pod before they are stopped")
 	o.RuleMemoryLimit.Quantity = *resource.NewQuantity(policy.DefaultMemoryLimit, resource.BinarySI)

@@ -45,10 +45,16 @@ func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1
 		}
 		if s.Phase != v1beta1.PhaseSucceeded && s.Phase != v1beta1.PhaseFailed {
 			s.Phase = v1beta1.PhaseFailed
-			if backOff, ok := strings.CutPrefix(s.Message, v1beta1.BackOffMessage); ok {
+			backOff, inBackOff := strings.CutPrefix(s.Message, v1beta1.BackOffMessage)
+			switch {
+			case inBackOff:
 				// Slow because of the kubelet, not of Rejuv: say so.
 				s.Message = fmt.Sprintf("not recreated: %s while the kubelet held the restart in its crash-loop back-off (%s)", reason, backOff)
-			} else {
+			case s.IsKilled:
+				// Stopped for this request: the kubelet may yet start it
+				// again; "not recreated" would say it was left alone.
+				s.Message = fmt.Sprintf("stopped, its new instance not seen: %s", reason)
+			default:
 				s.Message = fmt.Sprintf("not recreated: %s", reason)
 			}
 		}

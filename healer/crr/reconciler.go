@@ -42,7 +42,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// NodeLostGrace is how long the pod's node may be NotReady or missing
-	// before its requests are ended.
+	// before its requests are ended; a request a daemon writes to is kept
+	// until the daemon has been silent on it that long too.
 	NodeLostGrace time.Duration
 	// PickupTimeout is how long a request may wait for a daemon to start
 	// it before the manager warns that none seems to run on the node.
@@ -65,6 +66,9 @@ type Reconciler struct {
 	// counted those counted as created; both until they complete.
 	announced map[types.UID]bool
 	counted   map[types.UID]bool
+	// daemonSeen remembers each running request's daemon progress and
+	// when it last changed (noteDaemon).
+	daemonSeen map[types.NamespacedName]daemonProgress
 }
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;update;patch;delete
@@ -116,6 +120,7 @@ func (r *Reconciler) setDefaults() {
 	r.nodeGoneSince = map[string]time.Time{}
 	r.announced = map[types.UID]bool{}
 	r.counted = map[types.UID]bool{}
+	r.daemonSeen = map[types.NamespacedName]daemonProgress{}
 }
 
 // activeRequestsOf maps a pod or node event to the active requests it
@@ -146,6 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	crr := &v1beta1.ContainerRecreateRequest{}
 	if err := r.Client.Get(ctx, req.NamespacedName, crr); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.forgetDaemon(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get ContainerRecreateRequest %s: %w", req, err)
@@ -154,6 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = ctrl.LoggerInto(ctx, log)
 	r.countCreated(crr)
 	if crr.Status.Phase == v1beta1.PhaseCompleted {
+		r.forgetDaemon(req.NamespacedName)
 		return r.finish(ctx, crr)
 	}
 	return r.watchOver(ctx, crr)
@@ -163,6 +170,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // not ready for the unready grace, and warns about a missing daemon.
 func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) (ctrl.Result, error) {
 	now := r.Clock.Now()
+	r.noteDaemon(crr, now)
 	pod, err := r.requestPod(ctx, crr)
 	switch {
 	case err != nil:
@@ -195,6 +203,10 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 	lost, wait, err := r.nodeLost(ctx, crr.Labels[v1beta1.NodeNameLabel], now)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if alive := r.daemonAlive(crr, now); lost != "" && alive > 0 {
+		// The node reads lost, yet a daemon is at work on the request.
+		lost, wait = "", alive
 	}
 	if lost != "" {
 		return ctrl.Result{}, r.end(ctx, crr, lost)

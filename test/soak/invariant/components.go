@@ -70,6 +70,22 @@ func (comp *component) names(target string) bool {
 	return target == comp.name || target == comp.namespace+"/"+comp.name
 }
 
+// everyManagerOn says whether every manager replica still running is on
+// node, and there is one.
+func (c *Checker) everyManagerOn(node string) bool {
+	on := false
+	for _, comp := range c.components {
+		if comp.role != manager || comp.gone || !comp.deleting.IsZero() {
+			continue
+		}
+		if comp.node != node {
+			return false
+		}
+		on = true
+	}
+	return on
+}
+
 // componentSeen applies a watch event of one of Rejuv's pods: a container
 // restarted, the pod gone or new must each be explained by a fault.
 func (c *Checker) componentSeen(o ComponentSeen) {

@@ -2,6 +2,7 @@ package invariant
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +12,14 @@ import (
 
 // keepOutOfService are the faults that may keep a pod out of service
 // after its request: the manager, which puts it back, is down or cannot
-// write. Their time is added to Slack.Held.
+// write. Their time is added to Slack.Held, and so is a lost node's that
+// every manager replica ran on (their anti-affinity is only preferred).
 var keepOutOfService = []Fault{KillLeader, RolloutManager, RestartAPIServer, SlowAPI, WebhookUnreachable}
+
+// keepsManagerAway says whether w may keep a pod out of service.
+func keepsManagerAway(w *window) bool {
+	return w.takesManager || slices.Contains(keepOutOfService, w.kind)
+}
 
 // A heldEpisode is a stretch of time during which a pod was out of
 // service with no request in flight.
@@ -44,7 +51,7 @@ func (c *Checker) judgeHeld(p *pod, at time.Time) {
 			if p.held != e {
 				return
 			}
-			stalled := c.stalled(keepOutOfService, e.start, now)
+			stalled := c.stalledBy(keepsManagerAway, e.start, now)
 			out := now.Sub(e.start) - stalled
 			if out <= c.slack.Held {
 				if !finishing {

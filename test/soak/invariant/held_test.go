@@ -1,6 +1,7 @@
 package invariant
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,48 @@ func TestAPodBackSoonAfterItsRequestIsNotHeld(t *testing.T) {
 	expect(t, rep, HeldOutOfService, 1, "with no request in flight")
 	if v := only(rep, HeldOutOfService)[0]; !v.At.Equal(at(16)) {
 		t.Errorf("held from %s, want from the request's end at +16s", v.At.Sub(start))
+	}
+}
+
+// TestALostNodeWithEveryManagerReplicaKeepsPodsOut: in seed 12's hour both
+// manager replicas ran on the node that was lost (their anti-affinity is
+// only preferred), and a pod whose request had just ended stayed out of
+// service until the node, and a manager with it, was back. Losing the node
+// every replica runs on keeps the manager away; losing one that some
+// replica does not run on does not.
+func TestALostNodeWithEveryManagerReplicaKeepsPodsOut(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		replicas []string // the manager replicas' nodes
+		want     int
+	}{
+		{"every replica on the lost node", []string{"node-2", "node-2"}, 0},
+		{"a replica elsewhere", []string{"node-2", "node-1"}, 1},
+		{"a replica elsewhere being deleted", []string{"node-2", "node-1 deleting"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			for i, node := range tc.replicas {
+				m := newPod(fmt.Sprintf("rejuv-healer-%d", i))
+				node, deleting := strings.CutSuffix(node, " deleting")
+				m.Spec.NodeName = node
+				if deleting {
+					now := m.CreationTimestamp
+					m.DeletionTimestamp = &now
+				}
+				s.component(0, m)
+			}
+			p := newPod("web-0")
+			s.pod(0, p)
+			s.fault(5, 0, LoseNode, "node-2")
+			s.faultEnded(40, 0)
+			setInService(p, false)
+			s.pod(10, p)
+			setInService(p, true)
+			s.pod(45, p)
+			s.tick(100)
+			rep := s.finish(120)
+			expect(t, rep, HeldOutOfService, tc.want, "out of service (KruisePodReady False) with no request in flight")
+		})
 	}
 }

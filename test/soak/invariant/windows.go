@@ -14,6 +14,9 @@ type window struct {
 	start  time.Time
 	end    time.Time
 	ended  bool
+	// takesManager says the fault took every manager replica away at
+	// once: it lost the node all of them ran on.
+	takesManager bool
 }
 
 // until is when w ends, or at when it has not ended by then.
@@ -36,6 +39,7 @@ func (c *Checker) describeWindow(w *window) string {
 // faultStarted opens a fault's window.
 func (c *Checker) faultStarted(o FaultStarted) {
 	w := &window{id: o.ID, kind: o.Kind, target: o.Target, start: o.At}
+	w.takesManager = o.Kind == LoseNode && c.everyManagerOn(o.Target)
 	c.windows = append(c.windows, w)
 	c.windowsByID[o.ID] = w
 	c.faults[o.Kind]++
@@ -70,6 +74,11 @@ func (c *Checker) explaining(at time.Time, grace time.Duration, kinds []Fault, m
 // stalled is how long, within [from, to], a fault of one of kinds was
 // under way: overlapping faults count once.
 func (c *Checker) stalled(kinds []Fault, from, to time.Time) time.Duration {
+	return c.stalledBy(func(w *window) bool { return slices.Contains(kinds, w.kind) }, from, to)
+}
+
+// stalledBy is stalled for the faults that counts accepts.
+func (c *Checker) stalledBy(counts func(*window) bool, from, to time.Time) time.Duration {
 	var total time.Duration
 	var cur, curEnd time.Time
 	open := false
@@ -77,7 +86,7 @@ func (c *Checker) stalled(kinds []Fault, from, to time.Time) time.Duration {
 		if w.start.After(to) {
 			break
 		}
-		if !slices.Contains(kinds, w.kind) {
+		if !counts(w) {
 			continue
 		}
 		start, end := w.start, w.until(to)
