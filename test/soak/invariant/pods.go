@@ -2,6 +2,7 @@ package invariant
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,8 @@ type instance struct {
 	restarts    int32
 	ran         bool
 	failedStart bool
+	// replaced are the IDs of the instances before id.
+	replaced []string
 }
 
 // see records what s tells of the instance's state.
@@ -170,7 +173,8 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 				continue
 			}
 			n := int(max(s.RestartCount-prev.restarts, 0))
-			if n == 0 && s.ContainerID != "" && prev.id != "" && s.ContainerID != prev.id {
+			back := slices.Contains(prev.replaced, s.ContainerID)
+			if n == 0 && s.ContainerID != "" && prev.id != "" && s.ContainerID != prev.id && !back {
 				n = 1
 			}
 			if n > 0 {
@@ -183,7 +187,15 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 					terminated: s.LastTerminationState.Terminated, failedStart: n == 1 && prev.neverRan(s)})
 				prev.ran, prev.failedStart = false, false
 			}
-			if s.ContainerID != "" {
+			switch {
+			case back:
+				// An instance replaced before does not come back: the
+				// kubelet's last report of a pod it stopped may name it
+				// (seed 12). Not a restart, and not the latest instance.
+			case s.ContainerID != "" && s.ContainerID != prev.id:
+				if prev.id != "" {
+					prev.replaced = append(prev.replaced, prev.id)
+				}
 				prev.id = s.ContainerID
 			}
 			prev.restarts = max(prev.restarts, s.RestartCount)

@@ -43,15 +43,22 @@ var restartsOnLostNode = []Fault{LoseNode}
 // restarted attributes a restart to the pod's request that caused it, or
 // waits Slack.Attribution for that request to be seen: the pod's watch
 // may run ahead of the requests'. A restart on a node being lost is put
-// down to the fault.
+// down to the fault, and so is one that follows a request's own there.
 func (c *Checker) restarted(rs *restart) {
 	c.tally.restarts += rs.times
+	node := rs.pod.obj.Spec.NodeName
+	lost := node != "" && c.explaining(rs.at, c.slack.Component, restartsOnLostNode, func(w *window) bool { return w.target == node }) != nil
 	if r := c.attributable(rs); r != nil {
+		if lost && rs.times == 1 && r.restarts[rs.container] > 0 {
+			// The request has its restart; the node's loss ended the
+			// instance that followed it (seed 12: the kubelet started
+			// it as the node was lost, and reported both once back).
+			return
+		}
 		c.attribute(r, rs)
 		return
 	}
-	node := rs.pod.obj.Spec.NodeName
-	if node != "" && c.explaining(rs.at, c.slack.Component, restartsOnLostNode, func(w *window) bool { return w.target == node }) != nil {
+	if lost {
 		return
 	}
 	uid := rs.pod.uid

@@ -273,3 +273,59 @@ func TestALateRestartGoesToTheRequestEndedWhileTheNodeWasSilent(t *testing.T) {
 	s.request(381.4, next)
 	quiet(t, s.finish(420))
 }
+
+// TestTheLostNodesRestartAfterTheRequestsIsTheFaults: seed 12's hour. The
+// daemon stopped the container, the kubelet started the next instance as
+// the node was lost, which ended it; once the node was back the kubelet
+// reported both restarts, after the request had ended for the lost node.
+// The second is the node's, not the request's; without the node's loss it
+// is the request's second.
+func TestTheLostNodesRestartAfterTheRequestsIsTheFaults(t *testing.T) {
+	for _, lost := range []bool{true, false} {
+		s := newSoak()
+		p := newPod("web-0", "app")
+		s.pod(0, p)
+		r := newRequest("a", p, nil, "app")
+		s.request(10, r)
+		if lost {
+			s.fault(12, 1, LoseNode, "node-1")
+		}
+		complete(r, "Failed")
+		s.request(80, r)
+		if lost {
+			s.faultEnded(82, 1)
+		}
+		restartContainer(p, "app")
+		s.pod(83.6, p)
+		restartContainer(p, "app")
+		s.pod(84, p)
+		want := 0
+		if !lost {
+			want = 1
+		}
+		expect(t, s.finish(120), OncePerDecision, want, "recreated twice by one request")
+	}
+}
+
+// TestAnInstanceReportedAgainIsNotARestart: seed 12's hour. A pod being
+// deleted right after its recreation: the kubelet's last report named the
+// instance the request had replaced (restartCount unchanged). An instance
+// does not come back: no restart, and the latest stays the latest.
+func TestAnInstanceReportedAgainIsNotARestart(t *testing.T) {
+	s := newSoak()
+	p := newPod("web-0", "app")
+	s.pod(0, p)
+	s.recreation(10, newRequest("a", p, nil, "app"), p, 6)
+	back := p.DeepCopy()
+	back.Status.ContainerStatuses[0].ContainerID = containerID("web-0", "app", 0)
+	s.pod(30, back)
+	s.pod(31, p)
+	restartContainer(p, "app")
+	s.pod(40, p)
+	rep := s.finish(60)
+	expect(t, rep, OncePerDecision, 1, "restarted with no request")
+	v := only(rep, OncePerDecision)[0]
+	if joined := strings.Join(v.Evidence, "\n"); !strings.Contains(joined, "containerID web-0-app-1- -> web-0-app-2-") {
+		t.Errorf("the restart at +40s is not from the latest instance:\n%s", joined)
+	}
+}
