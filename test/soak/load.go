@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +33,9 @@ type load struct {
 	mu       sync.Mutex
 	counts   map[string]int
 	handMade int
+	// wedged is the instance (containerID) of the stuck app's container
+	// the load made unready last, by pod, until a new one replaces it.
+	wedged map[types.UID]string
 }
 
 // callTimeout bounds each call the load makes: the API server may be
@@ -138,8 +142,16 @@ func podReady(p *corev1.Pod) bool {
 
 // makeUnready has one of the rules app's pods stop answering its
 // readiness probe, as a wedged app would; stuck-readiness recreates it.
+// One at a time: not while the instance wedged before is still there,
+// whatever the pods' Ready conditions say (a paused kubelet reports none:
+// seed 12 wedged three of four pods under two paused kubelets, past the
+// policy's blast radius, and the policy, halted, rightly healed none).
 func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
-	p := l.calmPod(ctx, r, namespacePrefix+"rules", "stuck")
+	ns := namespacePrefix + "rules"
+	if l.stillWedged(ctx, ns) {
+		return
+	}
+	p := l.calmPod(ctx, r, ns, "stuck")
 	if p == nil {
 		return
 	}
@@ -155,6 +167,41 @@ func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
 	_ = resp.Body.Close()
 	l.log("load: %s/%s made unready", p.Namespace, p.Name)
 	l.count("pods made unready")
+	if s := pods.ContainerStatus(p, "app"); s != nil {
+		l.mu.Lock()
+		l.wedged[p.UID] = s.ContainerID
+		l.mu.Unlock()
+	}
+}
+
+// stillWedged says whether an instance the load made unready is still
+// its pod's: the pod is there with the same containerID (or cannot be
+// read). It forgets the pods that are gone or have a new instance.
+func (l *load) stillWedged(ctx context.Context, ns string) bool {
+	l.mu.Lock()
+	none := len(l.wedged) == 0
+	l.mu.Unlock()
+	if none {
+		return false
+	}
+	list, err := l.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
+	if err != nil {
+		return true
+	}
+	current := map[types.UID]string{}
+	for i := range list.Items {
+		if s := pods.ContainerStatus(&list.Items[i], "app"); s != nil {
+			current[list.Items[i].UID] = s.ContainerID
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for uid, id := range l.wedged {
+		if now, ok := current[uid]; !ok || now != id {
+			delete(l.wedged, uid)
+		}
+	}
+	return len(l.wedged) > 0
 }
 
 // requestByHand creates a request for one of the hand app's pods as an
