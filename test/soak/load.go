@@ -33,9 +33,16 @@ type load struct {
 	mu       sync.Mutex
 	counts   map[string]int
 	handMade int
-	// wedged is the instance (containerID) of the stuck app's container
-	// the load made unready last, by pod, until a new one replaces it.
-	wedged map[types.UID]string
+	// wedged is the stuck app's pod the load made unready last and its
+	// container's instance (containerID), until a new one replaces it or
+	// the pod goes; zero for none.
+	wedged wedge
+}
+
+// A wedge is a pod made unready, by UID, and its container's instance.
+type wedge struct {
+	pod         types.UID
+	containerID string
 }
 
 // callTimeout bounds each call the load makes: the API server may be
@@ -169,39 +176,40 @@ func (l *load) makeUnready(ctx context.Context, r *rand.Rand) {
 	l.count("pods made unready")
 	if s := pods.ContainerStatus(p, "app"); s != nil {
 		l.mu.Lock()
-		l.wedged[p.UID] = s.ContainerID
+		l.wedged = wedge{pod: p.UID, containerID: s.ContainerID}
 		l.mu.Unlock()
 	}
 }
 
-// stillWedged says whether an instance the load made unready is still
-// its pod's: the pod is there with the same containerID (or cannot be
-// read). It forgets the pods that are gone or have a new instance.
+// stillWedged says whether the instance the load made unready last is
+// still its pod's: the pod is there with the same containerID (or cannot
+// be read). It forgets the wedge once the pod is gone or has a new
+// instance.
 func (l *load) stillWedged(ctx context.Context, ns string) bool {
 	l.mu.Lock()
-	none := len(l.wedged) == 0
+	w := l.wedged
 	l.mu.Unlock()
-	if none {
+	if w == (wedge{}) {
 		return false
 	}
 	list, err := l.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
 	if err != nil {
 		return true
 	}
-	current := map[types.UID]string{}
 	for i := range list.Items {
-		if s := pods.ContainerStatus(&list.Items[i], "app"); s != nil {
-			current[list.Items[i].UID] = s.ContainerID
+		if list.Items[i].UID != w.pod {
+			continue
+		}
+		if s := pods.ContainerStatus(&list.Items[i], "app"); s != nil && s.ContainerID == w.containerID {
+			return true
 		}
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for uid, id := range l.wedged {
-		if now, ok := current[uid]; !ok || now != id {
-			delete(l.wedged, uid)
-		}
+	if l.wedged == w {
+		l.wedged = wedge{}
 	}
-	return len(l.wedged) > 0
+	l.mu.Unlock()
+	return false
 }
 
 // requestByHand creates a request for one of the hand app's pods as an

@@ -15,7 +15,6 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -167,7 +166,7 @@ func run(ctx context.Context) (int, error) {
 	started := time.Now()
 	deadline := started.Add(o.duration)
 	f := &faulter{cluster: cluster, stack: stack, sink: seen, log: rec.logf, held: map[string]bool{}, failed: map[invariant.Fault]int{}}
-	l := &load{client: stack.Client, kube: stack.Kube, plugin: plugin, kubeconfig: cluster.Kubeconfig(), log: rec.logf, counts: map[string]int{}, wedged: map[types.UID]string{}}
+	l := &load{client: stack.Client, kube: stack.Kube, plugin: plugin, kubeconfig: cluster.Kubeconfig(), log: rec.logf, counts: map[string]int{}}
 	var busy sync.WaitGroup
 	faultSeed, loadSeed := r.Uint64(), r.Uint64()
 	busy.Go(func() { f.run(ctx, rand.New(rand.NewPCG(faultSeed, 2)), faultGap, deadline) })
