@@ -71,7 +71,7 @@ func (pl *plan) carryRun(run *v1alpha1.Run, requests map[types.UID]*appsv1beta1.
 		run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, v1alpha1.Truncate(msg, v1alpha1.MaxReasonLength), &metav1.Time{Time: now}
 		pl.halt(sec, v1alpha1.ReasonRunFailed, "the "+runName(run)+" halted: "+msg)
 		return false
-	case len(prog.pending) == 0 && !anyInFlight(pl.in.pods, pl.in.facts):
+	case len(prog.pending) == 0 && !anyInFlight(pl.in.pods, pl.in.facts) && !anyActive(requests):
 		run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
 		sec.events = append(sec.events, policyEvent{corev1.EventTypeNormal, "RunCompleted", "Run",
 			fmt.Sprintf("rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, len(prog.upToDate), len(prog.skipped))})
@@ -200,6 +200,23 @@ func runName(run *v1alpha1.Run) string {
 	return "run of " + at
 }
 
+// anyActive says whether any of requests has not completed. A run's
+// request whose pod is gone still holds the run: the request ends (the
+// manager ends a request whose pod is gone), and whether it succeeded is
+// the run's count. The cache of requests may lag behind that of pods (its
+// watch back later from an API server restart): a request it shows in
+// flight may have succeeded before the pod's deletion.
+func anyActive(requests map[types.UID]*appsv1beta1.ContainerRecreateRequest) bool {
+	for _, crr := range requests {
+		if crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyInFlight says whether a request, whoever made it, is recreating one
+// of pods or has and the cache does not show it yet.
 func anyInFlight(pods []*corev1.Pod, facts *requestFacts) bool {
 	for _, pod := range pods {
 		if facts.inFlight[pod.UID] {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -214,5 +216,77 @@ func TestRunSkipsPodsTheKubeletWouldNotRestart(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("no Skipped decision for pod once naming its restartPolicy: %+v", status.RecentDecisions)
+	}
+}
+
+// TestARunEndsOnlyOnceItsRequestsHave: a run whose pod is deleted while
+// its request is in flight ends only once that request has, and counts
+// it if it succeeded.
+// Found by the soak: the daemon had recreated the pod and the request
+// had succeeded, but the leader's cache of requests, back from an API
+// server restart later than its cache of pods, still showed it in flight
+// when the load deleted the pod: the run ended at once, "0 recreated".
+func TestARunEndsOnlyOnceItsRequestsHave(t *testing.T) {
+	needsAPIServer(t)
+	ns := newNamespace(t)
+	c := newController(t, 0)
+	pods := createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
+	p := createPolicy(t, ns, "rolling", v1alpha1.RecreatePolicySpec{
+		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Schedule: &v1alpha1.Schedule{Cron: "*/5 * * * *"},
+		Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(2))},
+	})
+	// The first fire time after the policy's creation, whatever second
+	// the real clock read then.
+	c.clock.SetTime(getPolicy(t, p).CreationTimestamp.Truncate(5 * time.Minute).Add(5*time.Minute + time.Second))
+	c.reconcile(t, p)
+	crrs := requestsOf(t, p)
+	if len(crrs) != 2 || inFlight(crrs) != 2 {
+		t.Fatalf("%d requests, %d in flight; want both pods' in flight", len(crrs), inFlight(crrs))
+	}
+	byPod := map[string]*appsv1beta1.ContainerRecreateRequest{}
+	for i := range crrs {
+		// As the webhook does: the request names its pod's UID.
+		crr := &crrs[i]
+		for _, pod := range pods {
+			if pod.Name == crr.Spec.PodName {
+				crr.Labels[appsv1beta1.PodUIDLabel] = string(pod.UID)
+			}
+		}
+		if err := admin.Update(context.Background(), crr); err != nil {
+			t.Fatal(err)
+		}
+		byPod[crr.Spec.PodName] = crr
+	}
+	first, second := byPod[pods[0].Name], byPod[pods[1].Name]
+
+	// The first pod is recreated; the second is deleted while its
+	// request reads in flight.
+	complete(t, c, first, true)
+	c.clock.Step(5 * time.Second)
+	c.reconcile(t, p)
+	if err := admin.Delete(context.Background(), pods[1], client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Step(5 * time.Second)
+	c.reconcile(t, p)
+	run := getPolicy(t, p).Status.Run
+	if run == nil || run.State != v1alpha1.RunRunning || run.Recreated != 1 {
+		t.Fatalf("with the deleted pod's request in flight: run %+v, want Running with 1 recreated", run)
+	}
+
+	// Its request ends: it had recreated the pod before the deletion.
+	second.Status = appsv1beta1.ContainerRecreateRequestStatus{
+		Phase: appsv1beta1.PhaseCompleted, Result: appsv1beta1.ResultSucceeded, CompletionTime: &metav1.Time{Time: c.clock.Now()},
+		ContainerRecreateStates: []appsv1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: appsv1beta1.PhaseSucceeded}},
+	}
+	if err := admin.Status().Update(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Step(5 * time.Second)
+	c.reconcile(t, p)
+	run = getPolicy(t, p).Status.Run
+	if run == nil || run.State != v1alpha1.RunCompleted || run.Recreated != 2 {
+		t.Errorf("run %+v, want Completed with 2 recreated", run)
 	}
 }
