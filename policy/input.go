@@ -97,7 +97,7 @@ func (p *Program) inputOf(t Target) (podInput, error) {
 	}
 	for i := range t.Containers {
 		c := &t.Containers[i]
-		entry, ok := doc.entryOf(t.Pod, c)
+		entry, ok := doc.entryOf(t.Pod, c, p)
 		if !ok {
 			return in, fmt.Errorf("container %q is not in the pod", c.Name)
 		}

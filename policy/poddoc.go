@@ -12,8 +12,9 @@ import (
 
 // podDoc is the converted, policy-independent part of a pod's input for
 // one resourceVersion: the pod object per shape, each container's fields
-// taken from the pod, and the last full entry built for each candidate
-// (reused while the manager's history of the container stays the same).
+// taken from the pod, and the full entry each program took last of each
+// candidate (reused while the manager's history of the container stays the
+// same).
 //
 // A pod's next resourceVersion starts from the document before (prev): the
 // parts that did not change are taken over instead of converted again (and
@@ -31,15 +32,19 @@ type podDoc struct {
 	pods map[string]*ast.Term
 	// containers are the containers' parts, one per container name.
 	containers []*containerEntry
+	// candidates are the entries the programs took last, the one taken
+	// longest ago first: for each container, one per history in use.
 	candidates []candidateEntry
 }
 
 // candidateEntry is a candidate's full entry, the container's part it
-// was built on and the history it was built with.
+// was built on, the history it was built with and the program that took
+// it last.
 type candidateEntry struct {
 	candidate ContainerCandidate
 	base      *containerEntry
 	term      *ast.Term
+	program   *Program
 }
 
 // sameHistory reports whether c carries the history the entry was built
@@ -94,9 +99,9 @@ func (d *podDoc) podValue(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 // built before for the same history, in this resourceVersion or, when the
 // container's facts did not change, the one before; otherwise one built
 // on the container's part (taken over from the resourceVersion before
-// when its facts did not change). False when the pod has no such
-// container.
-func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, bool) {
+// when its facts did not change). p is the program that takes it. False
+// when the pod has no such container.
+func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate, p *Program) (*ast.Term, bool) {
 	d.mu.Lock()
 	base, entry, found := d.entryFor(c)
 	prev := d.prev
@@ -114,7 +119,7 @@ func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate) (*ast.Term, boo
 		entry = base.entry(c)
 	}
 	d.mu.Lock()
-	d.keepEntry(entry)
+	d.keepEntry(entry, p)
 	d.mu.Unlock()
 	return entry.term, true
 }
@@ -161,18 +166,33 @@ func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntr
 	return base, candidateEntry{}, false
 }
 
-// keepEntry records the container's part and a candidate's full entry. d.mu is
-// held.
-func (d *podDoc) keepEntry(e candidateEntry) {
-	if i := slices.IndexFunc(d.containers, func(x *containerEntry) bool { return x.facts.name == e.base.facts.name }); i >= 0 {
+// keepEntry records the container's part and e as the entry program p
+// took last of the container. d.mu is held.
+//
+// Each program has its own history of a container (its recreations, its
+// signals), and several may evaluate the pod in one pass: the document
+// keeps, once, the entry each of them took last, so that none builds its
+// own again each pass. e takes the place of the one p took before, which
+// p's history has left behind (a memory window gains a sample each pass);
+// an entry programs shared stays until the last to take it moves on.
+func (d *podDoc) keepEntry(e candidateEntry, p *Program) {
+	name := e.base.facts.name
+	if i := slices.IndexFunc(d.containers, func(x *containerEntry) bool { return x.facts.name == name }); i >= 0 {
 		d.containers[i] = e.base
 	} else {
 		d.containers = append(d.containers, e.base)
 	}
-	if len(d.candidates) >= 2*len(d.containers) {
-		// Histories change over time: keep the recent ones.
-		d.candidates = slices.Delete(d.candidates, 0, len(d.candidates)-len(d.containers))
+	// Entries built on another part of the container, which entryFor
+	// finds no more, go too.
+	d.candidates = slices.DeleteFunc(d.candidates, func(x candidateEntry) bool {
+		return x.term == e.term || x.base.facts.name == name && (x.program == p || x.base != e.base)
+	})
+	if len(d.candidates) >= maxPrograms*len(d.containers) {
+		// Programs come and go (a policy's next generation is a new
+		// one): the entry taken longest ago makes room.
+		d.candidates = slices.Delete(d.candidates, 0, 1)
 	}
+	e.program = p
 	d.candidates = append(d.candidates, e)
 }
 

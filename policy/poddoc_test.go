@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -183,4 +184,95 @@ func (d *podDoc) latest(name string) (candidateEntry, bool) {
 		}
 	}
 	return candidateEntry{}, false
+}
+
+// A pod's document keeps, of each container, the entry of each history in
+// use and no other: evaluated again unchanged it keeps the entries it has
+// (and builds none again, so two or three policies on one pod do not undo
+// each other's), and as the memory windows move each program's new entry
+// takes the place of the one before.
+func TestThePodKeepsAnEntryPerContainerAndHistoryInUse(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	leak := `package a
+recreate contains c.name if {
+	some c in input.containers
+	c.memory.working_set_bytes > 1000000000
+}`
+	for _, tc := range []struct {
+		name     string
+		programs int
+		// shared: the programs have the same history of the containers.
+		shared, move bool
+		want         int
+	}{
+		{"one policy", 1, false, false, 2},
+		{"one policy, windows moving", 1, false, true, 2},
+		{"two policies", 2, false, false, 4},
+		{"three policies", 3, false, false, 6},
+		{"three policies, windows moving", 3, false, true, 6},
+		{"two policies of one history, windows moving", 2, true, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewEngine(Options{Clock: func() time.Time { return now }})
+			pod := policytest.Pod(3, now)
+			var programs []*Program
+			var targets []Target
+			for k := range tc.programs {
+				p, err := e.Program(ctx, Ref{Namespace: "shop", Name: fmt.Sprint("p", k)}, []Rule{{Name: "leak", Module: leak}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				recreations := k
+				if tc.shared {
+					recreations = 0
+				}
+				tg := Target{Pod: pod}
+				for _, name := range []string{"app", "proxy"} {
+					tg.Containers = append(tg.Containers, ContainerCandidate{Name: name, Recreations: recreations, Memory: &MemoryWindow{WorkingSetBytes: 100 << 20, Samples: 20}})
+				}
+				programs, targets = append(programs, p), append(targets, tg)
+			}
+			var first []*ast.Term
+			for pass := range 5 {
+				for k, p := range programs {
+					if tc.move {
+						for i := range targets[k].Containers {
+							m := *targets[k].Containers[i].Memory
+							m.Samples = 20 + pass
+							targets[k].Containers[i].Memory = &m
+						}
+					}
+					if _, err := p.Evaluate(ctx, targets[k]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				doc, _ := e.Pods().cached(pod)
+				doc.mu.Lock()
+				var terms []*ast.Term
+				for _, c := range doc.candidates {
+					terms = append(terms, c.term)
+				}
+				doc.mu.Unlock()
+				if len(terms) != tc.want {
+					t.Fatalf("pass %d: the pod keeps %d entries, want %d", pass, len(terms), tc.want)
+				}
+				if pass == 0 {
+					first = terms
+				} else if !tc.move && !sameTerms(terms, first) {
+					t.Fatalf("pass %d: the pod's entries were built again", pass)
+				}
+			}
+		})
+	}
+}
+
+// sameTerms reports whether a and b hold the same terms, in any order.
+func sameTerms(a, b []*ast.Term) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }

@@ -26,6 +26,10 @@ func (v *keptResults) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
 	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
 }
 
+// maxPrograms is how many programs' results and entries a pod keeps, more
+// than the policies that select one pod.
+const maxPrograms = 8
+
 // podResults are what each program's rules last said of one pod, and the
 // converted parts they said it of. A pod's document hands the parts that
 // did not change over to its next resourceVersion, so comparing the parts
@@ -65,7 +69,7 @@ func (r *podResults) keep(p *Program, v *keptResults) {
 	defer r.mu.Unlock()
 	// A pod outlives programs (a policy's next generation is a new one):
 	// start afresh rather than keep the results of old ones.
-	if r.byProgram == nil || len(r.byProgram) >= 8 {
+	if r.byProgram == nil || len(r.byProgram) >= maxPrograms {
 		r.byProgram = map[*Program]*keptResults{}
 	}
 	r.byProgram[p] = v
