@@ -59,10 +59,23 @@ const forever = time.Duration(1<<63 - 1)
 // as long as such a pod that stopped being Ready during it is not Ready
 // again (at most Slack.Component: the kubelet back, the pod's containers
 // started again, its probes passing) and Slack.Traffic after that.
+//
+// A fault that breaks the control plane's watches (see watchFaults)
+// explains any Service's failures while it is under way and Slack.Traffic
+// after it ends, and after that, for at most Slack.Component, for as long
+// as a pod of the Service's namespace that stopped being Ready during it
+// or after it is not Ready again, and Slack.Traffic after that: the
+// EndpointSlice controller and kube-proxy come back to the API server
+// with their watches' back-off, and until they do, a pod taken out of
+// service (its grace counted from the kubelet's Ready False, as the
+// daemon counts it) still gets new connections.
 func (c *Checker) affects(service string, at time.Time) func(*window) bool {
 	namespace, _, _ := strings.Cut(service, "/")
 	return func(w *window) bool {
 		settled := !w.ended || at.Sub(w.end) <= c.slack.Traffic
+		if slices.Contains(watchFaults, w.kind) {
+			return settled || c.endpointsMayLag(namespace, w, at)
+		}
 		if !slices.Contains(nodeFaults, w.kind) {
 			return settled
 		}
@@ -81,4 +94,30 @@ func (c *Checker) affects(service string, at time.Time) func(*window) bool {
 		}
 		return served && settled
 	}
+}
+
+// watchFaults are the kinds that break every watch on the API server:
+// the components that program the Services (the EndpointSlice
+// controller, kube-proxy) are behind the pods' readiness until their
+// watches are back.
+var watchFaults = []Fault{RestartAPIServer}
+
+// endpointsMayLag says whether, at at, after w ended, a Service of
+// namespace may still have an endpoint kube-proxy has not caught up with:
+// a pod of it stopped being Ready at or after w's start and is not Ready
+// again, or has been for at most Slack.Traffic, and w ended at most
+// Slack.Component before.
+func (c *Checker) endpointsMayLag(namespace string, w *window, at time.Time) bool {
+	if !w.ended || at.Sub(w.end) > c.slack.Component {
+		return false
+	}
+	for _, p := range c.pods {
+		if p.gone || p.namespace != namespace || p.readyUntil.Before(w.start) {
+			continue
+		}
+		if !p.ready || at.Sub(p.readySince) <= c.slack.Traffic {
+			return true
+		}
+	}
+	return false
 }

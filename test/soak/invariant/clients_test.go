@@ -108,3 +108,50 @@ func TestANodeFaultExplainsFailuresUntilItsPodsAreReadyAgain(t *testing.T) {
 		t.Errorf("explained by %s: %d, want the two failures while shop/web's pod was not Ready again or just after", LoseNode, rep.Explained[LoseNode])
 	}
 }
+
+// Seed 13's hour, +2251.6 s: kube-apiserver restarted from +2231.9 to
+// +2237.3 s; soak-hand/web's pod, taken out of service by a request by
+// hand, was first seen not Ready at +2244.4 s (the soak's own watch back
+// from its back-off), its container stopped after the unready grace, and
+// kube-proxy, its watch not back either, still sent it new connections:
+// 49 refused from +2251.6 to +2262.3 s, until its next instance answered.
+// The restart explains them, as it does soak-rules/stuck's one at
+// +2255.7 s; not those of a Service whose pods all stayed Ready, nor
+// those long after.
+func TestAnAPIServerRestartExplainsFailuresWhileEndpointsLag(t *testing.T) {
+	s := newSoak(RestartAPIServer)
+	web := newPod("web-1")
+	s.pod(1, web)
+	other := newPod("web-1")
+	other.Namespace, other.UID = "bank", "pod-bank-web-1"
+	s.pod(1, other)
+	gone := newPod("web-1")
+	gone.Namespace, gone.UID = "late", "pod-late-web-1"
+	s.pod(1, gone)
+	s.fault(10, 1, RestartAPIServer, "kube-apiserver")
+	s.faultEnded(15.4, 1)
+	setReady(web, false)
+	s.pod(22.5, web)
+	s.clientFailed(29.7, "shop/web")
+	s.clientFailed(40.4, "shop/web")
+	s.clientFailed(29.7, "bank/web")
+	setReady(web, true)
+	s.pod(43.1, web)
+	s.clientFailed(46, "shop/web")
+	setReady(gone, false)
+	s.pod(100, gone)
+	s.clientFailed(101, "late/web")
+	rep := s.finish(200)
+	got := only(rep, ClientRequests)
+	if len(got) != 2 {
+		t.Fatalf("violations %s, want bank/web's (its pod stayed Ready) and late/web's (the restart ended 85 s before)", dump(rep))
+	}
+	for _, v := range got {
+		if v.Subject != "service bank/web" && v.Subject != "service late/web" {
+			t.Errorf("violation for %s", v.Subject)
+		}
+	}
+	if rep.Explained[RestartAPIServer] != 3 {
+		t.Errorf("explained by %s: %d, want shop/web's three failures", RestartAPIServer, rep.Explained[RestartAPIServer])
+	}
+}
