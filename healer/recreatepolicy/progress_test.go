@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
@@ -54,7 +55,7 @@ func TestRunCountsAPodDoneOnlyByIdentity(t *testing.T) {
 	requests := map[types.UID]*appsv1beta1.ContainerRecreateRequest{
 		"d-uid": {Status: appsv1beta1.ContainerRecreateRequestStatus{Phase: appsv1beta1.PhaseCompleted, Result: appsv1beta1.ResultSucceeded}},
 	}
-	p := progress(run, now, containers, requests, baseline)
+	p := progress(run, now, containers, requests, baseline, nil)
 	var pending []string
 	for _, c := range p.pending {
 		pending = append(pending, c.Pod.Name)
@@ -71,13 +72,13 @@ func TestRunCountsAPodDoneOnlyByIdentity(t *testing.T) {
 
 	// A failed request is the run's failure, not a recreation.
 	requests["d-uid"].Status.Result = appsv1beta1.ResultFailed
-	if p := progress(run, now, containers, requests, baseline); p.recreated != 0 || p.failed == nil {
+	if p := progress(run, now, containers, requests, baseline, nil); p.recreated != 0 || p.failed == nil {
 		t.Errorf("with d's request failed: recreated %d, failed %v; want 0 and d's request", p.recreated, p.failed)
 	}
 
 	// A run recorded without a baseline restarts every pod it has no
 	// request for.
-	if p := progress(run, now, containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil); len(p.pending) != 5 {
+	if p := progress(run, now, containers, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil); len(p.pending) != 5 {
 		t.Errorf("without a baseline: %d pending, want all 5", len(p.pending))
 	}
 }
@@ -135,8 +136,63 @@ func TestARecreatedPodDeletedSinceStaysRecreated(t *testing.T) {
 		"b-uid": done(appsv1beta1.ResultSucceeded), // b deleted since
 		"c-uid": done(appsv1beta1.ResultFailed),    // c deleted while its request ran
 	}
-	p := progress(run, []*corev1.Pod{pods[0], pods[3]}, policyspec.Containers{}, requests, baseline)
+	p := progress(run, []*corev1.Pod{pods[0], pods[3]}, policyspec.Containers{}, requests, baseline, nil)
 	if p.recreated != 2 || p.failed != nil || len(p.pending) != 1 || p.pending[0].Pod.Name != "d" {
 		t.Errorf("recreated %d, failed %v, pending %v; want 2 (a, and b deleted since), none failed (c's pod is gone), [d]", p.recreated, p.failed, p.pending)
+	}
+}
+
+// TestARunsRequestQueuedBehindAnotherDoesNotCountAsRecreated: a request of
+// the run made for a pod while another request of the pod (by hand, unseen
+// in the manager's lagging cache) was queued ahead of it succeeds on that
+// one's new instance without stopping anything: the pod was started again
+// by something else, up to date, not recreated by the run (found by the
+// soak, seed 13: a restartAt run reported 3 of 4 recreated where its own
+// requests had restarted 2, the third pod restarted by by-hand-10).
+func TestARunsRequestQueuedBehindAnotherDoesNotCountAsRecreated(t *testing.T) {
+	at := time.Date(2026, 11, 30, 19, 2, 10, 0, time.UTC)
+	run := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: true}
+	before := []*corev1.Pod{
+		runPod("a", 4, "aaaaaaaaaaaa0004", at.Add(-time.Hour)),
+		runPod("b", 2, "bbbbbbbbbbbb0002", at.Add(-time.Hour)),
+	}
+	baseline := baselineOf(before)
+	now := []*corev1.Pod{
+		runPod("a", 5, "aaaaaaaaaaaa0005", at.Add(time.Minute)),
+		runPod("b", 3, "bbbbbbbbbbbb0003", at.Add(2*time.Minute)),
+	}
+	succeeded := func(name, newID string, killed bool) appsv1beta1.ContainerRecreateRequest {
+		return appsv1beta1.ContainerRecreateRequest{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name + "-uid")},
+			Status: appsv1beta1.ContainerRecreateRequestStatus{
+				Phase: appsv1beta1.PhaseCompleted, Result: appsv1beta1.ResultSucceeded,
+				ContainerRecreateStates: []appsv1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: appsv1beta1.PhaseSucceeded, IsKilled: killed}},
+				ContainerStatusSnapshot: []appsv1beta1.ContainerRecreateRequestSyncContainerStatus{{Name: "app", ContainerID: "containerd://" + newID, Ready: true}},
+			},
+		}
+	}
+	ownA := succeeded("run-a", "aaaaaaaaaaaa0005", true)     // the run's request stopped a
+	byHand := succeeded("by-hand", "bbbbbbbbbbbb0003", true) // by hand, ahead of the run's on b
+	ownB := succeeded("run-b", "bbbbbbbbbbbb0003", false)    // queued behind it: nothing stopped
+	facts := gatherRequests(&v1alpha1.RecreatePolicy{}, []appsv1beta1.ContainerRecreateRequest{ownA, byHand, ownB}, nil, at.Add(time.Hour))
+	requests := map[types.UID]*appsv1beta1.ContainerRecreateRequest{"a-uid": &ownA, "b-uid": &ownB}
+	p := progress(run, now, policyspec.Containers{}, requests, baseline, facts.madeBy)
+	if p.recreated != 1 || len(p.upToDate) != 1 || p.upToDate[0].Pod.Name != "b" || len(p.pending) != 0 || p.failed != nil {
+		t.Errorf("recreated %d, up to date %v, pending %v, failed %v; want 1 (a), [b] (started again by another request), none, none", p.recreated, p.upToDate, p.pending, p.failed)
+	}
+
+	// The run's own request that stopped the container, its
+	// isKilled lost (the daemon restarted before recording it), still
+	// recreated the pod: no other request made the instance.
+	ownB.Status.ContainerRecreateStates[0].IsKilled = false
+	facts = gatherRequests(&v1alpha1.RecreatePolicy{}, []appsv1beta1.ContainerRecreateRequest{ownA, ownB}, nil, at.Add(time.Hour))
+	if p := progress(run, now, policyspec.Containers{}, requests, baseline, facts.madeBy); p.recreated != 2 || len(p.upToDate) != 0 {
+		t.Errorf("without another request: recreated %d, up to date %v; want 2, none", p.recreated, p.upToDate)
+	}
+
+	// While the cache still shows b's old instance, b is neither pending
+	// again nor up to date.
+	if p := progress(run, []*corev1.Pod{now[0], before[1]}, policyspec.Containers{}, requests, baseline, map[string]types.UID{"containerd://bbbbbbbbbbbb0003": "by-hand-uid"}); p.recreated != 1 || len(p.upToDate) != 0 || len(p.pending) != 0 {
+		t.Errorf("cache behind: recreated %d, up to date %v, pending %v; want 1, none, none", p.recreated, p.upToDate, p.pending)
 	}
 }

@@ -41,6 +41,11 @@ type requestFacts struct {
 	// a policy's request of the namespace that has completed since:
 	// entries of the budgets' disruptedPods to take back.
 	completedCharges map[string]time.Time
+	// madeBy are, by container ID, the requests (whoever made them) whose
+	// stop the instance followed: it stopped the container (isKilled) and
+	// its snapshot names the instance. A request queued behind another of
+	// its pod succeeds on the instance that one made, stopping nothing.
+	madeBy map[string]types.UID
 }
 
 // gatherRequests sums up crrs for policy p. The policy's own requests are
@@ -57,9 +62,15 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 		failed:        map[string]bool{},
 
 		completedCharges: map[string]time.Time{},
+		madeBy:           map[string]types.UID{},
 	}
 	for i := range crrs {
 		crr := &crrs[i]
+		for _, s := range crr.Status.ContainerRecreateStates {
+			if id := snapshotID(crr, s.Name); s.IsKilled && id != "" {
+				f.madeBy[id] = crr.UID
+			}
+		}
 		uid := types.UID(crr.Labels[appsv1beta1.PodUIDLabel])
 		if uid == "" {
 			if pod := pods[crr.Spec.PodName]; pod != nil {
@@ -169,6 +180,39 @@ func withdrawn(crr *appsv1beta1.ContainerRecreateRequest) bool {
 	}
 	for _, s := range crr.Status.ContainerRecreateStates {
 		if s.IsKilled || s.Phase == appsv1beta1.PhaseSucceeded {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshotID is the container ID crr's status snapshot names for its
+// container name, if any.
+func snapshotID(crr *appsv1beta1.ContainerRecreateRequest, name string) string {
+	for _, cs := range crr.Status.ContainerStatusSnapshot {
+		if cs.Name == name {
+			return cs.ContainerID
+		}
+	}
+	return ""
+}
+
+// byAnother says whether crr succeeded on instances another request made:
+// it stopped none of its containers, and each new instance its snapshot
+// names followed another request's stop (crr was queued behind it on the
+// pod, and found the instances new once its turn came). It did not
+// recreate the pod; the pod was started again by something else.
+func byAnother(crr *appsv1beta1.ContainerRecreateRequest, madeBy map[string]types.UID) bool {
+	if crr.Status.Phase != appsv1beta1.PhaseCompleted || crr.Status.Result != appsv1beta1.ResultSucceeded || len(crr.Status.ContainerStatusSnapshot) == 0 {
+		return false
+	}
+	for _, s := range crr.Status.ContainerRecreateStates {
+		if s.IsKilled {
+			return false
+		}
+	}
+	for _, cs := range crr.Status.ContainerStatusSnapshot {
+		if by, ok := madeBy[cs.ContainerID]; !ok || by == crr.UID {
 			return false
 		}
 	}

@@ -55,7 +55,7 @@ func (pl *plan) carryRun(run *v1alpha1.Run, requests map[types.UID]*appsv1beta1.
 	p, sec, now := pl.p, &pl.runs, pl.in.now
 	at := run.ScheduledTime.Time
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: run.Requested}
-	prog := progress(trigger, pl.in.pods, pl.in.spec.Containers, requests, run.Baseline)
+	prog := progress(trigger, pl.in.pods, pl.in.spec.Containers, requests, run.Baseline, pl.in.facts.madeBy)
 	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(len(prog.upToDate)), int32(len(prog.skipped))
 	if started {
 		for _, c := range prog.leftAlone {

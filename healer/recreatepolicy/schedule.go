@@ -72,14 +72,19 @@ type runProgress struct {
 // selected pod the baseline does not list joined after the run began and
 // is left out; a nil baseline (a run recorded without one) lists every
 // pod, none started again.
-func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest, baseline map[string]string) runProgress {
+//
+// A request of the run that succeeded on instances another request made
+// (madeBy; see byAnother) did not recreate its pod: the pod counts as up
+// to date once the cache shows it started again, as one that another
+// request restarted before the run got to it.
+func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Containers, runRequests map[types.UID]*appsv1beta1.ContainerRecreateRequest, baseline map[string]string, madeBy map[string]types.UID) runProgress {
 	var p runProgress
 	reason := run.RunReason()
 	candidate := func(pod *corev1.Pod, containers []string) *planner.PodCandidate {
 		return &planner.PodCandidate{Pod: pod, Containers: containers, Trigger: run, Reason: reason}
 	}
 	for _, crr := range runRequests {
-		if crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result == appsv1beta1.ResultSucceeded {
+		if crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result == appsv1beta1.ResultSucceeded && !byAnother(crr, madeBy) {
 			p.recreated++
 		}
 	}
@@ -91,6 +96,14 @@ func progress(run planner.Trigger, pods []*corev1.Pod, containers policyspec.Con
 			// pending.
 			if crr.Status.Phase == appsv1beta1.PhaseCompleted && crr.Status.Result != appsv1beta1.ResultSucceeded && p.failed == nil {
 				p.failed = crr
+			}
+			if byAnother(crr, madeBy) {
+				// Never pending again: up to date once the cache shows
+				// the new instance (until then the pod is in flight).
+				names, _ := containers.Split(pod)
+				if recorded, listed := baseline[string(pod.UID)]; listed && len(names) > 0 && startedAgain(pod, names, recorded) {
+					p.upToDate = append(p.upToDate, candidate(pod, names))
+				}
 			}
 			continue
 		}

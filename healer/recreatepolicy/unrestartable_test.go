@@ -35,7 +35,7 @@ func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 	other.Spec.Containers[0].Name = "db"
 	pods := []*corev1.Pod{plain, never, mixed, other}
 
-	p := progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil)
+	p := progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil)
 	var pending []string
 	for _, c := range p.pending {
 		pending = append(pending, c.Pod.Name+":"+strings.Join(c.Containers, ","))
