@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -30,9 +31,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	client, err := kube.New(cfg)
 	if err != nil {
 		return fmt.Errorf("create the Kubernetes client: %w", err)
-	}
-	if err := client.CheckServed(ctx); err != nil {
-		return err
 	}
 	informers, err := kube.NewInformers(client, o.NodeName)
 	if err != nil {
@@ -75,7 +73,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	run("events", func(ctx context.Context) error { recorder.Run(ctx); return nil })
 	run("runtime", runtime.Start)
 	log.Info("starting daemon", "node", o.NodeName, "criSocket", o.CRISocket, "hostRunDir", o.HostRunDir)
-	if !informers.Run(ctx) {
+	// Not ready (the caches unsynced) until the API server serves the
+	// requests: one restarting at the daemon's start is waited for, not
+	// exited on.
+	if !waitServed(ctx, client.CheckServed, log, servedRetry, servedRetryMax) || !informers.Run(ctx) {
 		cancel(nil)
 		wg.Wait()
 		return errorOf(ctx)
@@ -88,6 +89,43 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	<-ctx.Done()
 	wg.Wait()
 	return errorOf(ctx)
+}
+
+// servedRetry is the first wait before asking the API server again whether
+// it serves the requests; each wait doubles, up to servedRetryMax.
+const (
+	servedRetry    = 500 * time.Millisecond
+	servedRetryMax = 10 * time.Second
+)
+
+// waitServed asks check until it passes, true, or ctx ends, false. An API
+// server restarting, unreachable for a while or not serving the
+// CustomResourceDefinitions yet (its discovery lags its start) is no reason
+// to exit: the kubelet would only start the daemon again, later and later
+// in its back-off. Each new error is logged, with what the user can do.
+func waitServed(ctx context.Context, check func(context.Context) error, log logr.Logger, first, limit time.Duration) bool {
+	var last string
+	for wait := first; ; wait = min(2*wait, limit) {
+		err := check(ctx)
+		if err == nil {
+			if last != "" {
+				log.Info("the API server serves ContainerRecreateRequests")
+			}
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err.Error() != last {
+			log.Error(err, "cannot start the caches yet; asking the API server again", "upTo", limit)
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
 }
 
 // errorOf is why ctx ended, nil for the caller's own end (a signal).

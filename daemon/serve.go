@@ -34,7 +34,7 @@ func probeHandler(rt *Runtime, synced *atomic.Bool) http.Handler {
 			return
 		}
 		if !synced.Load() {
-			http.Error(w, "caches: still listing the node's pods and ContainerRecreateRequests", http.StatusInternalServerError)
+			http.Error(w, "caches: still listing the node's pods and ContainerRecreateRequests (or waiting for the API server to serve them)", http.StatusInternalServerError)
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
