@@ -77,7 +77,7 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 				uid = pod.UID
 			}
 		}
-		active := crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
+		active := unfinished(crr)
 		unseen := !active && uid != "" && recreationUnseen(crr, pods[crr.Spec.PodName], uid)
 		if (active || unseen) && uid != "" {
 			f.inFlight[uid] = true
@@ -217,4 +217,9 @@ func byAnother(crr *appsv1beta1.ContainerRecreateRequest, madeBy map[string]type
 		}
 	}
 	return true
+}
+
+// unfinished says whether crr has neither completed nor is being deleted.
+func unfinished(crr *appsv1beta1.ContainerRecreateRequest) bool {
+	return crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
 }
