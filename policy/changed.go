@@ -21,42 +21,40 @@ type entryVerdict struct {
 // candidates' elements from before: a pod whose app container restarted
 // costs the evaluation of that container alone. The rules' sets are the
 // union of what each entry gave. False when the elements could not be told
-// apart by container: then the pod is evaluated whole. inputs are the
-// pod's no-data inputs (podInput.noDataInputs).
-func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs []*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
+// apart by container: then the pod is evaluated whole. ids are the
+// candidates' entries (podInput.entryIDs).
+func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
 	prior := in.results.entryVerdicts(p, in.pod, in.signals)
-	entries := make(map[*ast.Term]*entryVerdict, len(in.containers))
-	var changed []*ast.Term
-	for _, e := range in.containers {
-		if v := prior[e]; v != nil {
-			entries[e] = v
+	entries := make(map[*entryID]*entryVerdict, len(ids))
+	var changed []int
+	for i, id := range ids {
+		if v := prior[id]; v != nil {
+			entries[id] = v
 		} else {
-			changed = append(changed, e)
+			changed = append(changed, i)
 		}
 	}
 	if len(changed) > 0 {
-		input := make([][2]*ast.Term, len(shared))
-		copy(input, shared)
-		for i := range input {
-			if input[i][0] == keyContainers {
-				input[i][1] = ast.ArrayTerm(changed...)
-			}
+		terms := make([]*ast.Term, len(changed))
+		for j, i := range changed {
+			terms[j] = in.containerTerm(i)
 		}
-		b, err := p.eval(ctx, p.combined.both, &p.combined.greedy, ast.NewObject(input...), now, printHook{p: p, pod: pod}, p.combined.instants)
+		input := ast.NewObject(in.document(now, p.policyTerm, terms)...)
+		b, err := p.eval(ctx, p.combined.both, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants)
 		if err != nil {
 			return true, err
 		}
-		if !p.splitByEntry(b, changed, entries) {
+		if !p.splitByEntry(b, in, changed, entries) {
 			return false, nil
 		}
 	}
-	v := &keptResults{pod: in.pod, candidates: inputs, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
+	v := &keptResults{pod: in.pod, candidates: ids, signals: in.signals, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
 	complete := true
 	for i, r := range p.rules {
 		var recreate, noData []*ast.Term
-		for _, e := range in.containers {
-			recreate = append(recreate, entries[e].recreate[i]...)
-			noData = append(noData, entries[e].noData[i]...)
+		for _, id := range ids {
+			recreate = append(recreate, entries[id].recreate[i]...)
+			noData = append(noData, entries[id].noData[i]...)
 		}
 		res := RuleResult{Rule: r.name}
 		var err error
@@ -79,18 +77,15 @@ func (p *Program) evalChanged(ctx context.Context, shared [][2]*ast.Term, inputs
 	return true, nil
 }
 
-// splitByEntry gives each changed entry the elements that name it, in
-// entries; false when an element names none of them.
-func (p *Program) splitByEntry(b topdown.QueryResult, changed []*ast.Term, entries map[*ast.Term]*entryVerdict) bool {
+// splitByEntry gives each changed candidate's entry (changed holds their
+// indexes in in.entries) the elements that name it, in entries; false when
+// an element names none of them.
+func (p *Program) splitByEntry(b topdown.QueryResult, in *podInput, changed []int, entries map[*entryID]*entryVerdict) bool {
 	byName := make(map[string]*entryVerdict, len(changed))
-	for _, e := range changed {
-		name, ok := e.Get(keyName).Value.(ast.String)
-		if !ok {
-			return false
-		}
+	for _, i := range changed {
 		v := &entryVerdict{recreate: make([][]*ast.Term, len(p.rules)), noData: make([][]*ast.Term, len(p.rules))}
-		byName[string(name)] = v
-		entries[e] = v
+		byName[in.names[i]] = v
+		entries[in.entries[i].id] = v
 	}
 	// split adds each element of a rule's set to the list, of the entry
 	// it names, that pick gives.

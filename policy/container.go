@@ -23,9 +23,19 @@ func newContainerEntry(f containerFacts) *containerEntry {
 	return &containerEntry{facts: f, pairs: f.pairs(sharedTerms.resources(f.requests, f.limits), f.lastTerminationTerm())}
 }
 
-// entry is the full input.containers entry of candidate c: the container's
-// part and the manager's history of it.
+// entry is candidate c's entry on this part: the manager's history of the
+// container as it is now, and an identity that kept results name it by.
+// Its term is built when an evaluation needs it (candidateEntry.term),
+// not kept: most passes take a pod's results from before, and a memory
+// window moves the history at every sample anyway.
 func (e *containerEntry) entry(c *ContainerCandidate) candidateEntry {
+	return candidateEntry{candidate: snapshot(c), base: e, id: new(entryID)}
+}
+
+// term is the full input.containers entry: the container's part and the
+// manager's history of it.
+func (e *candidateEntry) term() *ast.Term {
+	c := &e.candidate
 	recreations := neverRecreated
 	if c.Recreations != 0 || !c.LastRecreation.IsZero() {
 		recreations = ast.ObjectTerm(
@@ -33,15 +43,15 @@ func (e *containerEntry) entry(c *ContainerCandidate) candidateEntry {
 			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
 		)
 	}
-	pairs := make([][2]*ast.Term, 0, len(e.pairs)+4)
-	pairs = append(pairs, e.pairs...)
+	pairs := make([][2]*ast.Term, 0, len(e.base.pairs)+4)
+	pairs = append(pairs, e.base.pairs...)
 	pairs = append(pairs,
 		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
 		[2]*ast.Term{keyMemory, memoryTerm(c.Memory)},
 		[2]*ast.Term{keySignals, signalsTerm(c.Signals)},
 		[2]*ast.Term{keyRecreations, recreations},
 	)
-	return candidateEntry{candidate: snapshot(c), base: e, term: ast.ObjectTerm(pairs...)}
+	return ast.ObjectTerm(pairs...)
 }
 
 // snapshot is a copy of c that its caller's later changes do not reach:

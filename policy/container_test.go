@@ -20,11 +20,11 @@ func TestContainersOfOneTemplateShareTheirEntriesTerms(t *testing.T) {
 	ca := newContainerEntry(fa).entry(&ContainerCandidate{Name: "app"})
 	cb := newContainerEntry(fb).entry(&ContainerCandidate{Name: "app"})
 	for _, key := range []*ast.Term{keyName, keyImage, keyResources, keyRecreations, keyMemory} {
-		if x, y := ca.term.Get(key), cb.term.Get(key); x != y {
+		if x, y := ca.term().Get(key), cb.term().Get(key); x != y {
 			t.Errorf("%v: two terms, %v and %v", key, x, y)
 		}
 	}
-	if got := ca.term.Get(keyRecreations).String(); got != `{"last": null, "total": 0}` {
+	if got := ca.term().Get(keyRecreations).String(); got != `{"last": null, "total": 0}` {
 		t.Errorf("recreations of a container never recreated: %s", got)
 	}
 }

@@ -132,7 +132,7 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 		// keeps their compilation.
 		c, compile := e.acquire(entry.rules)
 		if old != nil {
-			e.release(old.rules)
+			e.retire(old)
 		}
 		e.mu.Unlock()
 		if compile {
@@ -152,9 +152,17 @@ func (e *Engine) Program(ctx context.Context, ref Ref, rules []Rule) (*Program, 
 			}
 			e.mu.Unlock()
 		}
-		if entry.err = c.err; c.err == nil {
-			entry.program = newProgram(ref, c.rules, c.combined, c.traits, &e.opts)
+		var program *Program
+		if c.err == nil {
+			program = newProgram(ref, c.rules, c.combined, c.traits, &e.opts)
 		}
+		e.mu.Lock()
+		entry.program, entry.err = program, c.err
+		if program != nil && e.programs[key] != entry {
+			// A newer generation took its place meanwhile.
+			program.retired.Store(true)
+		}
+		e.mu.Unlock()
 		close(entry.ready)
 		return entry.program, entry.err
 	}
@@ -233,10 +241,20 @@ func (e *Engine) Forget(namespace, name string) {
 	key := Ref{Namespace: namespace, Name: name}.String()
 	e.mu.Lock()
 	if entry := e.programs[key]; entry != nil {
-		e.release(entry.rules)
+		e.retire(entry)
 		delete(e.programs, key)
 	}
 	e.mu.Unlock()
+}
+
+// retire lets go of a generation's program: its compilation is released,
+// and the pods drop what they keep for it. e.mu is held; a program still
+// being built is retired once built (see Program).
+func (e *Engine) retire(entry *programEntry) {
+	e.release(entry.rules)
+	if entry.program != nil {
+		entry.program.retired.Store(true)
+	}
 }
 
 // Compiles counts the compiles the engine did, for tests and metrics.

@@ -45,7 +45,11 @@ type Program struct {
 	// instantValues are the instant rules' values for this policy at the
 	// latest time (see instantRules.valuesAt).
 	instantValues atomic.Pointer[instantValues]
-	opts          *Options
+	// retired is set once the policy has a newer generation or is gone:
+	// pods drop what they keep for the program (its entries and results)
+	// at their next evaluation.
+	retired atomic.Bool
+	opts    *Options
 }
 
 // noSignals is input.signals of a pod without any.
@@ -117,10 +121,9 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 	// Once evaluated, the pod's document has taken over what it could from
 	// the one before.
 	defer in.doc.dropPrevious()
-	shared := in.document(now, p.policyTerm)
 	results := make([]RuleResult, len(p.rules))
 	if p.combined != nil && !p.split.Load() {
-		err := p.evalCombined(ctx, shared, now, podName, &in, results)
+		err := p.evalCombined(ctx, now, podName, &in, results)
 		if err == nil {
 			return results, nil
 		}
@@ -140,6 +143,9 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 			return results, nil
 		}
 	}
+	// Rule by rule, the program keeps no results of the pod.
+	in.results.forget(p)
+	shared := in.document(now, p.policyTerm, in.containerTerms())
 	for i, r := range p.rules {
 		input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
 		res := RuleResult{Rule: r.name}
@@ -160,9 +166,9 @@ func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]Ru
 // rule. No-data results depend only on the pod, the candidates and the
 // pod's signals, not on the time, so they are evaluated again only when
 // one of those changed; so are the matches of a timeless program.
-func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now time.Time, pod string, in *podInput, results []RuleResult) error {
-	inputs := in.noDataInputs()
-	kept := in.results.kept(p, in.pod, inputs)
+func (p *Program) evalCombined(ctx context.Context, now time.Time, pod string, in *podInput, results []RuleResult) error {
+	ids := in.entryIDs()
+	kept := in.results.kept(p, in.pod, ids, in.signals)
 	if kept != nil && kept.matches != nil {
 		for i, r := range p.rules {
 			results[i] = RuleResult{Rule: r.name, Matches: kept.matches[i], NoData: kept.noData[i]}
@@ -170,13 +176,13 @@ func (p *Program) evalCombined(ctx context.Context, shared [][2]*ast.Term, now t
 		return nil
 	}
 	if kept == nil && p.timeless && p.perContainer && in.names.unique() {
-		if done, err := p.evalChanged(ctx, shared, inputs, now, pod, in, results); done || err != nil {
+		if done, err := p.evalChanged(ctx, ids, now, pod, in, results); done || err != nil {
 			return err
 		}
 	}
-	input := ast.NewObject(shared...)
+	input := ast.NewObject(in.document(now, p.policyTerm, in.containerTerms())...)
 	query := p.combined.recreate
-	v := &keptResults{pod: in.pod, candidates: inputs}
+	v := &keptResults{pod: in.pod, candidates: ids, signals: in.signals}
 	if kept != nil {
 		v.noData = kept.noData
 	} else {

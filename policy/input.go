@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -69,9 +68,12 @@ func signalsTerm(values map[string]float64) *ast.Term {
 type podInput struct {
 	// doc keeps the conversion for the pod's next evaluation; results
 	// are what the programs said of the pod before.
-	doc        *podDoc
-	results    *podResults
-	pod        *ast.Term
+	doc     *podDoc
+	results *podResults
+	pod     *ast.Term
+	// entries are the candidates' entries, in order; containers their
+	// terms, each built once an evaluation needs it (containerTerm).
+	entries    []candidateEntry
 	containers []*ast.Term
 	names      candidateNames
 	signals    *ast.Term
@@ -81,13 +83,15 @@ type podInput struct {
 // the pod that the program's rules read, input.containers an entry per
 // candidate (the container as the pod says it, then the manager's history
 // of it), input.signals the pod's signal values. A part the pod's cached
-// document already holds is taken from it, see podDoc.
+// document already holds is taken from it, see podDoc; the entries' terms
+// are built only when the results kept of the pod do not apply.
 func (p *Program) inputOf(t Target) (podInput, error) {
 	doc, results := p.opts.Pods.cached(t.Pod)
 	in := podInput{
 		doc:        doc,
 		results:    results,
-		containers: make([]*ast.Term, 0, len(t.Containers)),
+		entries:    make([]candidateEntry, 0, len(t.Containers)),
+		containers: make([]*ast.Term, len(t.Containers)),
 		names:      make(candidateNames, 0, len(t.Containers)),
 		signals:    signalsTerm(t.Signals),
 	}
@@ -101,27 +105,46 @@ func (p *Program) inputOf(t Target) (podInput, error) {
 		if !ok {
 			return in, fmt.Errorf("container %q is not in the pod", c.Name)
 		}
-		in.containers = append(in.containers, entry)
+		in.entries = append(in.entries, entry)
 		in.names = append(in.names, c.Name)
 	}
 	return in, nil
 }
 
-// document is the input document at now, without parameters.
-func (in *podInput) document(now time.Time, policy *ast.Term) [][2]*ast.Term {
+// containerTerm is the term of the i-th candidate's entry, built once.
+func (in *podInput) containerTerm(i int) *ast.Term {
+	if in.containers[i] == nil {
+		in.containers[i] = in.entries[i].term()
+	}
+	return in.containers[i]
+}
+
+// containerTerms are the terms of every candidate's entry.
+func (in *podInput) containerTerms() []*ast.Term {
+	for i := range in.entries {
+		in.containerTerm(i)
+	}
+	return in.containers
+}
+
+// document is the input document at now, without parameters, with
+// containers as input.containers.
+func (in *podInput) document(now time.Time, policy *ast.Term, containers []*ast.Term) [][2]*ast.Term {
 	return [][2]*ast.Term{
 		{keyPod, in.pod},
-		{keyContainers, ast.ArrayTerm(in.containers...)},
+		{keyContainers, ast.ArrayTerm(containers...)},
 		{keySignals, in.signals},
 		{keyNow, ast.StringTerm(now.UTC().Format(time.RFC3339Nano))},
 		{keyPolicy, policy},
 	}
 }
 
-// noDataInputs are what the no-data results depend on besides the pod:
-// the candidates' entries and the pod's signals, compared by identity (the
-// shared empty signals object, or one built for this evaluation, which no
-// later evaluation matches).
-func (in *podInput) noDataInputs() []*ast.Term {
-	return append(slices.Clip(in.containers), in.signals)
+// entryIDs are the candidates' entries by identity, which what the no-data
+// results depend on besides the pod and the signals.
+func (in *podInput) entryIDs() []*entryID {
+	ids := make([]*entryID, len(in.entries))
+	for i := range in.entries {
+		ids[i] = in.entries[i].id
+	}
+	return ids
 }

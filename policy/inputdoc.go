@@ -22,6 +22,6 @@ func (p *Program) Input(t Target, now time.Time, rule string) (any, error) {
 		return nil, fmt.Errorf("input of policy %s for pod %s/%s: %w", p.ref, t.Pod.Namespace, t.Pod.Name, err)
 	}
 	defer in.doc.dropPrevious()
-	doc := ast.NewObject(append(in.document(now, p.policyTerm), [2]*ast.Term{keyParameters, p.rules[i].parameters})...)
+	doc := ast.NewObject(append(in.document(now, p.policyTerm, in.containerTerms()), [2]*ast.Term{keyParameters, p.rules[i].parameters})...)
 	return ast.JSON(doc)
 }

@@ -12,9 +12,9 @@ import (
 
 // podDoc is the converted, policy-independent part of a pod's input for
 // one resourceVersion: the pod object per shape, each container's fields
-// taken from the pod, and the full entry each program took last of each
-// candidate (reused while the manager's history of the container stays the
-// same).
+// taken from the pod, and the entry each program took last of each
+// candidate (its identity reused while the manager's history of the
+// container stays the same, so that results kept for it still apply).
 //
 // A pod's next resourceVersion starts from the document before (prev): the
 // parts that did not change are taken over instead of converted again (and
@@ -37,15 +37,21 @@ type podDoc struct {
 	candidates []candidateEntry
 }
 
-// candidateEntry is a candidate's full entry, the container's part it
-// was built on, the history it was built with and the program that took
-// it last.
+// candidateEntry is a candidate's entry: the container's part it is
+// built on, the history it is built with, its identity and the program
+// that took it last.
 type candidateEntry struct {
 	candidate ContainerCandidate
 	base      *containerEntry
-	term      *ast.Term
+	id        *entryID
 	program   *Program
 }
+
+// entryID stands for one candidate's entry in the results kept for it
+// (keptResults): the document hands the entry, and so its identity, over
+// while the container's facts and history stay the same; an entry built
+// again is another. Not empty, so that each is a distinct pointer.
+type entryID struct{ _ byte }
 
 // sameHistory reports whether c carries the history the entry was built
 // with.
@@ -95,13 +101,13 @@ func (d *podDoc) podValue(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	return t, nil
 }
 
-// entryOf returns the input.containers entry of candidate c: the one
-// built before for the same history, in this resourceVersion or, when the
-// container's facts did not change, the one before; otherwise one built
-// on the container's part (taken over from the resourceVersion before
-// when its facts did not change). p is the program that takes it. False
-// when the pod has no such container.
-func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate, p *Program) (*ast.Term, bool) {
+// entryOf returns the entry of candidate c: the one made before for the
+// same history, in this resourceVersion or, when the container's facts
+// did not change, the one before; otherwise one made on the container's
+// part (taken over from the resourceVersion before when its facts did not
+// change). p is the program that takes it. False when the pod has no such
+// container.
+func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate, p *Program) (candidateEntry, bool) {
 	d.mu.Lock()
 	base, entry, found := d.entryFor(c)
 	prev := d.prev
@@ -109,7 +115,7 @@ func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate, p *Program) (*a
 	if base == nil {
 		facts, ok := findContainerFacts(pod, c.Name)
 		if !ok {
-			return nil, false
+			return candidateEntry{}, false
 		}
 		if base, entry, found = prev.unchanged(c, facts); base == nil {
 			base = newContainerEntry(facts)
@@ -121,7 +127,7 @@ func (d *podDoc) entryOf(pod *corev1.Pod, c *ContainerCandidate, p *Program) (*a
 	d.mu.Lock()
 	d.keepEntry(entry, p)
 	d.mu.Unlock()
-	return entry.term, true
+	return entry, true
 }
 
 // unchanged gives the container's part in d, and c's entry when one was
@@ -152,7 +158,7 @@ func (d *podDoc) part(name string) *containerEntry {
 }
 
 // entryFor gives the container's part of c's entry in this document, and
-// c's full entry if one was built for the same history. d.mu is held.
+// c's entry if one was made for the same history. d.mu is held.
 func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntry, bool) {
 	base := d.part(c.Name)
 	if base == nil {
@@ -171,8 +177,8 @@ func (d *podDoc) entryFor(c *ContainerCandidate) (*containerEntry, candidateEntr
 //
 // Each program has its own history of a container (its recreations, its
 // signals), and several may evaluate the pod in one pass: the document
-// keeps, once, the entry each of them took last, so that none builds its
-// own again each pass. e takes the place of the one p took before, which
+// keeps, once, the entry each of them took last, so that none makes its
+// own again each pass (and its kept results still apply). e takes the place of the one p took before, which
 // p's history has left behind (a memory window gains a sample each pass);
 // an entry programs shared stays until the last to take it moves on.
 func (d *podDoc) keepEntry(e candidateEntry, p *Program) {
@@ -182,10 +188,11 @@ func (d *podDoc) keepEntry(e candidateEntry, p *Program) {
 	} else {
 		d.containers = append(d.containers, e.base)
 	}
-	// Entries built on another part of the container, which entryFor
-	// finds no more, go too.
+	// Entries made on another part of the container, which entryFor
+	// finds no more, go too, and those of programs retired (a policy's
+	// older generation, a policy deleted).
 	d.candidates = slices.DeleteFunc(d.candidates, func(x candidateEntry) bool {
-		return x.term == e.term || x.base.facts.name == name && (x.program == p || x.base != e.base)
+		return x.id == e.id || x.program.retired.Load() || x.base.facts.name == name && (x.program == p || x.base != e.base)
 	})
 	if len(d.candidates) >= maxPrograms*len(d.containers) {
 		// Programs come and go (a policy's next generation is a new

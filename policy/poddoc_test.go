@@ -78,8 +78,8 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			for _, c := range tg.Containers {
 				entry, ok := doc.latest(c.Name)
 				facts, _ := findContainerFacts(tg.Pod, c.Name)
-				if afresh := newContainerEntry(facts).entry(&c); !ok || ast.Compare(entry.term, afresh.term) != 0 {
-					t.Fatalf("pod %d round %d: %s's entry is %v, converted afresh %v", i, round, c.Name, entry.term, afresh.term)
+				if afresh := newContainerEntry(facts).entry(&c); !ok || ast.Compare(entry.term(), afresh.term()) != 0 {
+					t.Fatalf("pod %d round %d: %s's entry is %v, converted afresh %v", i, round, c.Name, entry.term(), afresh.term())
 				}
 			}
 		}
@@ -233,7 +233,7 @@ recreate contains c.name if {
 				}
 				programs, targets = append(programs, p), append(targets, tg)
 			}
-			var first []*ast.Term
+			var first []*entryID
 			for pass := range 5 {
 				for k, p := range programs {
 					if tc.move {
@@ -249,26 +249,26 @@ recreate contains c.name if {
 				}
 				doc, _ := e.Pods().cached(pod)
 				doc.mu.Lock()
-				var terms []*ast.Term
+				var ids []*entryID
 				for _, c := range doc.candidates {
-					terms = append(terms, c.term)
+					ids = append(ids, c.id)
 				}
 				doc.mu.Unlock()
-				if len(terms) != tc.want {
-					t.Fatalf("pass %d: the pod keeps %d entries, want %d", pass, len(terms), tc.want)
+				if len(ids) != tc.want {
+					t.Fatalf("pass %d: the pod keeps %d entries, want %d", pass, len(ids), tc.want)
 				}
 				if pass == 0 {
-					first = terms
-				} else if !tc.move && !sameTerms(terms, first) {
-					t.Fatalf("pass %d: the pod's entries were built again", pass)
+					first = ids
+				} else if !tc.move && !sameEntries(ids, first) {
+					t.Fatalf("pass %d: the pod's entries were made again", pass)
 				}
 			}
 		})
 	}
 }
 
-// sameTerms reports whether a and b hold the same terms, in any order.
-func sameTerms(a, b []*ast.Term) bool {
+// sameEntries reports whether a and b hold the same entries, in any order.
+func sameEntries(a, b []*entryID) bool {
 	for _, x := range a {
 		if !slices.Contains(b, x) {
 			return false

@@ -1,29 +1,33 @@
 package policy
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// keptResults are a program's no-data results for the pod and candidates
-// they were evaluated with, and, for a program whose rules do not read the
-// time (see Program.timeless), its matches too.
+// keptResults are a program's no-data results for the pod, candidates'
+// entries and signals they were evaluated with (each compared by identity:
+// the shared empty signals object, or one built for that evaluation,
+// which no later evaluation matches), and, for a program whose rules do
+// not read the time (see Program.timeless), its matches too.
 type keptResults struct {
 	pod        *ast.Term
-	candidates []*ast.Term
+	candidates []*entryID
+	signals    *ast.Term
 	noData     [][]NoData
 	// matches is nil unless the program is timeless.
 	matches [][]Match
 	// entries are, for a per-container program, what each candidate's
 	// entry gave with this pod value and the signals (see
 	// Program.evalChanged).
-	entries map[*ast.Term]*entryVerdict
+	entries map[*entryID]*entryVerdict
 }
 
-func (v *keptResults) sameInput(pod *ast.Term, candidates []*ast.Term) bool {
-	return v != nil && v.pod == pod && slices.Equal(v.candidates, candidates)
+func (v *keptResults) sameInput(pod *ast.Term, candidates []*entryID, signals *ast.Term) bool {
+	return v != nil && v.pod == pod && v.signals == signals && slices.Equal(v.candidates, candidates)
 }
 
 // maxPrograms is how many programs' results and entries a pod keeps, more
@@ -39,13 +43,16 @@ type podResults struct {
 	byProgram map[*Program]*keptResults
 }
 
-// kept returns the program's kept results for this pod value and these
-// candidates, nil if none were kept for them.
-func (r *podResults) kept(p *Program, pod *ast.Term, candidates []*ast.Term) *keptResults {
+// kept returns the program's kept results for this pod value, these
+// candidates' entries and these signals, nil if none were kept for them.
+func (r *podResults) kept(p *Program, pod *ast.Term, candidates []*entryID, signals *ast.Term) *keptResults {
 	r.mu.Lock()
 	v := r.byProgram[p]
+	if len(r.byProgram) > 1 {
+		dropRetired(r.byProgram)
+	}
 	r.mu.Unlock()
-	if !v.sameInput(pod, candidates) {
+	if !v.sameInput(pod, candidates, signals) {
 		return nil
 	}
 	return v
@@ -53,11 +60,11 @@ func (r *podResults) kept(p *Program, pod *ast.Term, candidates []*ast.Term) *ke
 
 // entryVerdicts returns what each candidate's entry gave the program with this
 // pod value and these signals; nil if nothing was kept for them.
-func (r *podResults) entryVerdicts(p *Program, pod, signals *ast.Term) map[*ast.Term]*entryVerdict {
+func (r *podResults) entryVerdicts(p *Program, pod, signals *ast.Term) map[*entryID]*entryVerdict {
 	r.mu.Lock()
 	v := r.byProgram[p]
 	r.mu.Unlock()
-	if v != nil && v.entries != nil && v.pod == pod && v.candidates[len(v.candidates)-1] == signals {
+	if v != nil && v.entries != nil && v.pod == pod && v.signals == signals {
 		return v.entries
 	}
 	return nil
@@ -72,5 +79,20 @@ func (r *podResults) keep(p *Program, v *keptResults) {
 	if r.byProgram == nil || len(r.byProgram) >= maxPrograms {
 		r.byProgram = map[*Program]*keptResults{}
 	}
+	dropRetired(r.byProgram)
 	r.byProgram[p] = v
+}
+
+// forget drops the program's results for the pod: once its rules are
+// evaluated one by one, it keeps none, and what it kept before would
+// hold the entries and the pod value they were kept for.
+func (r *podResults) forget(p *Program) {
+	r.mu.Lock()
+	delete(r.byProgram, p)
+	r.mu.Unlock()
+}
+
+// dropRetired drops the results of programs retired (see Program.retired).
+func dropRetired(byProgram map[*Program]*keptResults) {
+	maps.DeleteFunc(byProgram, func(q *Program, _ *keptResults) bool { return q.retired.Load() })
 }
