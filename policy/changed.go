@@ -25,12 +25,10 @@ type entryVerdict struct {
 // candidates' entries (podInput.entryIDs).
 func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time, pod string, in *podInput, results []RuleResult) (bool, error) {
 	prior := in.results.entryVerdicts(p, in.pod, in.signals)
-	entries := make(map[*entryID]*entryVerdict, len(ids))
+	verdicts := make([]*entryVerdict, len(ids))
 	var changed []int
 	for i, id := range ids {
-		if v := prior[id]; v != nil {
-			entries[id] = v
-		} else {
+		if verdicts[i] = prior.verdictOf(id); verdicts[i] == nil {
 			changed = append(changed, i)
 		}
 	}
@@ -44,17 +42,17 @@ func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time
 		if err != nil {
 			return true, err
 		}
-		if !p.splitByEntry(b, in, changed, entries) {
+		if !p.splitByEntry(b, in, changed, verdicts) {
 			return false, nil
 		}
 	}
-	v := &keptResults{pod: in.pod, candidates: ids, signals: in.signals, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), entries: entries}
+	v := &keptResults{pod: in.pod, candidates: ids, signals: in.signals, noData: make([][]NoData, len(p.rules)), matches: make([][]Match, len(p.rules)), verdicts: verdicts}
 	complete := true
 	for i, r := range p.rules {
 		var recreate, noData []*ast.Term
-		for _, id := range ids {
-			recreate = append(recreate, entries[id].recreate[i]...)
-			noData = append(noData, entries[id].noData[i]...)
+		for _, v := range verdicts {
+			recreate = append(recreate, v.recreate[i]...)
+			noData = append(noData, v.noData[i]...)
 		}
 		res := RuleResult{Rule: r.name}
 		var err error
@@ -78,14 +76,14 @@ func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time
 }
 
 // splitByEntry gives each changed candidate's entry (changed holds their
-// indexes in in.entries) the elements that name it, in entries; false when
-// an element names none of them.
-func (p *Program) splitByEntry(b topdown.QueryResult, in *podInput, changed []int, entries map[*entryID]*entryVerdict) bool {
+// indexes in in.entries) the elements that name it, in verdicts at the same
+// index; false when an element names none of them.
+func (p *Program) splitByEntry(b topdown.QueryResult, in *podInput, changed []int, verdicts []*entryVerdict) bool {
 	byName := make(map[string]*entryVerdict, len(changed))
 	for _, i := range changed {
 		v := &entryVerdict{recreate: make([][]*ast.Term, len(p.rules)), noData: make([][]*ast.Term, len(p.rules))}
 		byName[in.names[i]] = v
-		entries[in.entries[i].id] = v
+		verdicts[i] = v
 	}
 	// split adds each element of a rule's set to the list, of the entry
 	// it names, that pick gives.

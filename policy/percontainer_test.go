@@ -99,7 +99,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 		if len(tg.Containers) > 1 {
 			doc, results := p.opts.Pods.cached(tg.Pod)
 			proxy, _ := doc.latest("proxy")
-			proxyResults = append(proxyResults, results.byProgram[p].entries[proxy.id])
+			proxyResults = append(proxyResults, results.of(p).verdictOf(proxy.id))
 		}
 		want, err := whole.Evaluate(ctx, tg)
 		if err != nil {

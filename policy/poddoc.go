@@ -28,13 +28,30 @@ type podDoc struct {
 	// has been evaluated once.
 	prev *podDoc
 	// pods holds the converted pod per shape (the fields some policy's
-	// rules read), see podShape.
-	pods map[string]*ast.Term
+	// rules read), see podShape: one or two shapes for most pods.
+	pods []shapedPod
 	// containers are the containers' parts, one per container name.
 	containers []*containerEntry
 	// candidates are the entries the programs took last, the one taken
 	// longest ago first: for each container, one per history in use.
 	candidates []candidateEntry
+}
+
+// shapedPod is input.pod of one shape, by the shape's key.
+type shapedPod struct {
+	key  string
+	term *ast.Term
+}
+
+// podOf is input.pod of the shape keyed key, nil if not converted. d.mu is
+// held.
+func (d *podDoc) podOf(key string) *ast.Term {
+	for _, p := range d.pods {
+		if p.key == key {
+			return p.term
+		}
+	}
+	return nil
 }
 
 // candidateEntry is a candidate's entry: the container's part it is
@@ -76,7 +93,7 @@ func (d *podDoc) dropPrevious() {
 // did not change (so that the no-data results kept with it still apply).
 func (d *podDoc) podValue(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	d.mu.Lock()
-	t, prev := d.pods[shape.key], d.prev
+	t, prev := d.podOf(shape.key), d.prev
 	d.mu.Unlock()
 	if t != nil {
 		return t, nil
@@ -87,16 +104,18 @@ func (d *podDoc) podValue(pod *corev1.Pod, shape *podShape) (*ast.Term, error) {
 	}
 	if prev != nil {
 		prev.mu.Lock()
-		if old := prev.pods[shape.key]; old != nil && ast.ValueEqual(old.Value, t.Value) {
+		if old := prev.podOf(shape.key); old != nil && ast.ValueEqual(old.Value, t.Value) {
 			t = old
 		}
 		prev.mu.Unlock()
 	}
 	d.mu.Lock()
-	if d.pods == nil {
-		d.pods = map[string]*ast.Term{}
+	if stored := d.podOf(shape.key); stored != nil {
+		// Another program converted the same shape meanwhile.
+		t = stored
+	} else {
+		d.pods = append(d.pods, shapedPod{key: shape.key, term: t})
 	}
-	d.pods[shape.key] = t
 	d.mu.Unlock()
 	return t, nil
 }

@@ -25,7 +25,7 @@ func TestAProgramEvaluatedRuleByRuleKeepsNoResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, results := e.Pods().cached(tg.Pod)
-	if results.byProgram[p] == nil {
+	if results.of(p) == nil {
 		t.Fatal("premise: the program kept no results of the pod evaluated whole")
 	}
 	p.split.Store(true)
@@ -33,7 +33,7 @@ func TestAProgramEvaluatedRuleByRuleKeepsNoResults(t *testing.T) {
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
-	if kept := results.byProgram[p]; kept != nil {
+	if kept := results.of(p); kept != nil {
 		t.Errorf("evaluated rule by rule, the program still keeps results of the pod: %+v", kept)
 	}
 }
@@ -67,8 +67,8 @@ func TestAPodKeepsNothingForARetiredProgram(t *testing.T) {
 		doc.mu.Unlock()
 		entries = len(programs)
 		programs = programs[:0]
-		for q := range results.byProgram {
-			programs = append(programs, q)
+		for _, v := range results.byProgram {
+			programs = append(programs, v.program)
 		}
 		return programs, entries
 	}

@@ -81,17 +81,17 @@ recreate contains {"container": c.name, "reason": rejuv.format_bytes(c.memory.wo
 	}
 	evaluate(0)
 	_, results := p.opts.Pods.cached(tg.Pod)
-	kept := results.byProgram[p]
+	kept := results.of(p)
 	if kept == nil || kept.matches == nil {
 		t.Fatalf("no verdict kept: %+v", kept)
 	}
 	evaluate(0)
-	if results.byProgram[p] != kept {
+	if results.of(p) != kept {
 		t.Error("the unchanged pod was evaluated again")
 	}
 	tg.Containers[0].Memory = &MemoryWindow{WorkingSetBytes: 150 << 20, Samples: 4}
 	evaluate(1)
-	if results.byProgram[p] == kept {
+	if results.of(p) == kept {
 		t.Error("the candidate's new memory did not replace the kept verdict")
 	}
 }
