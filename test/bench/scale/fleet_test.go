@@ -288,7 +288,7 @@ func countRunning(ctx context.Context) (int, error) {
 // removeFleet deletes the fleet's namespaces, and those of the reaction
 // and the rolling restart, and waits until they are gone.
 func removeFleet(ctx context.Context) error {
-	names := []string{reactNamespace, rollingNamespace}
+	names := []string{reactNamespace, rollingNamespace, adversarialNamespace}
 	for i := range sizing.namespaces {
 		names = append(names, fleetNamespace(i))
 	}

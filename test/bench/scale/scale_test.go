@@ -15,7 +15,8 @@ import (
 // memory (the leader and the standby replica) and the daemon's on the real
 // node, how often a manager container was OOM-killed, and the cost of each
 // additional pod between sizes (printMemory); the API requests the manager
-// made while the fleet settled; then, with pods: the time from a pod's
+// made while the fleet settled; then, with pods: what the adversarial
+// namespace costs each replica on top (measureAdversarial), the time from a pod's
 // readiness change to its request while fleet pods churn, and a rolling
 // restart of rollingPods pods against its floor, its largest number of
 // pods unavailable at once and the requests the manager made meanwhile.
@@ -24,8 +25,9 @@ func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
 	var rows []memoryRow
 	var acts []actionRow
+	var adversarial []adversarialCost
 	for range b.N {
-		rows, acts = rows[:0], acts[:0]
+		rows, acts, adversarial = rows[:0], acts[:0], adversarial[:0]
 		// First the fleet's namespaces, policies and Deployments with no
 		// pod: the manager and the daemon idle, the baseline the sizes
 		// are compared with.
@@ -55,6 +57,16 @@ func BenchmarkScale(b *testing.B) {
 			act := actionRow{pods: pods, idle: rateBetween(before, after)}
 			fmt.Fprintf(os.Stderr, "bench: at %d pods: the manager's API requests while settling: %s\n", pods, act.idle)
 			if pods > 0 {
+				cost, err := measureAdversarial(ctx, pods, row)
+				if err != nil {
+					b.Fatal(err)
+				}
+				adversarial = append(adversarial, cost)
+				fmt.Fprintf(os.Stderr, "bench: at %d pods with %d adversarial pods and requests: leader %.0f MiB resident, %.0f MiB heap; standby %.0f, %.0f MiB; %d manager restarts %v\n",
+					pods, cost.pods, cost.with.leader.rss/(1<<20), cost.with.leader.heap/(1<<20), cost.with.standby.rss/(1<<20), cost.with.standby.heap/(1<<20), cost.with.restarts, cost.with.reasons)
+				if err := removeNamespaces(ctx, adversarialNamespace); err != nil {
+					b.Fatal(err)
+				}
 				if act.engine, err = measureEngine(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -78,6 +90,7 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	printMemory(rows)
+	printAdversarial(adversarial)
 	printActions(acts)
 	// A manager that restarted (OOMKilled at its limit) took every webhook
 	// whose failure policy is Fail down with it: the figures are those of
@@ -90,6 +103,16 @@ func BenchmarkScale(b *testing.B) {
 				problems = append(problems, fmt.Sprintf("at %d pods: %s", r.pods, e))
 			}
 		}
+	}
+	for _, c := range adversarial {
+		for _, e := range append([]string{c.with.leaderErr, c.with.standbyErr, c.with.daemon}, c.with.profileErrs...) {
+			if e != "" {
+				problems = append(problems, fmt.Sprintf("at %d pods with the adversarial namespace: %s", c.before.pods, e))
+			}
+		}
+	}
+	if n := len(adversarial); n > 0 && adversarial[n-1].with.restarts > 0 {
+		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods with the adversarial namespace", adversarial[n-1].with.restarts, adversarial[n-1].with.reasons, adversarial[n-1].before.pods))
 	}
 	if n := len(rows); n > 0 && rows[n-1].restarts > 0 {
 		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods", rows[n-1].restarts, rows[n-1].reasons, rows[n-1].pods))
