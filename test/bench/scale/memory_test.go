@@ -18,8 +18,10 @@ type memoryRow struct {
 	pods            int
 	leader, standby memoryUse
 	daemonRSS       float64
-	// restarts of the manager's containers, and the reasons they last
-	// ended (OOMKilled when the kernel killed one at its limit).
+	// restarts of the manager's containers but those the benchmark
+	// caused (deliberateRestarts), and the reasons they last ended
+	// (OOMKilled when the kernel killed one at its limit; Error after
+	// the benchmark's SIGKILL).
 	restarts                      int32
 	reasons                       []string
 	leaderErr, standbyErr, daemon string
@@ -68,6 +70,7 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			}
 		}
 	}
+	row.restarts = max(0, row.restarts-deliberateRestarts)
 	daemon, err := stack.DaemonPod(ctx, cluster.NodeName())
 	if err != nil {
 		return row, err

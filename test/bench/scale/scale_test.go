@@ -19,7 +19,8 @@ import (
 // namespace costs each replica on top (measureAdversarial), the time from a pod's
 // readiness change to its request while fleet pods churn, and a rolling
 // restart of rollingPods pods against its floor, its largest number of
-// pods unavailable at once and the requests the manager made meanwhile.
+// pods unavailable at once and the requests the manager made meanwhile,
+// and the leader's loss (measureFailover).
 // The simulated pods' requests are carried out by the stand-in executor.
 func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
@@ -82,6 +83,10 @@ func BenchmarkScale(b *testing.B) {
 				}
 				fmt.Fprintf(os.Stderr, "bench: at %d pods: rolling restart of %d pods in %s, at most %d pods in recreation at once (maxUnavailable %d), %d not Ready; the leader %.2f cores (%v before and after; CPU profile %s); API requests %s\n", pods,
 					act.rolling.pods, act.rolling.took.Round(100*time.Millisecond), act.rolling.mostRecreating, act.rolling.limit, act.rolling.mostNotReady, act.rolling.leaderCores, act.rolling.leaders, act.rolling.profile, act.rolling.requests)
+				if act.failover, err = measureFailover(ctx); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: the leader %s killed, %s's first policy pass %s later\n", pods, act.failover.killed, act.failover.tookOver, act.failover.took.Round(10*time.Millisecond))
 				if err := removeNamespaces(ctx, reactNamespace, rollingNamespace); err != nil {
 					b.Fatal(err)
 				}
@@ -157,6 +162,7 @@ type actionRow struct {
 	engine   enginePass
 	reaction reaction
 	rolling  rolling
+	failover failover
 }
 
 // printActions prints the second table: reactions, the rolling restart
@@ -167,10 +173,10 @@ func printActions(acts []actionRow) {
 	fmt.Printf("\nstand-in executor (simulated nodes): %d requests completed, each after a restart drawn from %d measured on the real node (median %s, p90 %s); its own reads and writes took %s more a request (median)\n",
 		completed, len(restartTimes), quantile(restartTimes, 0.5).Round(time.Millisecond), quantile(restartTimes, 0.9).Round(time.Millisecond), spent.Round(time.Millisecond))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "pods\treaction p50\treaction p99\trolling restart\tfloor\tratio\twith the stand-in's calls\tratio\tmost in recreation\tmost not Ready\tAPI requests idle\tAPI requests rolling\t\n")
+	fmt.Fprintf(w, "pods\treaction p50\treaction p99\trolling restart\tfloor\tratio\twith the stand-in's calls\tratio\tmost in recreation\tmost not Ready\tAPI requests idle\tAPI requests rolling\tfailover\t\n")
 	for _, a := range acts {
 		if a.pods == 0 {
-			fmt.Fprintf(w, "%d\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f/min\t-\t\n", a.pods, a.idle.total)
+			fmt.Fprintf(w, "%d\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f/min\t-\t-\t\n", a.pods, a.idle.total)
 			continue
 		}
 		batches := (a.rolling.pods + a.rolling.limit - 1) / a.rolling.limit
@@ -184,10 +190,10 @@ func printActions(acts []actionRow) {
 			}
 			return float64(a.rolling.took) / float64(f)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s (%d pods)\t%s\t%.2f\t%s\t%.2f\t%d of %d\t%d\t%.0f/min\t%.0f/min\t\n", a.pods,
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s (%d pods)\t%s\t%.2f\t%s\t%.2f\t%d of %d\t%d\t%.0f/min\t%.0f/min\t%s\t\n", a.pods,
 			quantile(a.reaction.latencies, 0.5).Round(time.Millisecond), quantile(a.reaction.latencies, 0.99).Round(time.Millisecond),
 			a.rolling.took.Round(100*time.Millisecond), a.rolling.pods, floor.Round(100*time.Millisecond), ratio(floor), busy.Round(100*time.Millisecond), ratio(busy),
-			a.rolling.mostRecreating, a.rolling.limit, a.rolling.mostNotReady, a.idle.total, a.rolling.requests.total)
+			a.rolling.mostRecreating, a.rolling.limit, a.rolling.mostNotReady, a.idle.total, a.rolling.requests.total, a.failover.took.Round(100*time.Millisecond))
 	}
 	_ = w.Flush()
 	for _, a := range acts {
@@ -198,6 +204,6 @@ func printActions(acts []actionRow) {
 		fmt.Println()
 	}
 	printEngine(acts)
-	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more)\n",
+	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more); failover: from the leader's SIGKILL to the end of the standby's first policy pass\n",
 		reactSamples, churnPerSecond, median.Round(time.Millisecond), spent.Round(time.Millisecond))
 }

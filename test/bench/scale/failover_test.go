@@ -1,0 +1,115 @@
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/test/cluster/harness"
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// passesMetric counts a policy's passes that evaluated its rules, once
+// each pass has finished: the standby, which runs no controller, has none.
+const passesMetric = "rejuv_policy_evaluation_duration_seconds_count"
+
+// failover is the leader's loss at one size: the time from its manager
+// container's SIGKILL (a crash, an OOM kill) to the end of the first policy
+// pass of the standby that took over: what a decision waits for when the
+// leader is lost. The lease lapses first (controller-runtime's 15 s, the
+// killed leader does not release it), then the standby, which caches
+// every pod already, starts the controllers.
+type failover struct {
+	took time.Duration
+	// killed and took over name the two replicas.
+	killed, tookOver string
+}
+
+// measureFailover kills the leader and times until the other replica's
+// first pass, then waits until the killed replica is Ready again; the
+// restart it caused is counted in deliberateRestarts.
+func measureFailover(ctx context.Context) (failover, error) {
+	var f failover
+	leader, err := stack.Leader(ctx)
+	if err != nil {
+		return f, err
+	}
+	replicas, err := stack.Pods(ctx, deploy.HealerSelector)
+	if err != nil {
+		return f, err
+	}
+	standby := -1
+	for i := range replicas {
+		if replicas[i].Name != leader.Name && pods.Ready(&replicas[i]) {
+			standby = i
+		}
+	}
+	if standby < 0 {
+		return f, errors.New("failover: no Ready standby replica")
+	}
+	other := &replicas[standby]
+	text, err := stack.Metrics(ctx, other)
+	if err != nil {
+		return f, fmt.Errorf("failover: scrape the standby %s: %w", other.Name, err)
+	}
+	before := metricSum(text, passesMetric)
+	restarts := leader.Status.ContainerStatuses[0].RestartCount
+	f.killed, f.tookOver = leader.Name, other.Name
+	start := time.Now()
+	if err := harness.KillContainer(leader); err != nil {
+		return f, fmt.Errorf("failover: %w", err)
+	}
+	deliberateRestarts++
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		text, err := stack.Metrics(ctx, other)
+		if err != nil {
+			return false, nil
+		}
+		return metricSum(text, passesMetric) > before, nil
+	})
+	f.took = time.Since(start)
+	if err != nil {
+		return f, fmt.Errorf("failover: %s made no policy pass within %s of the leader %s's kill: %w", other.Name, f.took.Round(time.Second), leader.Name, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := stack.Kube.CoreV1().Pods(leader.Namespace).Get(ctx, leader.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return pods.Ready(p) && p.Status.ContainerStatuses[0].RestartCount > restarts, nil
+	})
+	if err != nil {
+		return f, fmt.Errorf("failover: the killed replica %s was not Ready again: %w", leader.Name, err)
+	}
+	return f, nil
+}
+
+// deliberateRestarts counts the manager restarts the benchmark caused
+// itself (measureFailover), which are not the manager's failures.
+var deliberateRestarts int32
+
+// metricSum is the sum of a metric's samples, whatever their labels.
+func metricSum(text, name string) float64 {
+	sum := 0.0
+	for line := range strings.SplitSeq(text, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
