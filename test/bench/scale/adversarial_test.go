@@ -241,8 +241,9 @@ func waitRunning(ctx context.Context, ns string, n int) error {
 }
 
 // printAdversarial prints what the adversarial namespace cost at each
-// size: each replica's memory with it, against the fleet alone, and a
-// pod's share (its pod, its request and what Rejuv keeps for them).
+// size: each replica's memory with it, and a pod's share of the live heap
+// against the fleet alone (its pod, its request and what Rejuv keeps for
+// them).
 func printAdversarial(costs []adversarialCost) {
 	if len(costs) == 0 {
 		return
@@ -251,14 +252,14 @@ func printAdversarial(costs []adversarialCost) {
 	fmt.Printf("\nthe adversarial namespace: 1%% of the fleet, each pod %d KiB (annotations of %d KiB, each container's preStop near %d KiB, a command of %d KiB), each with a request of %d KiB made by hand\n",
 		c0.podBytes>>10, maxAnnotationsBytes>>10, pods.MaxLifecycleBytes>>10, adversarialCommandBytes>>10, c0.requestBytes>>10)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "fleet pods\tadversarial pods\trequests completed\tleader RSS\tleader heap\ta pod's share, leader heap\tstandby RSS\tstandby heap\ta pod's share, standby heap\tdaemon RSS\tmanager restarts\t\n")
+	fmt.Fprintf(w, "fleet pods\tadversarial pods\trequests completed\tleader RSS\tleader live heap\ta pod's share, leader\tstandby RSS\tstandby live heap\ta pod's share, standby\tdaemon RSS\tmanager restarts\t\n")
 	for _, c := range costs {
 		share := func(before, with float64) string {
 			return fmt.Sprintf("%.1f KiB", (with-before)/float64(c.pods)/1024)
 		}
 		fmt.Fprintf(w, "%d\t%d\t%d\t%.0f MiB\t%.0f MiB\t%s\t%.0f MiB\t%.0f MiB\t%s\t%.0f MiB\t%d\t\n", c.before.pods, c.pods, c.completed,
-			c.with.leader.rss/(1<<20), c.with.leader.heap/(1<<20), share(c.before.leader.heap, c.with.leader.heap),
-			c.with.standby.rss/(1<<20), c.with.standby.heap/(1<<20), share(c.before.standby.heap, c.with.standby.heap),
+			c.with.leader.rss/(1<<20), c.with.leader.live/(1<<20), share(c.before.leader.live, c.with.leader.live),
+			c.with.standby.rss/(1<<20), c.with.standby.live/(1<<20), share(c.before.standby.live, c.with.standby.live),
 			c.with.daemonRSS/(1<<20), c.with.restarts)
 	}
 	_ = w.Flush()

@@ -52,6 +52,20 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 		role := "standby"
 		if p.Name == leader.Name {
 			role = "leader"
+		}
+		if err == nil {
+			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%d.pb.gz", role, pods)); err != nil {
+				row.profileErrs = append(row.profileErrs, fmt.Sprintf("heap profile of the %s: %v", role, err))
+			} else {
+				row.profiles = append(row.profiles, path)
+				// The profile collected the garbage first: what the heap
+				// holds now is what is live.
+				if text, err := stack.Metrics(ctx, p); err == nil {
+					use.live = metricValue(text, "go_memstats_alloc_bytes")
+				}
+			}
+		}
+		if role == "leader" {
 			row.leader = use
 			if err != nil {
 				row.leaderErr = err.Error()
@@ -60,13 +74,6 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			row.standby = use
 			if err != nil {
 				row.standbyErr = err.Error()
-			}
-		}
-		if err == nil {
-			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%d.pb.gz", role, pods)); err != nil {
-				row.profileErrs = append(row.profileErrs, fmt.Sprintf("heap profile of the %s: %v", role, err))
-			} else {
-				row.profiles = append(row.profiles, path)
 			}
 		}
 	}
@@ -94,6 +101,9 @@ type memoryUse struct {
 	runtime float64
 	// heap is the Go heap's spans in use.
 	heap float64
+	// live is the heap's objects just after a garbage collection (the
+	// heap profile's): what the process keeps; 0 when not read.
+	live float64
 }
 
 // scrapeMemory reads a component's memory from its metrics endpoint.
@@ -146,9 +156,9 @@ func printMemory(rows []memoryRow) {
 			continue
 		}
 		per := func(x, y float64) string { return fmt.Sprintf("%.1f KiB", (y-x)/float64(b.pods-a.pods)/1024) }
-		fmt.Printf("per pod from %d to %d: leader RSS %s, Go runtime %s, heap %s; standby RSS %s, Go runtime %s, heap %s\n", a.pods, b.pods,
-			per(a.leader.rss, b.leader.rss), per(a.leader.runtime, b.leader.runtime), per(a.leader.heap, b.leader.heap),
-			per(a.standby.rss, b.standby.rss), per(a.standby.runtime, b.standby.runtime), per(a.standby.heap, b.standby.heap))
+		fmt.Printf("per pod from %d to %d: leader RSS %s, Go runtime %s, heap %s, live heap %s; standby RSS %s, Go runtime %s, heap %s, live heap %s\n", a.pods, b.pods,
+			per(a.leader.rss, b.leader.rss), per(a.leader.runtime, b.leader.runtime), per(a.leader.heap, b.leader.heap), per(a.leader.live, b.leader.live),
+			per(a.standby.rss, b.standby.rss), per(a.standby.runtime, b.standby.runtime), per(a.standby.heap, b.standby.heap), per(a.standby.live, b.standby.live))
 	}
 	for _, r := range rows {
 		for _, e := range []string{r.leaderErr, r.standbyErr, r.daemon} {
