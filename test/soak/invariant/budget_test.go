@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -197,4 +198,95 @@ func TestBudgetLeavesOutAPodBeingDeleted(t *testing.T) {
 	s.request(13.2, newRequest("b", pods[1], pol))
 	s.podGone(16, pods[0])
 	quiet(t, s.finish(60))
+}
+
+// TestBudgetLeavesOutPodsOfASilentNodeItsWatchSawReadyLate: seed 14's hour
+// (+3490.5 s). Node-1's kubelet paused past the node grace; the API server
+// restarted and the soak's pod watch delivered nothing for 50 s. The node
+// controller made node-1's two pods unready (NodeNotReady), which the
+// manager read and recreated both in one pass of a maxUnavailable-1 run,
+// uncounted as unready already. The soak first saw both requests with the
+// pods Ready as it had last seen them, before the pause: neither request
+// could take its pod out of service while the kubelet was silent (the pod
+// is held until its Ready condition turns False, which only the node
+// controller could do), so neither counts. The same requests on pods
+// whose node is not silent, or that nothing holds before stopping, take
+// them while Ready: two of four at once are over the budget.
+func TestBudgetLeavesOutPodsOfASilentNodeItsWatchSawReadyLate(t *testing.T) {
+	cases := []struct {
+		name      string
+		silenced  string
+		gate      bool
+		grace     bool
+		wantViols int
+	}{
+		{"kubelet paused on their node", "node-1", true, true, 0},
+		{"no fault", "", true, true, 1},
+		{"kubelet paused on another node", "node-2", true, true, 1},
+		{"pods without the readiness gate", "node-1", false, true, 1},
+		{"requests without an unready grace", "node-1", true, false, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak(PauseKubelet)
+			pol := newPolicy("restart-deployment-web", "25%")
+			var pods []*corev1.Pod
+			for i := range 4 {
+				p := newPod(podName(i))
+				if i >= 2 {
+					p.Spec.NodeName = "node-2"
+				}
+				if tc.gate {
+					p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: v1beta1.PodReadyCondition}}
+				}
+				pods = append(pods, p)
+				s.pod(0, p)
+			}
+			s.policy(0, pol)
+			if tc.silenced != "" {
+				s.fault(10, 1, PauseKubelet, tc.silenced)
+			}
+			s.fault(33, 2, RestartAPIServer, "kube-apiserver")
+			s.faultEnded(38, 2)
+			// The request watch lists again at 50: both requests of the
+			// run, under way, their pods Ready as last seen at 0.
+			var reqs []*v1beta1.ContainerRecreateRequest
+			for i := range 2 {
+				r := inRun(newRequest("run-"+podName(i), pods[i], pol), at(42))
+				if tc.grace {
+					grace := int64(5)
+					r.Spec.Strategy = &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: &grace}
+				}
+				r.Status.Phase = v1beta1.PhaseRecreating
+				reqs = append(reqs, r)
+				s.request(50, r)
+			}
+			// The pod watch lists again at 63.5: both unready, their gate
+			// False.
+			for i := range 2 {
+				setReady(pods[i], false)
+				setInService(pods[i], false)
+				s.pod(63.5, pods[i])
+			}
+			// The manager ends both for the node's loss; the kubelet is
+			// back at 76.8 and starts their containers again.
+			for _, r := range reqs {
+				complete(r, v1beta1.ResultFailed)
+				s.request(72, r)
+			}
+			if tc.silenced != "" {
+				s.faultEnded(76.8, 1)
+			}
+			for i := range 2 {
+				restartContainer(pods[i], "app")
+				setInService(pods[i], true)
+				setReady(pods[i], true)
+				s.pod(77+float64(i), pods[i])
+			}
+			rep := s.finish(120)
+			if got := len(only(rep, Budget)); got != tc.wantViols {
+				t.Fatalf("%d %s violations, want %d:\n%s", got, Budget, tc.wantViols, dump(rep))
+			}
+		})
+	}
 }

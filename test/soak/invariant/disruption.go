@@ -33,7 +33,7 @@ func (c *Checker) judgeDisruption(r *request, p *pod, at time.Time) {
 		if !b.covers(p) {
 			continue
 		}
-		healthy := c.healthyBesides(b, p) + c.deletedJustBefore(b, p, at)
+		healthy := c.healthyBesides(b, p) + c.deletedJustBefore(b, p, r, at)
 		desired := int(b.obj.Status.DesiredHealthy)
 		if healthy >= desired {
 			continue
@@ -85,15 +85,28 @@ func (c *Checker) healthyBesides(b *pdb, except *pod) int {
 }
 
 // deletedJustBefore counts the pods b covers, besides except, that were
-// Ready with no request in flight when their deletion was first seen, at
-// most Slack.Skew before at: the manager may have charged the budget
-// before that deletion (by someone else, and not an eviction, which a
-// budget does not hold back either).
-func (c *Checker) deletedJustBefore(b *pdb, except *pod, at time.Time) int {
+// Ready with no request in flight when their deletion was first seen,
+// and whose deletion may have come after r's decision: first seen at most
+// Slack.Skew before at, or taken by the API server in a later second than
+// r's creation, however late the soak's watches delivered the two (after
+// an API server restart each watch comes back in its own time: seed 14's
+// hour, +66.0 s). The manager may have charged the budget before that
+// deletion (by someone else, and not an eviction, which a budget does not
+// hold back either). The two timestamps are the API server's, compared
+// with each other only, never with the soak's clock.
+func (c *Checker) deletedJustBefore(b *pdb, except *pod, r *request, at time.Time) int {
+	created := time.Time{}
+	if r.obj != nil {
+		created = r.obj.CreationTimestamp.Truncate(time.Second)
+	}
 	n := 0
 	for _, p := range c.namespace(b.namespace).pods {
-		if p != except && terminating(p.obj) && p.ready && b.covers(p) && c.activeRequest(p) == nil &&
-			!p.deletedSeen.After(at) && at.Sub(p.deletedSeen) <= c.slack.Skew {
+		if p == except || !terminating(p.obj) || !p.ready || !b.covers(p) || c.activeRequest(p) != nil || p.deletedSeen.After(at) {
+			continue
+		}
+		justBefore := at.Sub(p.deletedSeen) <= c.slack.Skew
+		after := !created.IsZero() && !p.deletionAsked.IsZero() && p.deletionAsked.After(created)
+		if justBefore || after {
 			n++
 		}
 	}

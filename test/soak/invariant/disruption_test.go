@@ -3,6 +3,7 @@ package invariant
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,5 +137,62 @@ func TestADisruptionBudgetCountsAPodDeletedAsTheRequestWasMade(t *testing.T) {
 		s.request(10, newRequest("a", pods[0], newPolicy("nightly", "100%")))
 		rep := s.finish(30)
 		expect(t, rep, DisruptionBudget, tc.want, "while PodDisruptionBudget shop/web allowed no disruption")
+	}
+}
+
+// Seed 14's one-hour run, +66.0 s: the API server restarted (+48 to +62
+// s) and the soak's watches came back each in its own time. The manager
+// created its request for web-0 at +63.3 s, with four pods Ready and a
+// budget that wants three (one disruption allowed); the load deleted
+// web-1 at +64.0 s. The soak's pod watch, back at +64.9 s, showed web-1
+// being deleted, and its request watch, back at +66.0 s, the request:
+// 1.1 s apart, past Slack.Skew, though the deletion came after the
+// request. A deletion the API server took in a later second than the
+// request's creation counts the pod healthy, whenever the soak saw the
+// two; one taken in the same second or before does not, when seen more
+// than Slack.Skew before the request.
+func TestADisruptionBudgetCountsAPodDeletedAfterTheRequestWasCreated(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		deleted float64
+		want    int
+	}{
+		{"deleted in a later second", 64.0, 0},
+		{"deleted in the same second", 63.9, 1},
+		{"deleted before", 55.0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			var pods []*corev1.Pod
+			for i := range 4 {
+				pods = append(pods, newPod(podName(i)))
+				s.pod(0, pods[i])
+			}
+			s.policy(0, newPolicy("rolling", "1"))
+			b := newPDB("web", 3)
+			b.Status.CurrentHealthy, b.Status.DisruptionsAllowed, b.Status.ExpectedPods = 4, 1, 4
+			s.pdb(0, b)
+			s.fault(48, 1, RestartAPIServer, "kube-apiserver")
+			s.faultEnded(62, 1)
+			// web-1 deleted with a 30 s grace: the API server stamps
+			// the moment plus the grace, to the second.
+			deleting := pods[1].DeepCopy()
+			grace := int64(30)
+			deleting.DeletionGracePeriodSeconds = &grace
+			deleting.DeletionTimestamp = &metav1.Time{Time: at(tc.deleted).Add(30 * time.Second).Truncate(time.Second)}
+			s.pod(64.9, deleting)
+			// Its replacement, not Ready yet.
+			replacement := newPod("web-4")
+			setReady(replacement, false)
+			s.pod(65.7, replacement)
+			req := newRequest("a", pods[0], newPolicy("rolling", "1"))
+			req.CreationTimestamp = metav1.Time{Time: at(63.3).Truncate(time.Second)}
+			s.request(66.0, req)
+			s.podGone(68.0, deleting)
+			setReady(replacement, true)
+			s.pod(72.3, replacement)
+			rep := s.finish(90)
+			expect(t, rep, DisruptionBudget, tc.want, "while PodDisruptionBudget shop/web allowed no disruption")
+		})
 	}
 }

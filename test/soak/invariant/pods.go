@@ -36,7 +36,10 @@ type pod struct {
 	droppedOutOfService bool
 	// deletedSeen is when the pod was first seen being deleted.
 	deletedSeen time.Time
-	held        *heldEpisode
+	// deletionAsked is the second in which the API server took the
+	// pod's deletion, as the pod first seen being deleted says it.
+	deletionAsked time.Time
+	held          *heldEpisode
 	// restartedAt are when each container was seen restarted, in order.
 	restartedAt map[string][]time.Time
 	// credited are the restarts attributed to a request, by the ID of
@@ -215,7 +218,7 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 	}
 	p.ready = ready
 	if terminating(obj) && p.deletedSeen.IsZero() {
-		p.deletedSeen = at
+		p.deletedSeen, p.deletionAsked = at, deletionAsked(obj)
 	}
 	p.obj = obj
 	return out
@@ -232,6 +235,21 @@ func podCondition(obj *corev1.Pod, t corev1.PodConditionType) corev1.ConditionSt
 
 // terminating says whether obj is being deleted.
 func terminating(obj *corev1.Pod) bool { return obj.DeletionTimestamp != nil }
+
+// deletionAsked is the second in which the API server took obj's
+// deletion: it sets deletionTimestamp to that moment plus the grace
+// period, and keeps timestamps to the second. Zero when obj is not being
+// deleted.
+func deletionAsked(obj *corev1.Pod) time.Time {
+	if obj.DeletionTimestamp == nil {
+		return time.Time{}
+	}
+	t := obj.DeletionTimestamp.Time
+	if g := obj.DeletionGracePeriodSeconds; g != nil {
+		t = t.Add(-time.Duration(*g) * time.Second)
+	}
+	return t.Truncate(time.Second)
+}
 
 // describePod is p as a line of evidence: identity, node, readiness and
 // in-service gate.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -46,7 +47,8 @@ type request struct {
 	goneAt     time.Time
 	// tookReady says its pod was Ready, or stopped being so within
 	// Slack.Skew, when the request was first seen: the request took an
-	// available pod.
+	// available pod. Not for a request that cannot take its pod out of
+	// service while the pod's node is silent (onlyItsNodeTakesOut).
 	tookReady bool
 	// restarts are the restarts attributed to it, by container;
 	// lastRestart when the latest of them was seen.
@@ -203,9 +205,39 @@ func (c *Checker) requestFirstSeen(r *request, at time.Time) {
 		return
 	}
 	p := c.podOf(r)
-	r.tookReady = p != nil && p.readyAround(at, c.slack.Skew)
+	r.tookReady = p != nil && p.readyAround(at, c.slack.Skew) && !c.onlyItsNodeTakesOut(r, p, at)
 	c.judgeDisruption(r, p, at)
 	c.watchDeadline(r, at)
+}
+
+// silenceNode are the faults that keep a node's kubelet silent past the
+// node grace: the node controller then turns the Ready condition of each of
+// its pods False (NodeNotReady), the kubelet being unable to.
+var silenceNode = []Fault{PauseKubelet, LoseNode}
+
+// onlyItsNodeTakesOut says whether r, first seen at at, cannot take p out
+// of service itself, so that what the soak last saw of p's readiness says
+// nothing of whether the policy took it while Ready: r keeps an unready
+// grace and p has the KruisePodReady gate, so nothing is stopped until p's
+// Ready condition turns False; and p's node's kubelet is silent past the
+// node grace (paused, or the node lost), so only the node controller turns
+// it False, for the node's loss, whatever the request. The manager may take
+// such a pod uncounted once it reads it unready (from the API server, not
+// only its cache), while the soak's own pod watch may not have delivered the
+// node controller's change yet: it lags after an API server restart (seed
+// 14's hour, +3490.5 s: a run's two requests for the two pods of a paused
+// kubelet's node, which the node controller had just made unready, were
+// first seen with both pods Ready as the soak had last seen them, 36 s
+// before; its relist came at +3504.0 s).
+func (c *Checker) onlyItsNodeTakesOut(r *request, p *pod, at time.Time) bool {
+	if p.obj == nil || !pods.HasReadinessGate(p.obj) {
+		return false
+	}
+	if s := r.obj.Spec.Strategy; s == nil || s.UnreadyGracePeriodSeconds == nil {
+		return false
+	}
+	node := p.obj.Spec.NodeName
+	return node != "" && c.explaining(at, 0, silenceNode, func(w *window) bool { return w.target == node }) != nil
 }
 
 // requestEnded judges a request when it is first seen ended.
