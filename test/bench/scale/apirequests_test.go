@@ -120,7 +120,7 @@ func readRequests(ctx context.Context) (requestCount, error) {
 	if err != nil {
 		return requestCount{}, fmt.Errorf("read the API server's metrics: %w", err)
 	}
-	c := requestCount{at: time.Now(), byKind: map[string]float64{}, cpu: metricValue(string(raw), "process_cpu_seconds_total")}
+	c := requestCount{at: time.Now(), byKind: map[string]float64{}, cpu: metricSum(string(raw), "process_cpu_seconds_total")}
 	for line := range strings.SplitSeq(string(raw), "\n") {
 		if rest, ok := strings.CutPrefix(line, "apiserver_request_total{"); ok {
 			labels, value, _ := strings.Cut(rest, "} ")

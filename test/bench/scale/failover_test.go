@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,22 +92,3 @@ func measureFailover(ctx context.Context) (failover, error) {
 // deliberateRestarts counts the manager restarts the benchmark caused
 // itself (measureFailover), which are not the manager's failures.
 var deliberateRestarts int32
-
-// metricSum is the sum of a metric's samples, whatever their labels.
-func metricSum(text, name string) float64 {
-	sum := 0.0
-	for line := range strings.SplitSeq(text, "\n") {
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
-		if len(fields) == 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}

@@ -61,7 +61,7 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 				// The profile collected the garbage first: what the heap
 				// holds now is what is live.
 				if text, err := stack.Metrics(ctx, p); err == nil {
-					use.live = metricValue(text, "go_memstats_alloc_bytes")
+					use.live = metricSum(text, "go_memstats_alloc_bytes")
 				}
 			}
 		}
@@ -113,21 +113,30 @@ func scrapeMemory(ctx context.Context, pod *corev1.Pod) (memoryUse, error) {
 		return memoryUse{}, err
 	}
 	return memoryUse{
-		rss:     metricValue(text, "process_resident_memory_bytes"),
-		runtime: metricValue(text, "go_memstats_sys_bytes") - metricValue(text, "go_memstats_heap_released_bytes"),
-		heap:    metricValue(text, "go_memstats_heap_inuse_bytes"),
+		rss:     metricSum(text, "process_resident_memory_bytes"),
+		runtime: metricSum(text, "go_memstats_sys_bytes") - metricSum(text, "go_memstats_heap_released_bytes"),
+		heap:    metricSum(text, "go_memstats_heap_inuse_bytes"),
 	}, nil
 }
 
-// metricValue is the value of an unlabelled sample, 0 when absent.
-func metricValue(text, name string) float64 {
+// metricSum is the sum of a metric's samples, whatever their labels:
+// the value of an unlabelled one; 0 when absent.
+func metricSum(text, name string) float64 {
+	sum := 0.0
 	for line := range strings.SplitSeq(text, "\n") {
-		if rest, ok := strings.CutPrefix(line, name+" "); ok {
-			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return v
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
+			sum += v
 		}
 	}
-	return 0
+	return sum
 }
 
 func printMemory(rows []memoryRow) {

@@ -152,7 +152,7 @@ func cpuSeconds(ctx context.Context, pod *corev1.Pod) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return metricValue(text, "process_cpu_seconds_total"), nil
+	return metricSum(text, "process_cpu_seconds_total"), nil
 }
 
 // unreadyCount counts, at every change of a pod of a namespace, its pods
