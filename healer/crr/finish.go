@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,14 +57,9 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	case string(pod.UID) != crr.Labels[v1beta1.PodUIDLabel]:
 		pod = nil
 	}
-	// A pod that is gone, or goes before the patch, has nothing to put
-	// back in service; its request is retired all the same, with its
-	// events and metrics.
-	if pod != nil && meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
-		if err := r.releaseUnready(ctx, crr, pod); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
+	// The pod goes back in service through the readiness controller
+	// (PodReadinessReconciler), which this completion wakes: it alone
+	// decides whether another request still holds the pod.
 	base := crr.DeepCopy()
 	delete(crr.Labels, v1beta1.ActiveLabel)
 	if err := r.Client.Patch(ctx, crr, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -107,21 +101,4 @@ func (r *Reconciler) retire(ctx context.Context, crr *v1beta1.ContainerRecreateR
 	delete(r.counted, crr.UID)
 	r.mu.Unlock()
 	return nil
-}
-
-// releaseUnready puts the pod back in service unless another active request
-// on it still holds it out.
-func (r *Reconciler) releaseUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) error {
-	others := &v1beta1.ContainerRecreateRequestList{}
-	if err := r.Client.List(ctx, others, client.InNamespace(crr.Namespace),
-		client.MatchingLabels{v1beta1.PodUIDLabel: string(pod.UID), v1beta1.ActiveLabel: "true"}); err != nil {
-		return fmt.Errorf("list ContainerRecreateRequests of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	for i := range others.Items {
-		o := &others.Items[i]
-		if o.UID != crr.UID && o.Status.Phase != v1beta1.PhaseCompleted && meta.IsStatusConditionTrue(o.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
-			return nil
-		}
-	}
-	return setPodReady(ctx, r.Client, pod, corev1.ConditionTrue, reasonReleased, "")
 }

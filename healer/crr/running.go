@@ -7,8 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
@@ -31,6 +33,9 @@ const (
 // the request asks for an unready grace and the pod has the KruisePodReady
 // gate, the gate's condition is set False and status's PreRecreateGrace
 // condition records since when. The daemon waits for that condition.
+// A pod found back in service while its request holds it (put back by a
+// writer that missed the request) is taken out again, so the daemon's wait
+// for the kubelet to report it not ready ends.
 func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, status *v1beta1.ContainerRecreateRequestStatus) error {
 	s := crr.Spec.Strategy
 	if s == nil || s.UnreadyGracePeriodSeconds == nil {
@@ -40,10 +45,10 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecr
 		r.noGate(crr, pod, status)
 		return nil
 	}
-	if meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
-		return nil
-	}
 	msg := fmt.Sprintf("containers are being recreated by ContainerRecreateRequest %s", crr.Name)
+	if meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
+		return r.holdAgain(ctx, crr, pod, msg)
+	}
 	if err := setPodReady(ctx, r.Client, pod, corev1.ConditionFalse, reasonRecreating, msg); err != nil {
 		return err
 	}
@@ -56,6 +61,28 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1beta1.ContainerRecr
 		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
 	})
 	return nil
+}
+
+// holdAgain takes the pod out of service again when its request has taken
+// it out (PreRecreateGrace) and the pod is back in service. The cache may
+// not show the request's own write yet, so the pod is read again from the
+// API server before anything is written.
+func (r *Reconciler) holdAgain(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, msg string) error {
+	if heldOut(pod) {
+		return nil
+	}
+	live := &corev1.Pod{}
+	switch err := r.Reader.Get(ctx, client.ObjectKeyFromObject(pod), live); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read pod %s/%s found back in service while its request holds it: %w", pod.Namespace, pod.Name, err)
+	}
+	if live.UID != pod.UID || heldOut(live) {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("taking the pod out of service again: it was put back while its request holds it", "ContainerRecreateRequest", crr.Name)
+	return setPodReady(ctx, r.Client, live, corev1.ConditionFalse, reasonRecreating, msg)
 }
 
 // noGate says, once per request, that its unready grace cannot be kept:
