@@ -1,58 +1,35 @@
 package healer
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/podcache"
 )
 
 // cacheOptions say what the manager keeps of the objects it watches: of
 // every pod and node of the cluster only what it reads (pods.Trim,
-// trimNode), the values pods hold alike kept once (sharedValues), and of
-// anything else everything but managedFields, which nothing in Rejuv
-// reads. Pods are listed in pages trimmed as they arrive
-// (pods.ListInPages), so that a starting replica never holds every pod
-// of the cluster whole. Of ConfigMaps it watches one, the emergency
-// stop in the manager's namespace.
+// trimNode), pods compactly (podcache.Configure, read back through
+// podcache.New), and of anything else everything but managedFields,
+// which nothing in Rejuv reads. Of ConfigMaps it watches one, the
+// emergency stop in the manager's namespace.
 func cacheOptions(namespace string) cache.Options {
-	shared := &sharedValues{}
-	return cache.Options{
+	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:  {Transform: shared.trimPod},
 			&corev1.Node{}: {Transform: trimNode},
 			&corev1.ConfigMap{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},
 				Field:      fields.OneTermEqualSelector("metadata.name", v1alpha1.PauseConfigMap),
 			},
 		},
-		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-			if _, ok := obj.(*corev1.Pod); ok {
-				lw = pods.ListInPages(lw, shared.trimPod)
-			}
-			return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
-		},
 	}
-}
-
-// trimPod trims a pod (pods.Trim) and shares its values.
-func (s *sharedValues) trimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	pod = pods.Trim(pod)
-	s.pod(pod)
-	return pod, nil
+	podcache.Configure(&opts)
+	return opts
 }
 
 // trimNode keeps of a node its identity, labels and Ready condition: the

@@ -29,6 +29,7 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/certs"
 	"github.com/rejuv-dev/rejuv/healer/crr"
 	"github.com/rejuv-dev/rejuv/healer/pause"
+	"github.com/rejuv-dev/rejuv/healer/podcache"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
 	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/healer/workingset"
@@ -103,6 +104,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOptions(o.Namespace),
+		NewCache:                podcache.New,
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,

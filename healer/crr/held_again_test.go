@@ -51,7 +51,7 @@ func TestACompletedRequestLeavesAPodANewerRequestHolds(t *testing.T) {
 	older.Status = v1beta1.ContainerRecreateRequestStatus{
 		Phase: v1beta1.PhaseCompleted, CompletionTime: &now, Result: v1beta1.ResultSucceeded,
 		ContainerRecreateStates: []v1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: v1beta1.PhaseSucceeded}},
-		Conditions: []metav1.Condition{{Type: v1beta1.ConditionPreRecreateGrace, Status: metav1.ConditionTrue, Reason: reasonPodUnready, LastTransitionTime: now}},
+		Conditions:              []metav1.Condition{{Type: v1beta1.ConditionPreRecreateGrace, Status: metav1.ConditionTrue, Reason: reasonPodUnready, LastTransitionTime: now}},
 	}
 	newer := request("by-hand")
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod, older, newer).

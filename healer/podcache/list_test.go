@@ -1,4 +1,4 @@
-package healer
+package podcache
 
 import (
 	"runtime"
@@ -85,16 +85,16 @@ func TestAStartingManagerNeverHoldsTheWholeListOfFatPods(t *testing.T) {
 	listBytes := 0
 	for i := range n {
 		pod := hostilePod(i)
-		pod.UID, pod.OwnerReferences, pod.Spec.NodeName, pod.Status = "", nil, "", corev1.PodStatus{}
+		pod.UID, pod.ResourceVersion, pod.OwnerReferences, pod.Spec.NodeName, pod.Status = "", "", nil, "", corev1.PodStatus{}
 		if err := admin.Create(ctx, pod); err != nil {
 			t.Fatalf("create pod %d: %v", i, err)
 		}
 		listBytes += pod.Size()
 	}
 
-	opts := cacheOptions("rejuv-system")
-	opts.Scheme = clientgoscheme.Scheme
-	c, err := cache.New(cfg, opts)
+	opts := cache.Options{Scheme: clientgoscheme.Scheme}
+	Configure(&opts)
+	c, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package healer
+package podcache
 
 import (
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,10 +15,11 @@ import (
 const sharedLimit = 20_000
 
 // sharedValues hands out one copy of each value many cached pods hold
-// alike: the pods of one template have the same labels, annotations,
-// owners and containers (as trimmed), and many pods the same namespace,
-// node and images. The manager keeps every pod of the cluster, so each
-// kept once is most of a pod's memory.
+// alike: the pods of one template have the same spec (as trimmed, but
+// for the node), labels, annotations and owners, most pods the same
+// conditions but for their times, and many pods the same namespace, node
+// and images. The manager keeps every pod of the cluster, so each kept
+// once is most of a pod's memory.
 //
 // The values are shared by the objects in the manager's cache, which
 // nothing changes in place: a Get or List copies them, unless it asks not
@@ -26,8 +28,9 @@ type sharedValues struct {
 	strings    table[string]
 	maps       table[map[string]string]
 	owners     table[[]metav1.OwnerReference]
-	containers table[[]corev1.Container]
-	gates      table[[]corev1.PodReadinessGate]
+	specs      table[*corev1.PodSpec]
+	conditions table[*corev1.PodCondition]
+	images     table[*containerImage]
 }
 
 type table[V any] struct {
@@ -48,34 +51,6 @@ func (t *table[V]) share(key string, v V) V {
 	}
 	t.values[key] = v
 	return v
-}
-
-// pod makes the trimmed pod hold the shared copies of its values.
-func (s *sharedValues) pod(pod *corev1.Pod) {
-	m := &pod.ObjectMeta
-	m.Namespace = s.string(m.Namespace)
-	m.Labels = s.stringMap(m.Labels)
-	m.Annotations = s.stringMap(m.Annotations)
-	m.OwnerReferences = shareList(&s.owners, m.OwnerReferences)
-	sp := &pod.Spec
-	sp.NodeName = s.string(sp.NodeName)
-	sp.ServiceAccountName = s.string(sp.ServiceAccountName)
-	sp.PriorityClassName = s.string(sp.PriorityClassName)
-	sp.Containers = shareList(&s.containers, sp.Containers)
-	sp.InitContainers = shareList(&s.containers, sp.InitContainers)
-	sp.ReadinessGates = shareList(&s.gates, sp.ReadinessGates)
-	st := &pod.Status
-	st.HostIP = s.string(st.HostIP)
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		c.Reason, c.Message = s.string(c.Reason), s.string(c.Message)
-	}
-	for _, statuses := range [][]corev1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for i := range statuses {
-			cs := &statuses[i]
-			cs.Name, cs.Image = s.string(cs.Name), s.string(cs.Image)
-		}
-	}
 }
 
 func (s *sharedValues) string(v string) string {
@@ -102,29 +77,42 @@ func (s *sharedValues) stringMap(m map[string]string) map[string]string {
 	return s.maps.share(string(key), m)
 }
 
-// marshaler is an API type's protobuf encoding, which identifies its
-// value.
-type marshaler interface {
-	Marshal() ([]byte, error)
-}
-
-// shareList shares a list by the encoding of its items.
-func shareList[E any, PE interface {
-	*E
-	marshaler
-}](t *table[[]E], list []E) []E {
+// owners shares a pod's owner references by their encoding.
+func (s *sharedValues) ownerList(list []metav1.OwnerReference) []metav1.OwnerReference {
 	if len(list) == 0 {
 		return list
 	}
 	var key []byte
 	for i := range list {
-		data, err := PE(&list[i]).Marshal()
+		data, err := list[i].Marshal()
 		if err != nil {
 			return list
 		}
 		key = appendPart(key, string(data))
 	}
-	return t.share(string(key), list)
+	return s.owners.share(string(key), list)
+}
+
+// spec shares a trimmed spec without its node by its encoding.
+func (s *sharedValues) spec(spec *corev1.PodSpec) *corev1.PodSpec {
+	data, err := spec.Marshal()
+	if err != nil {
+		return spec
+	}
+	return s.specs.share(string(data), spec)
+}
+
+// condition shares a condition without its times.
+func (s *sharedValues) condition(c *corev1.PodCondition) *corev1.PodCondition {
+	key := appendPart(appendPart(appendPart(appendPart(nil, string(c.Type)), string(c.Status)), c.Reason), c.Message)
+	key = strconv.AppendInt(key, c.ObservedGeneration, 10)
+	return s.conditions.share(string(key), c)
+}
+
+// image shares a container's name and image.
+func (s *sharedValues) image(name, image string) *containerImage {
+	key := string(appendPart(appendPart(nil, name), image))
+	return s.images.share(key, &containerImage{name: name, image: image})
 }
 
 // appendPart appends a part of a key, its length first, so that no two

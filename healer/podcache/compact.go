@@ -1,0 +1,212 @@
+package podcache
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
+)
+
+// compactPod is what the cache keeps of a pod: what pods.Trim keeps, the
+// spec (all but its node), conditions (all but their times) and
+// container names and images shared with the pods that hold the same,
+// and the times in seconds (the API's resolution). A corev1.Pod is about
+// 1.2 KB before anything it points to, its conditions 120 bytes each and
+// its container statuses 208: most of what every cached pod cost, whatever
+// its content.
+type compactPod struct {
+	metav1.ObjectMeta
+	spec     *corev1.PodSpec
+	nodeName string
+	status   compactStatus
+}
+
+type compactStatus struct {
+	phase              corev1.PodPhase
+	qosClass           corev1.PodQOSClass
+	hostIP, podIP      string
+	message, reason    string
+	observedGeneration int64
+	startTime          int64
+	conditions         []compactCondition
+	containers         []compactContainerStatus
+	initContainers     []compactContainerStatus
+}
+
+// compactCondition is a condition, shared but for its times.
+type compactCondition struct {
+	fixed                  *corev1.PodCondition
+	probed, lastTransition int64
+}
+
+// compactContainerStatus is what Trim keeps of a container's status.
+type compactContainerStatus struct {
+	*containerImage
+	containerID  string
+	restartCount int32
+	ready        bool
+	started      startedFlag
+	state        corev1.ContainerState
+	lastState    corev1.ContainerState
+}
+
+type containerImage struct {
+	name, image string
+}
+
+// startedFlag is a container status's Started: unset, false or true.
+type startedFlag uint8
+
+const (
+	startedUnset startedFlag = iota
+	startedFalse
+	startedTrue
+)
+
+// noTime stands for a time not set.
+const noTime = int64(-1 << 63)
+
+// GetObjectKind implements runtime.Object.
+func (c *compactPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject implements runtime.Object. What a compactPod points to
+// beyond its metadata is never changed in place.
+func (c *compactPod) DeepCopyObject() runtime.Object {
+	out := *c
+	c.DeepCopyInto(&out.ObjectMeta)
+	return &out
+}
+
+// compact trims the pod (pods.Trim) and keeps it compactly, its shared
+// values shared through s.
+func (s *sharedValues) compact(pod *corev1.Pod) *compactPod {
+	pod = pods.Trim(pod)
+	m := pod.ObjectMeta
+	m.Namespace = s.string(m.Namespace)
+	m.Labels = s.stringMap(m.Labels)
+	m.Annotations = s.stringMap(m.Annotations)
+	m.OwnerReferences = s.ownerList(m.OwnerReferences)
+	spec := pod.Spec
+	nodeName := s.string(spec.NodeName)
+	spec.NodeName = ""
+	spec.ServiceAccountName = s.string(spec.ServiceAccountName)
+	spec.PriorityClassName = s.string(spec.PriorityClassName)
+	st := &pod.Status
+	out := &compactPod{ObjectMeta: m, spec: s.spec(&spec), nodeName: nodeName, status: compactStatus{
+		phase: st.Phase, qosClass: st.QOSClass, hostIP: s.string(st.HostIP), podIP: st.PodIP,
+		message: s.string(st.Message), reason: s.string(st.Reason),
+		observedGeneration: st.ObservedGeneration, startTime: secondsOfPointer(st.StartTime),
+		containers: s.containerStatuses(st.ContainerStatuses), initContainers: s.containerStatuses(st.InitContainerStatuses),
+	}}
+	if st.Conditions != nil {
+		out.status.conditions = make([]compactCondition, len(st.Conditions))
+		for i := range st.Conditions {
+			c := st.Conditions[i]
+			probed, transition := seconds(c.LastProbeTime), seconds(c.LastTransitionTime)
+			c.LastProbeTime, c.LastTransitionTime = metav1.Time{}, metav1.Time{}
+			out.status.conditions[i] = compactCondition{fixed: s.condition(&c), probed: probed, lastTransition: transition}
+		}
+	}
+	return out
+}
+
+func (s *sharedValues) containerStatuses(ss []corev1.ContainerStatus) []compactContainerStatus {
+	if ss == nil {
+		return nil
+	}
+	out := make([]compactContainerStatus, len(ss))
+	for i := range ss {
+		cs := &ss[i]
+		started := startedUnset
+		if cs.Started != nil {
+			started = startedFalse
+			if *cs.Started {
+				started = startedTrue
+			}
+		}
+		out[i] = compactContainerStatus{
+			containerImage: s.image(cs.Name, cs.Image), containerID: cs.ContainerID, restartCount: cs.RestartCount,
+			ready: cs.Ready, started: started, state: cs.State, lastState: cs.LastTerminationState,
+		}
+	}
+	return out
+}
+
+// podInto writes the pod c keeps into pod. The pod shares what c points
+// to (its maps, spec's slices, states): a reader that changes it copies
+// it first (podcache's Get and List do unless asked not to).
+func (c *compactPod) podInto(pod *corev1.Pod) {
+	*pod = corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: c.ObjectMeta, Spec: *c.spec}
+	pod.Spec.NodeName = c.nodeName
+	st := &c.status
+	pod.Status = corev1.PodStatus{
+		Phase: st.phase, QOSClass: st.qosClass, HostIP: st.hostIP, PodIP: st.podIP, Message: st.message, Reason: st.reason,
+		ObservedGeneration: st.observedGeneration, StartTime: timePointer(st.startTime),
+		ContainerStatuses: containerStatuses(st.containers), InitContainerStatuses: containerStatuses(st.initContainers),
+	}
+	if st.conditions != nil {
+		pod.Status.Conditions = make([]corev1.PodCondition, len(st.conditions))
+		for i, cc := range st.conditions {
+			cond := *cc.fixed
+			cond.LastProbeTime, cond.LastTransitionTime = timeOf(cc.probed), timeOf(cc.lastTransition)
+			pod.Status.Conditions[i] = cond
+		}
+	}
+}
+
+var startedValues = [...]bool{startedFalse: false, startedTrue: true}
+
+func containerStatuses(ss []compactContainerStatus) []corev1.ContainerStatus {
+	if ss == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(ss))
+	for i := range ss {
+		cs := &ss[i]
+		var started *bool
+		if cs.started != startedUnset {
+			started = &startedValues[cs.started]
+		}
+		out[i] = corev1.ContainerStatus{
+			Name: cs.name, Image: cs.image, ContainerID: cs.containerID, RestartCount: cs.restartCount,
+			Ready: cs.ready, Started: started, State: cs.state, LastTerminationState: cs.lastState,
+		}
+	}
+	return out
+}
+
+// seconds is t in seconds since the epoch, noTime when t is not set.
+func seconds(t metav1.Time) int64 {
+	if t.IsZero() {
+		return noTime
+	}
+	return t.Unix()
+}
+
+func secondsOfPointer(t *metav1.Time) int64 {
+	if t == nil {
+		return noTime
+	}
+	return seconds(*t)
+}
+
+// timeOf is the time seconds stands for, in the local zone as the API's
+// decoders give it.
+func timeOf(s int64) metav1.Time {
+	if s == noTime {
+		return metav1.Time{}
+	}
+	return metav1.NewTime(time.Unix(s, 0).Local())
+}
+
+func timePointer(s int64) *metav1.Time {
+	if s == noTime {
+		return nil
+	}
+	t := timeOf(s)
+	return &t
+}
