@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,13 +23,14 @@ import (
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
-// startedCache starts a real API server with pods web-0..web-2 in
-// namespace shop (web-2 labelled app=other) and web-0 in namespace cafe,
-// and the cache New makes with Configure's options, synced.
-func startedCache(t *testing.T) (cache.Cache, client.Client) {
+// apiServer starts a real API server for the test, and gives its
+// address and an admin client.
+func apiServer(t *testing.T) (*rest.Config, client.Client) {
 	t.Helper()
-	ctx := t.Context()
-	env, err := harness.Envtest(ctx)
+	if testing.Short() {
+		t.Skip("needs the real API server; run without -short (make test)")
+	}
+	env, err := harness.Envtest(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +43,16 @@ func startedCache(t *testing.T) (cache.Cache, client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, admin
+}
+
+// startedCache starts a real API server with pods web-0..web-2 in
+// namespace shop (web-2 labelled app=other) and web-0 in namespace cafe,
+// and the cache New makes with Configure's options, synced.
+func startedCache(t *testing.T) (cache.Cache, client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	cfg, admin := apiServer(t)
 	for _, ns := range []string{"shop", "cafe"} {
 		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
@@ -77,9 +89,6 @@ func startedCache(t *testing.T) (cache.Cache, client.Client) {
 // limit; a pod it does not hold is NotFound; changing what a read gave
 // back changes nothing in the cache.
 func TestTheCacheGivesBackPodsAsTheAPIServerHasThem(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the real API server; run without -short (make test)")
-	}
 	c, admin := startedCache(t)
 	ctx := t.Context()
 
@@ -162,9 +171,6 @@ func TestTheCacheGivesBackPodsAsTheAPIServerHasThem(t *testing.T) {
 // informer (the controllers' watches) are given pods, as the API server
 // has them, trimmed: when added, changed and deleted.
 func TestThePodInformersHandlersAreGivenPods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the real API server; run without -short (make test)")
-	}
 	c, admin := startedCache(t)
 	ctx := t.Context()
 	inf, err := c.GetInformer(ctx, &corev1.Pod{})

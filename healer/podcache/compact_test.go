@@ -16,6 +16,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/test/heap"
 )
 
 // at is a time as the API's decoders give it: whole seconds, local zone.
@@ -114,24 +115,15 @@ func TestCachedPodsOfOneTemplateShareTheirValues(t *testing.T) {
 	}
 }
 
-// liveHeap is the live heap after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 // keptPerPod is the live heap per pod that keep holds of n pods made by
 // pod.
 func keptPerPod[K any](n int, pod func(int) *corev1.Pod, keep func(*corev1.Pod) K) int64 {
 	kept := make([]K, 0, n)
-	before := liveHeap()
+	before := heap.Live()
 	for i := range n {
 		kept = append(kept, keep(pod(i)))
 	}
-	perPod := (liveHeap() - before) / int64(n)
+	perPod := (heap.Live() - before) / int64(n)
 	runtime.KeepAlive(kept)
 	return perPod
 }
@@ -176,11 +168,11 @@ func TestTheCacheKeepsAFewKilobytesOfAPodWhateverItsAnnotationsAndPreStop(t *tes
 	const n = 40
 	s := &sharedValues{}
 	kept := make([]*compactPod, 0, n)
-	before := liveHeap()
+	before := heap.Live()
 	for i := range n {
 		kept = append(kept, s.compact(hostilePod(i)))
 	}
-	perPod := (liveHeap() - before) / n
+	perPod := (heap.Live() - before) / n
 	t.Logf("the cache keeps %d bytes per pod of %d bytes", perPod, hostilePod(0).Size())
 	if perPod > 64<<10 {
 		t.Errorf("the cache keeps %d bytes per pod with a distinct 250 KB annotation and 900 KB preStop, want at most %d", perPod, 64<<10)

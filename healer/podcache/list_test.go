@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/api/pods"
-	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 )
 
 // heapObjects is the heap held by objects, live or not yet collected.
@@ -61,24 +60,9 @@ func peakHeap() (stop func() uint64) {
 // those pods weighs, or enough of them OOM-kill every replica at every
 // start however little the cache keeps of each pod.
 func TestAStartingManagerNeverHoldsTheWholeListOfFatPods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the real API server; run without -short (make test)")
-	}
 	const n = 6 * pods.ListPageSize // the list weighs twice the bound below
 	ctx := t.Context()
-	env, err := harness.Envtest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, admin := apiServer(t)
 	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/test/heap"
 )
 
 // fakeSource answers with the working sets set per namespace and counts
@@ -313,13 +313,13 @@ func BenchmarkSamplerMemory(b *testing.B) {
 				st.source.bytes[ns][fmt.Sprintf("web-%d", p)] = 100 * mib
 			}
 		}
-		before := heapInUse()
+		before := heap.Live()
 		start := time.Now()
 		for range st.s.slots() {
 			st.pass()
 		}
 		perPass := time.Since(start) / time.Duration(st.s.slots())
-		after := heapInUse()
+		after := heap.Live()
 		b.ReportMetric(float64(perPass.Milliseconds()), "ms/pass")
 		containers := st.s.count()
 		b.ReportMetric(float64(after-before)/float64(containers), "B/container")
@@ -364,14 +364,6 @@ func (r *staticReader) List(_ context.Context, list client.ObjectList, opts ...c
 		return fmt.Errorf("staticReader: no list of %T", list)
 	}
 	return nil
-}
-
-// heapInUse is the live heap after a collection.
-func heapInUse() uint64 {
-	goruntime.GC()
-	var m goruntime.MemStats
-	goruntime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // TestSamplerWindowSpansItsWholeLength: with samples stamped at the

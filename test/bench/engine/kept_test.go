@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/test/heap"
 )
 
 // keptPasses is how many passes the engine makes over the fleet before
@@ -81,9 +82,9 @@ func benchmarkKept(b *testing.B) {
 // keptPasses times.
 func measureKept(b *testing.B, rules [][]BuiltinRule, trouble, move bool) keptBytes {
 	ctx := context.Background()
-	start := liveHeap()
+	start := heap.Live()
 	pods := fleetPods()
-	withPods := liveHeap()
+	withPods := heap.Live()
 	targets := make([][]policy.Target, len(rules))
 	for k := range rules {
 		targets[k] = Targets(pods, trouble, now)
@@ -94,10 +95,10 @@ func measureKept(b *testing.B, rules [][]BuiltinRule, trouble, move bool) keptBy
 		}
 	}
 
-	before := liveHeap()
+	before := heap.Live()
 	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second})
 	programs := programsOf(b, engine, rules)
-	compiled := liveHeap()
+	compiled := heap.Live()
 	for pass := range keptPasses {
 		if move && pass > 0 {
 			for _, ts := range targets {
@@ -114,7 +115,7 @@ func measureKept(b *testing.B, rules [][]BuiltinRule, trouble, move bool) keptBy
 			}
 		}
 	}
-	after := liveHeap()
+	after := heap.Live()
 	runtime.KeepAlive(targets)
 	runtime.KeepAlive(engine)
 	return keptBytes{pods: withPods - start, programs: compiled - before, engine: after - before}
@@ -133,14 +134,4 @@ func programsOf(b *testing.B, engine *policy.Engine, rules [][]BuiltinRule) []*p
 		}
 	}
 	return programs
-}
-
-// liveHeap is the heap in use after a collection. Two collections: what a
-// sync.Pool holds survives the first.
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }
