@@ -280,12 +280,14 @@ func restartOnNode(component string) func(context.Context, *faulter, *rand.Rand,
 }
 
 // restartAPIServer stops kube-apiserver and starts it again up to 3 s
-// later.
+// later. The fault lands when the stop is asked for: kube-apiserver
+// shuts down from its SIGTERM on, and the harness's stop returns only
+// once it has exited, up to 10 s later.
 func restartAPIServer(ctx context.Context, f *faulter, r *rand.Rand, _ string, landed func(string)) error {
+	landed(harness.ComponentAPIServer)
 	if err := f.cluster.Stop(harness.ComponentAPIServer); err != nil {
 		return err
 	}
-	landed(harness.ComponentAPIServer)
 	hold(ctx, between(r, 0, 3*time.Second))
 	return f.cluster.Start(context.WithoutCancel(ctx), harness.ComponentAPIServer)
 }
