@@ -47,9 +47,11 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 // createAdmitted creates the requests of the admitted candidates. The gates
 // counted each admitted candidate at once, so that no limit is passed by
 // the creates running together; a pod the cache shows unready, which
-// they let go uncounted, is read again first (confirmUnready), then the
-// namespace's PodDisruptionBudgets are charged for them, one write per
-// budget, and a candidate a budget refuses is held back. A request that
+// they let go uncounted, is read again first (confirmUnready), the healthy
+// pods of the budgets they spend are counted again from the API server
+// (confirmBudgets), then the namespace's PodDisruptionBudgets are charged
+// for them, one write per budget, and a candidate a budget refuses is held
+// back. A request that
 // exists already (a retry, a restarted manager) is not created again; the
 // charges of pods whose request was not created are taken back.
 func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []planned) error {
@@ -63,6 +65,9 @@ func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []p
 		return nil
 	}
 	if err := r.confirmUnready(ctx, admitted); err != nil {
+		return err
+	}
+	if err := r.confirmBudgets(ctx, pl.in.budgets, admitted, pl.in.facts.inFlight); err != nil {
 		return err
 	}
 	now := pl.in.now

@@ -6,7 +6,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
@@ -50,4 +53,77 @@ func (r *Reconciler) confirmUnready(ctx context.Context, admitted []*planned) er
 // readyAgainMessage says why a pod the cache showed unready waits.
 func readyAgainMessage(pod *corev1.Pod) string {
 	return fmt.Sprintf("pod %s is Ready, though the manager's cache showed it unready: it waits for a pass that counts it against rollout.maxUnavailable and its PodDisruptionBudgets", pod.Name)
+}
+
+// budgetListPage bounds the pods one page of confirmBudgets' list holds.
+const budgetListPage = 500
+
+// confirmBudgets counts again, from the API server, the healthy pods of
+// each PodDisruptionBudget covering a Ready candidate about to be charged,
+// and holds back with DisruptionBudget the candidates that count does not
+// allow. The budget's status, which the charge spends, lags the pods it
+// counts (the disruption controller's own pass, a few seconds), and so may
+// the manager's cache (a watch backs off for up to half a minute after the
+// API server restarts): both may still count healthy a pod whose node was
+// just lost. The rule is the pass's (disruptionCheck), with the pods as the
+// API server has them, read a page at a time and counted, not kept.
+func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodDisruptionBudget, candidates []*planned, inFlight map[types.UID]bool) error {
+	for i := range budgets {
+		pdb := &budgets[i]
+		sel := pdbSelector(pdb)
+		if sel == nil {
+			continue
+		}
+		var covered []*planned
+		for _, e := range candidates {
+			if pod := e.c.Pod; e.decision.Outcome == v1alpha1.OutcomeCreated && apipods.Ready(pod) && sel.Matches(labels.Set(pod.Labels)) {
+				covered = append(covered, e)
+			}
+		}
+		if len(covered) == 0 {
+			continue
+		}
+		// The gates counted this pass's candidates in flight already;
+		// they are healthy until their requests exist.
+		admitted := map[types.UID]bool{}
+		for _, e := range covered {
+			admitted[e.c.Pod.UID] = true
+		}
+		healthy, err := r.liveHealthy(ctx, pdb.Namespace, sel, func(uid types.UID) bool { return inFlight[uid] && !admitted[uid] })
+		if err != nil {
+			return fmt.Errorf("count the healthy pods of PodDisruptionBudget %s/%s from the API server before charging it: %w", pdb.Namespace, pdb.Name, err)
+		}
+		allowed := min(pdb.Status.DisruptionsAllowed, healthy-pdb.Status.DesiredHealthy)
+		for _, e := range covered {
+			if allowed < 1 {
+				e.decision.Outcome = v1alpha1.OutcomeDisruptionBudget
+				e.decision.Message = fmt.Sprintf("PodDisruptionBudget %s allows no disruption now: %d of its pods are healthy as the API server has them, %d desired, counting the pods being recreated as disrupted", pdb.Name, healthy, pdb.Status.DesiredHealthy)
+				continue
+			}
+			allowed--
+		}
+	}
+	return nil
+}
+
+// liveHealthy counts the pods of the namespace that sel selects, Ready, not
+// being deleted and not being recreated, as the API server has them.
+func (r *Reconciler) liveHealthy(ctx context.Context, namespace string, sel labels.Selector, recreating func(types.UID) bool) (int32, error) {
+	var healthy int32
+	list := &corev1.PodList{}
+	for {
+		if err := r.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel},
+			client.Limit(budgetListPage), client.Continue(list.Continue)); err != nil {
+			return 0, err
+		}
+		for i := range list.Items {
+			pod := &list.Items[i]
+			if pod.DeletionTimestamp == nil && apipods.Ready(pod) && !recreating(pod.UID) {
+				healthy++
+			}
+		}
+		if list.Continue == "" {
+			return healthy, nil
+		}
+	}
 }
