@@ -56,8 +56,8 @@ func trim(obj any) (any, error) {
 }
 
 // New is controller-runtime's cache (a cache.NewCacheFunc) whose pods,
-// kept compactly by Transform, are given back as corev1.Pod: by Get and
-// List, and to the event handlers of its pod informer.
+// kept compactly as Configure set up, are given back as corev1.Pod: by
+// Get and List, and to the event handlers of its pod informer.
 func New(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	c, err := cache.New(cfg, opts)
 	if err != nil {
@@ -97,13 +97,7 @@ func (c *podCache) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	}
 	o := client.GetOptions{}
 	o.ApplyOptions(opts)
-	if o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
-		kept.podInto(pod)
-		return nil
-	}
-	var shared corev1.Pod
-	kept.podInto(&shared)
-	shared.DeepCopyInto(pod)
+	kept.readInto(pod, copyRead(o.UnsafeDisableDeepCopy))
 	return nil
 }
 
@@ -135,7 +129,7 @@ func (c *podCache) List(ctx context.Context, list client.ObjectList, opts ...cli
 	} else {
 		items = store.List()
 	}
-	deepCopy := o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy
+	deepCopy := copyRead(o.UnsafeDisableDeepCopy)
 	out.Items = make([]corev1.Pod, 0, len(items))
 	for _, item := range items {
 		if o.Limit > 0 && int64(len(out.Items)) >= o.Limit {
@@ -149,17 +143,29 @@ func (c *podCache) List(ctx context.Context, list client.ObjectList, opts ...cli
 			continue
 		}
 		out.Items = append(out.Items, corev1.Pod{})
-		pod := &out.Items[len(out.Items)-1]
-		if !deepCopy {
-			kept.podInto(pod)
-			continue
-		}
-		var shared corev1.Pod
-		kept.podInto(&shared)
-		shared.DeepCopyInto(pod)
+		kept.readInto(&out.Items[len(out.Items)-1], deepCopy)
 	}
 	out.ResourceVersion, out.Continue = "", "continue-not-supported"
 	return nil
+}
+
+// copyRead says whether a read copies what it gives back: unless the
+// reader asked not to (client.UnsafeDisableDeepCopy), as with
+// controller-runtime's reader.
+func copyRead(unsafe *bool) bool {
+	return unsafe == nil || !*unsafe
+}
+
+// readInto writes the pod kept into pod, a copy of its own when deepCopy,
+// else sharing what kept points to (see podInto).
+func (c *compactPod) readInto(pod *corev1.Pod, deepCopy bool) {
+	if !deepCopy {
+		c.podInto(pod)
+		return
+	}
+	var shared corev1.Pod
+	c.podInto(&shared)
+	shared.DeepCopyInto(pod)
 }
 
 // store is the pod informer's store, once it has synced. Like
@@ -209,11 +215,6 @@ func (c *podCache) IndexField(ctx context.Context, obj client.Object, field stri
 		return c.Cache.IndexField(ctx, obj, field, extract)
 	}
 	return c.Cache.IndexField(ctx, obj, field, func(o client.Object) []string {
-		if kept, ok := o.(*compactPod); ok {
-			pod := &corev1.Pod{}
-			kept.podInto(pod)
-			return extract(pod)
-		}
-		return extract(o)
+		return extract(podOf(o).(client.Object))
 	})
 }

@@ -77,7 +77,7 @@ func (s *sharedValues) stringMap(m map[string]string) map[string]string {
 	return s.maps.share(string(key), m)
 }
 
-// owners shares a pod's owner references by their encoding.
+// ownerList shares a pod's owner references by their encoding.
 func (s *sharedValues) ownerList(list []metav1.OwnerReference) []metav1.OwnerReference {
 	if len(list) == 0 {
 		return list

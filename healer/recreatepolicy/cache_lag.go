@@ -93,7 +93,7 @@ func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodD
 		if err != nil {
 			return fmt.Errorf("count the healthy pods of PodDisruptionBudget %s/%s from the API server before charging it: %w", pdb.Namespace, pdb.Name, err)
 		}
-		allowed := min(pdb.Status.DisruptionsAllowed, healthy-pdb.Status.DesiredHealthy)
+		allowed := budgetAllows(pdb, healthy)
 		for _, e := range covered {
 			if allowed < 1 {
 				e.decision.Outcome = v1alpha1.OutcomeDisruptionBudget
@@ -118,7 +118,7 @@ func (r *Reconciler) liveHealthy(ctx context.Context, namespace string, sel labe
 		}
 		for i := range list.Items {
 			pod := &list.Items[i]
-			if pod.DeletionTimestamp == nil && apipods.Ready(pod) && !recreating(pod.UID) {
+			if countsHealthy(pod, recreating(pod.UID)) {
 				healthy++
 			}
 		}

@@ -38,13 +38,26 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 		var healthy int32
 		for j := range namespacePods {
 			pod := &namespacePods[j]
-			if sel.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil && pods.Ready(pod) && !inFlight[pod.UID] {
+			if sel.Matches(labels.Set(pod.Labels)) && countsHealthy(pod, inFlight[pod.UID]) {
 				healthy++
 			}
 		}
-		d.allowed[i] = min(pdbs[i].Status.DisruptionsAllowed, healthy-pdbs[i].Status.DesiredHealthy)
+		d.allowed[i] = budgetAllows(&pdbs[i], healthy)
 	}
 	return d
+}
+
+// countsHealthy says whether Rejuv's own count of a budget's pods counts
+// pod healthy: Ready, not being deleted, and not being recreated.
+func countsHealthy(pod *corev1.Pod, recreating bool) bool {
+	return pod.DeletionTimestamp == nil && pods.Ready(pod) && !recreating
+}
+
+// budgetAllows is how many disruptions the budget allows: the lower of
+// its status's and of healthy, Rejuv's own count of its pods, over those
+// it wants healthy.
+func budgetAllows(pdb *policyv1.PodDisruptionBudget, healthy int32) int32 {
+	return min(pdb.Status.DisruptionsAllowed, healthy-pdb.Status.DesiredHealthy)
 }
 
 // disruptions is what the namespace's budgets allow, less what the pass
