@@ -9,15 +9,18 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/podcache"
+	"github.com/rejuv-dev/rejuv/healer/requestcache"
 )
 
 // cacheOptions say what the manager keeps of the objects it watches: of
 // every pod and node of the cluster only what it reads (pods.Trim,
 // trimNode), pods compactly (podcache.Configure, read back through
-// podcache.New), and of anything else everything but managedFields,
-// which nothing in Rejuv reads. Of ConfigMaps it watches one, the
-// emergency stop in the manager's namespace.
-func cacheOptions(namespace string) cache.Options {
+// podcache.New), requests (of the version requests, the one the manager
+// watches) with what they hold alike kept once (requestcache.Configure),
+// and of anything else everything but managedFields, which nothing in
+// Rejuv reads. Of ConfigMaps it watches one, the emergency stop in the
+// manager's namespace.
+func cacheOptions(namespace string, requests client.Object) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
@@ -29,6 +32,7 @@ func cacheOptions(namespace string) cache.Options {
 		},
 	}
 	podcache.Configure(&opts)
+	requestcache.Configure(&opts, requests)
 	return opts
 }
 

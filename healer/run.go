@@ -101,9 +101,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 	}
 
 	RegisterMetrics(ctrlmetrics.Registry)
+	requests := recreatepolicy.RequestsV1alpha1
+	if o.ExecutesRequests() {
+		requests = recreatepolicy.RequestsV1beta1
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOptions(o.Namespace),
+		Cache:                   cacheOptions(o.Namespace, requests.Object()),
 		NewCache:                podcache.New,
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
@@ -148,9 +152,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, opts)
-	requests := recreatepolicy.RequestsV1alpha1
 	if o.ExecutesRequests() {
-		requests = recreatepolicy.RequestsV1beta1
 		if err := setupRequestControllers(mgr, o, stop); err != nil {
 			return err
 		}

@@ -86,19 +86,19 @@ func (c *compactPod) DeepCopyObject() runtime.Object {
 func (s *sharedValues) compact(pod *corev1.Pod) *compactPod {
 	pod = pods.Trim(pod)
 	m := pod.ObjectMeta
-	m.Namespace = s.string(m.Namespace)
-	m.Labels = s.stringMap(m.Labels)
-	m.Annotations = s.stringMap(m.Annotations)
-	m.OwnerReferences = s.ownerList(m.OwnerReferences)
+	m.Namespace = s.String(m.Namespace)
+	m.Labels = s.StringMap(m.Labels)
+	m.Annotations = s.StringMap(m.Annotations)
+	m.OwnerReferences = s.Owners(m.OwnerReferences)
 	spec := pod.Spec
-	nodeName := s.string(spec.NodeName)
+	nodeName := s.String(spec.NodeName)
 	spec.NodeName = ""
-	spec.ServiceAccountName = s.string(spec.ServiceAccountName)
-	spec.PriorityClassName = s.string(spec.PriorityClassName)
+	spec.ServiceAccountName = s.String(spec.ServiceAccountName)
+	spec.PriorityClassName = s.String(spec.PriorityClassName)
 	st := &pod.Status
 	out := &compactPod{ObjectMeta: m, spec: s.spec(&spec), nodeName: nodeName, status: compactStatus{
-		phase: st.Phase, qosClass: st.QOSClass, hostIP: s.string(st.HostIP), podIP: st.PodIP,
-		message: s.string(st.Message), reason: s.string(st.Reason),
+		phase: st.Phase, qosClass: st.QOSClass, hostIP: s.String(st.HostIP), podIP: st.PodIP,
+		message: s.String(st.Message), reason: s.String(st.Reason),
 		observedGeneration: st.ObservedGeneration, startTime: secondsOfPointer(st.StartTime),
 		containers: s.containerStatuses(st.ContainerStatuses), initContainers: s.containerStatuses(st.InitContainerStatuses),
 	}}

@@ -24,8 +24,8 @@ const (
 	RequestsV1alpha1 RequestVersion = "v1alpha1"
 )
 
-// object is an empty request of the version, to watch.
-func (v RequestVersion) object() client.Object {
+// Object is an empty request of the version, to watch.
+func (v RequestVersion) Object() client.Object {
 	if v == RequestsV1alpha1 {
 		return &appsv1alpha1.ContainerRecreateRequest{}
 	}

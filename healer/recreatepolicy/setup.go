@@ -43,7 +43,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.RecreatePolicy{}, r.policyChanges()).
-		Watches(r.Requests.object(), r.requestEvents(mgr)).
+		Watches(r.Requests.Object(), r.requestEvents(mgr)).
 		Watches(&corev1.Pod{}, r.podEvents()).
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting))
 	if r.Pause != nil {
