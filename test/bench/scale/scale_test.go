@@ -20,7 +20,9 @@ import (
 // readiness change to its request while fleet pods churn, and a rolling
 // restart of rollingPods pods against its floor, its largest number of
 // pods unavailable at once and the requests the manager made meanwhile,
-// and the leader's loss (measureFailover).
+// and the leader's loss (measureFailover) against a cold list of every pod
+// (measureColdList); then the scale issue's targets beside the run's
+// figures (printTargets).
 // The simulated pods' requests are carried out by the stand-in executor.
 func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
@@ -87,6 +89,10 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatal(err)
 				}
 				fmt.Fprintf(os.Stderr, "bench: at %d pods: the leader %s killed, %s's first policy pass %s later\n", pods, act.failover.killed, act.failover.tookOver, act.failover.took.Round(10*time.Millisecond))
+				if act.cold, err = measureColdList(ctx); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: a cold list of the cluster's %d pods, as a starting cache lists them, took %s\n", pods, act.cold.pods, act.cold.took.Round(10*time.Millisecond))
 				if err := removeNamespaces(ctx, reactNamespace, rollingNamespace); err != nil {
 					b.Fatal(err)
 				}
@@ -97,6 +103,7 @@ func BenchmarkScale(b *testing.B) {
 	printMemory(rows)
 	printAdversarial(adversarial)
 	printActions(acts)
+	printTargets(rows, acts)
 	// A manager that restarted (OOMKilled at its limit) took every webhook
 	// whose failure policy is Fail down with it: the figures are those of
 	// a manager that does not fit. A figure that could not be read is no
@@ -163,6 +170,9 @@ type actionRow struct {
 	reaction reaction
 	rolling  rolling
 	failover failover
+	// cold is a list of every pod as a starting cache makes it: what a
+	// standby without the pod cache would add to the failover.
+	cold coldList
 }
 
 // printActions prints the second table: reactions, the rolling restart
