@@ -12,12 +12,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/deploy"
 	"github.com/rejuv-dev/rejuv/test/soak/invariant"
@@ -237,28 +235,7 @@ func (f *faulter) killContainer(ctx context.Context, pod *corev1.Pod, landed fun
 		return err
 	}
 	landed(pod.Name)
-	return f.waitPodReady(ctx, pod, 3*time.Minute)
-}
-
-// waitPodReady waits until the pod (same UID) runs a container started
-// after the kill and is Ready, or is gone or being deleted.
-func (f *faulter) waitPodReady(ctx context.Context, pod *corev1.Pod, limit time.Duration) error {
-	before := pod.Status.ContainerStatuses[0].RestartCount
-	return wait.PollUntilContextTimeout(ctx, time.Second, limit, false, func(ctx context.Context) (bool, error) {
-		p, err := f.stack.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			return false, nil
-		}
-		// Gone, replaced or being deleted (a rollout's old replica): its
-		// container is not started again.
-		if p.UID != pod.UID || p.DeletionTimestamp != nil {
-			return true, nil
-		}
-		return pods.Ready(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > before, nil
-	})
+	return harness.WaitRestarted(ctx, f.stack.Kube, pod, 3*time.Minute)
 }
 
 // restartOnNode stops a node's component and starts it again 1 to 5

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/rejuv-dev/rejuv/api/pods"
@@ -58,7 +57,6 @@ func measureFailover(ctx context.Context) (failover, error) {
 		return f, fmt.Errorf("failover: scrape the standby %s: %w", other.Name, err)
 	}
 	before := metricSum(text, passesMetric)
-	restarts := leader.Status.ContainerStatuses[0].RestartCount
 	f.killed, f.tookOver = leader.Name, other.Name
 	start := time.Now()
 	if err := harness.KillContainer(leader); err != nil {
@@ -76,14 +74,7 @@ func measureFailover(ctx context.Context) (failover, error) {
 	if err != nil {
 		return f, fmt.Errorf("failover: %s made no policy pass within %s of the leader %s's kill: %w", other.Name, f.took.Round(time.Second), leader.Name, err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		p, err := stack.Kube.CoreV1().Pods(leader.Namespace).Get(ctx, leader.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return pods.Ready(p) && p.Status.ContainerStatuses[0].RestartCount > restarts, nil
-	})
-	if err != nil {
+	if err := harness.WaitRestarted(ctx, stack.Kube, leader, 3*time.Minute); err != nil {
 		return f, fmt.Errorf("failover: the killed replica %s was not Ready again: %w", leader.Name, err)
 	}
 	return f, nil

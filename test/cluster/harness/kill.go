@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,8 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // KillContainer sends SIGKILL to every process of the pod's first
@@ -55,4 +63,25 @@ func processesOf(id string) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// WaitRestarted waits, polling every second up to limit, until the pod
+// KillContainer was given (same UID) runs its first container again (a
+// restartCount above the one it had) and is Ready, or is gone or being
+// deleted (a rollout's old replica is not started again).
+func WaitRestarted(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod, limit time.Duration) error {
+	before := pod.Status.ContainerStatuses[0].RestartCount
+	return wait.PollUntilContextTimeout(ctx, time.Second, limit, false, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, nil
+		}
+		if p.UID != pod.UID || p.DeletionTimestamp != nil {
+			return true, nil
+		}
+		return pods.Ready(p) && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > before, nil
+	})
 }
