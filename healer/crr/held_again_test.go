@@ -31,29 +31,17 @@ func TestACompletedRequestLeavesAPodANewerRequestHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-web"},
-		Spec:       corev1.PodSpec{NodeName: "n", ReadinessGates: []corev1.PodReadinessGate{{ConditionType: PodReadyCondition}}, Containers: []corev1.Container{{Name: "app"}}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: PodReadyCondition, Status: corev1.ConditionFalse, Reason: reasonRecreating,
-			Message: "containers are being recreated by ContainerRecreateRequest by-hand"}}},
-	}
-	request := func(name string) *v1beta1.ContainerRecreateRequest {
-		return &v1beta1.ContainerRecreateRequest{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{
-				v1beta1.PodUIDLabel: "uid-web", v1beta1.NodeNameLabel: "n", v1beta1.ActiveLabel: "true",
-			}},
-			Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}},
-				Strategy: &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](3)}},
-		}
-	}
+	pod := gatedPod()
+	pod.Status.Conditions = []corev1.PodCondition{{Type: PodReadyCondition, Status: corev1.ConditionFalse, Reason: reasonRecreating,
+		Message: "containers are being recreated by ContainerRecreateRequest by-hand"}}
 	now := metav1.Now()
-	older := request("run")
+	older := activeRequest("run")
 	older.Status = v1beta1.ContainerRecreateRequestStatus{
 		Phase: v1beta1.PhaseCompleted, CompletionTime: &now, Result: v1beta1.ResultSucceeded,
 		ContainerRecreateStates: []v1beta1.ContainerRecreateRequestContainerRecreateState{{Name: "app", Phase: v1beta1.PhaseSucceeded}},
 		Conditions:              []metav1.Condition{{Type: v1beta1.ConditionPreRecreateGrace, Status: metav1.ConditionTrue, Reason: reasonPodUnready, LastTransitionTime: now}},
 	}
-	newer := request("by-hand")
+	newer := activeRequest("by-hand")
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod, older, newer).
 		WithStatusSubresource(&v1beta1.ContainerRecreateRequest{}, &corev1.Pod{}).Build()
 	r := &Reconciler{Client: c, Recorder: events.NewFakeRecorder(10)}

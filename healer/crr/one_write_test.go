@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -31,17 +30,9 @@ func TestOnePassWritesTheRequestsStatusOnce(t *testing.T) {
 	}
 	created := time.Now().Add(-time.Minute)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-web"},
-		Spec:       corev1.PodSpec{NodeName: "n", ReadinessGates: []corev1.PodReadinessGate{{ConditionType: PodReadyCondition}}, Containers: []corev1.Container{{Name: "app"}}},
-	}
-	crr := &v1beta1.ContainerRecreateRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{
-			v1beta1.PodUIDLabel: "uid-web", v1beta1.NodeNameLabel: "n", v1beta1.ActiveLabel: "true",
-		}},
-		Spec: v1beta1.ContainerRecreateRequestSpec{PodName: "web", Containers: []v1beta1.ContainerRecreateRequestContainer{{Name: "app"}},
-			Strategy: &v1beta1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](3)}},
-	}
+	pod := gatedPod()
+	crr := activeRequest("r")
+	crr.CreationTimestamp = metav1.NewTime(created)
 	writes := 0
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, pod, crr).
 		WithStatusSubresource(&v1beta1.ContainerRecreateRequest{}, &corev1.Pod{}).
