@@ -185,8 +185,8 @@ bench-engine: ## The Rego engine on 10,000 pods against the simple way; prints a
 	$(GO) test -run '^$$' -bench BenchmarkPolicyEngine -benchtime 1x -timeout 20m ./test/bench/engine
 
 .PHONY: bench-scale
-bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory, API requests, reaction time, a 1,000-pod rolling restart and the engine's sampled pass at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES, REJUV_SCALE_SETTLE).
-	REJUV_SCALE_NODES=$(REJUV_SCALE_NODES) REJUV_SCALE_SIZES=$(REJUV_SCALE_SIZES) REJUV_SCALE_NAMESPACES=$(REJUV_SCALE_NAMESPACES) REJUV_SCALE_SETTLE=$(REJUV_SCALE_SETTLE) \
+bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory, API requests, reaction time, a 1,000-pod rolling restart and the engine's sampled pass at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES, REJUV_SCALE_SETTLE, REJUV_SCALE_GOGC).
+	REJUV_SCALE_NODES=$(REJUV_SCALE_NODES) REJUV_SCALE_SIZES=$(REJUV_SCALE_SIZES) REJUV_SCALE_NAMESPACES=$(REJUV_SCALE_NAMESPACES) REJUV_SCALE_SETTLE=$(REJUV_SCALE_SETTLE) REJUV_SCALE_GOGC=$(REJUV_SCALE_GOGC) \
 	  $(GO) test -count=1 -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m ./test/bench/scale
 
 .PHONY: bench-cluster

@@ -74,6 +74,13 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "bench: install Rejuv: %v\n", err)
 		return 1
 	}
+	if sizing.gogc != "" {
+		if err := setManagerGOGC(ctx, sizing.gogc); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "bench: the manager runs with GOGC=%s\n", sizing.gogc)
+	}
 	if kwok, err = c.StartKwok(ctx, harness.KwokOptions{Nodes: sizing.nodes}); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1

@@ -17,12 +17,15 @@ type fleetSizing struct {
 	// measured: its policies evaluate (every 30 s by default) and its
 	// caches fill.
 	settle time.Duration
+	// gogc, when set, is the manager's GOGC (its garbage collector's
+	// target, the runtime's 100 by default): to weigh memory against CPU.
+	gogc string
 }
 
 // scaleSizing reads REJUV_SCALE_NODES, REJUV_SCALE_NAMESPACES,
-// REJUV_SCALE_SIZES and REJUV_SCALE_SETTLE; a value that is not a
-// positive number (a positive duration) stops the benchmark with a
-// message naming the variable.
+// REJUV_SCALE_SIZES, REJUV_SCALE_SETTLE and REJUV_SCALE_GOGC; a value that
+// is not a positive number (a positive duration) stops the benchmark with
+// a message naming the variable.
 func scaleSizing() fleetSizing {
 	s := fleetSizing{nodes: 1000, namespaces: 100, pods: []int{1000, 3000, 10000}, settle: 90 * time.Second}
 	positive := func(name, v string) int {
@@ -52,6 +55,9 @@ func scaleSizing() fleetSizing {
 			os.Exit(2)
 		}
 		s.settle = d
+	}
+	if v := os.Getenv("REJUV_SCALE_GOGC"); v != "" {
+		s.gogc = strconv.Itoa(positive("REJUV_SCALE_GOGC", v))
 	}
 	return s
 }
