@@ -14,13 +14,22 @@ import (
 // containerEntry is a container's part of its input.containers entry and
 // the facts it was built from.
 type containerEntry struct {
-	facts containerFacts
-	pairs [][2]*ast.Term
+	facts  containerFacts
+	values entryValues
 }
+
+// entryValues are the values of a container's part of its entry, in the
+// order of entryKeys; the entry's object is built from them when an
+// evaluation needs it, so that an entry kept costs its values (most of
+// them shared with other entries) and not a list of pairs besides.
+type entryValues [len(entryKeys)]*ast.Term
+
+// entryKeys are the keys of a container's part of its entry.
+var entryKeys = [...]*ast.Term{keyName, keyKind, keyImage, keyResources, keyReady, keyStarted, keyState, keyStartedAt, keyRestartCount, keyLastTermination}
 
 // newContainerEntry builds the container's part from its facts.
 func newContainerEntry(f containerFacts) *containerEntry {
-	return &containerEntry{facts: f, pairs: f.pairs(sharedTerms.resources(f.requests, f.limits), f.lastTerminationTerm())}
+	return &containerEntry{facts: f, values: f.values(sharedTerms.resources(f.requests, f.limits), f.lastTerminationTerm())}
 }
 
 // entry is candidate c's entry on this part: the manager's history of the
@@ -43,8 +52,10 @@ func (e *candidateEntry) term() *ast.Term {
 			[2]*ast.Term{keyLast, timeTerm(c.LastRecreation)},
 		)
 	}
-	pairs := make([][2]*ast.Term, 0, len(e.base.pairs)+4)
-	pairs = append(pairs, e.base.pairs...)
+	pairs := make([][2]*ast.Term, 0, len(entryKeys)+4)
+	for i, v := range e.base.values {
+		pairs = append(pairs, [2]*ast.Term{entryKeys[i], v})
+	}
 	pairs = append(pairs,
 		[2]*ast.Term{keyNotReadySince, timeTerm(c.NotReadySince)},
 		[2]*ast.Term{keyMemory, memoryTerm(c.Memory)},
@@ -240,10 +251,10 @@ func (f *containerFacts) lastTerminationTerm() *ast.Term {
 	)
 }
 
-// pairs is the entry the facts make, as key and value pairs, with the
-// resources and lastTermination objects built from them: the candidate's
-// entry adds the manager's history to them.
-func (f *containerFacts) pairs(resources, lastTermination *ast.Term) [][2]*ast.Term {
+// values are the values of the entry the facts make, with the resources
+// and lastTermination objects built from them: the candidate's entry adds
+// the manager's history to them.
+func (f *containerFacts) values(resources, lastTermination *ast.Term) entryValues {
 	kind := termContainer
 	if f.sidecar {
 		kind = termSidecar
@@ -257,17 +268,9 @@ func (f *containerFacts) pairs(resources, lastTermination *ast.Term) [][2]*ast.T
 		startedAt = nanoTimeTerm(f.startedAt)
 		restarts = ast.InternedTerm(int(f.restarts))
 	}
-	return [][2]*ast.Term{
-		{keyName, sharedTerms.string(f.name)},
-		{keyKind, kind},
-		{keyImage, sharedTerms.string(f.image)},
-		{keyResources, resources},
-		{keyReady, ready},
-		{keyStarted, started},
-		{keyState, stateTerms[f.state]},
-		{keyStartedAt, startedAt},
-		{keyRestartCount, restarts},
-		{keyLastTermination, lastTermination},
+	return entryValues{
+		sharedTerms.string(f.name), kind, sharedTerms.string(f.image), resources, ready, started,
+		stateTerms[f.state], startedAt, restarts, lastTermination,
 	}
 }
 
