@@ -65,6 +65,15 @@ func Trim(pod *corev1.Pod) *corev1.Pod {
 	}
 }
 
+// TrimObject is Trim for a cache's transform (and ListInPages): a pod
+// comes out trimmed, any other object as it is.
+func TrimObject(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return Trim(pod), nil
+	}
+	return obj, nil
+}
+
 // trimContainers trims the containers, and appends to dropped the names
 // of those whose lifecycle is past MaxLifecycleBytes.
 func trimContainers(cs []corev1.Container, dropped []string) ([]corev1.Container, []string) {

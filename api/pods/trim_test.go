@@ -174,3 +174,16 @@ func TestTrimmedNoteStaysWithinItsBound(t *testing.T) {
 		t.Errorf("note of %d bytes (bound %d), want the names it cannot list counted: %q", len(note), maxTrimmedNote, note)
 	}
 }
+
+// TestTrimObjectTrimsPodsAndLeavesTheRest: as a cache's transform, a pod
+// comes out as Trim gives it and any other object untouched.
+func TestTrimObjectTrimsPodsAndLeavesTheRest(t *testing.T) {
+	got, err := TrimObject(fullPod())
+	if err != nil || !reflect.DeepEqual(got, Trim(fullPod())) {
+		t.Errorf("TrimObject(pod) = %+v, %v; want Trim's pod", got, err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}}}
+	if got, err := TrimObject(node); err != nil || got != node || node.ManagedFields == nil {
+		t.Errorf("TrimObject(node) = %v, %v; want the node untouched", got, err)
+	}
+}

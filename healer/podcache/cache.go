@@ -41,18 +41,10 @@ func Configure(opts *cache.Options) {
 	}
 	opts.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 		if _, ok := obj.(*corev1.Pod); ok {
-			lw = pods.ListInPages(lw, trim)
+			lw = pods.ListInPages(lw, pods.TrimObject)
 		}
 		return newInformer(lw, obj, resync, indexers)
 	}
-}
-
-// trim trims each pod of a page as it arrives.
-func trim(obj any) (any, error) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		return pods.Trim(pod), nil
-	}
-	return obj, nil
 }
 
 // New is controller-runtime's cache (a cache.NewCacheFunc) whose pods,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,12 +46,7 @@ func measureColdList(ctx context.Context) (coldList, error) {
 			return kube.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
 		},
 	}
-	paged := pods.ListInPages(lw, func(obj any) (any, error) {
-		if pod, ok := obj.(*corev1.Pod); ok {
-			return pods.Trim(pod), nil
-		}
-		return obj, nil
-	})
+	paged := pods.ListInPages(lw, pods.TrimObject)
 	start := time.Now()
 	list, err := paged.(toolscache.ListerWithContext).ListWithContext(ctx, metav1.ListOptions{})
 	took := time.Since(start)
