@@ -17,11 +17,11 @@ func TestHelmManagerMemorySizedByClusterPods(t *testing.T) {
 		wantRequest, wantLimit string
 	}{
 		{nil, "160Mi", "256Mi"},
-		{[]string{"manager.clusterPods=0"}, "64Mi", "96Mi"},
-		{[]string{"manager.clusterPods=1000"}, "96Mi", "128Mi"},
-		{[]string{"manager.clusterPods=50000"}, "480Mi", "896Mi"},
-		{[]string{"manager.clusterPods=150000"}, "1248Mi", "2464Mi"},
-		{[]string{"manager.clusterPods=150000", "manager.resources.limits.memory=3Gi"}, "1248Mi", "3Gi"},
+		{[]string{"manager.clusterPods=0"}, "96Mi", "160Mi"},
+		{[]string{"manager.clusterPods=1000"}, "128Mi", "192Mi"},
+		{[]string{"manager.clusterPods=50000"}, "352Mi", "576Mi"},
+		{[]string{"manager.clusterPods=150000"}, "832Mi", "1344Mi"},
+		{[]string{"manager.clusterPods=150000", "manager.resources.limits.memory=3Gi"}, "832Mi", "3Gi"},
 		{[]string{"manager.resources.requests.memory=200Mi"}, "200Mi", "256Mi"},
 	} {
 		t.Run(strings.Join(append([]string{"defaults"}, tt.sets...), ","), func(t *testing.T) {

@@ -3,7 +3,7 @@ rejuv.managerResources is the manager container's resources: the values'
 manager.resources, with the memory request and limit that are not set
 there sized by manager.clusterPods. Every replica caches every pod of the
 cluster, so its memory grows with their number (docs/scale.md gives the
-measurements): the limit is 96Mi and 16Ki a pod, the request 64Mi and 8Ki
+measurements): the limit is 160Mi and 8Ki a pod, the request 96Mi and 5Ki
 a pod, each rounded up to 32Mi. With the default 10,000 pods: 256Mi and
 160Mi. The limit is also the manager's GOMEMLIMIT.
 */}}
@@ -24,10 +24,10 @@ a pod, each rounded up to 32Mi. With the default 10,000 pods: 256Mi and
 {{- $requests := default dict $resources.requests -}}
 {{- $limits := default dict $resources.limits -}}
 {{- if not $limits.memory -}}
-{{- $_ := set $limits "memory" (printf "%dMi" (include "rejuv.mebibytes" (list 96 16 $pods) | int64)) -}}
+{{- $_ := set $limits "memory" (printf "%dMi" (include "rejuv.mebibytes" (list 160 8 $pods) | int64)) -}}
 {{- end -}}
 {{- if not $requests.memory -}}
-{{- $_ := set $requests "memory" (printf "%dMi" (include "rejuv.mebibytes" (list 64 8 $pods) | int64)) -}}
+{{- $_ := set $requests "memory" (printf "%dMi" (include "rejuv.mebibytes" (list 96 5 $pods) | int64)) -}}
 {{- end -}}
 {{- $_ := set $resources "requests" $requests -}}
 {{- $_ = set $resources "limits" $limits -}}
