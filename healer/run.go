@@ -152,6 +152,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, metrics metricsserver
 		}
 	}
 	admission.Register(mgr.GetWebhookServer(), scheme, opts)
+	if err := watchForTakeover(ctx, mgr.GetCache(), leaderWatches(requests.Object(), o.ExecutesRequests())); err != nil {
+		return err
+	}
 	if o.ExecutesRequests() {
 		if err := setupRequestControllers(mgr, o, stop); err != nil {
 			return err
