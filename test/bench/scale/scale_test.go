@@ -88,7 +88,8 @@ func BenchmarkScale(b *testing.B) {
 				if act.failover, err = measureFailover(ctx); err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(os.Stderr, "bench: at %d pods: the leader %s killed, %s's first policy pass %s later\n", pods, act.failover.killed, act.failover.tookOver, act.failover.took.Round(10*time.Millisecond))
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: the leader %s killed, %s held the lease %s later and finished its first policy pass %s later\n",
+					pods, act.failover.killed, act.failover.tookOver, act.failover.leaseTaken.Round(10*time.Millisecond), act.failover.took.Round(10*time.Millisecond))
 				if act.cold, err = measureColdList(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -183,7 +184,7 @@ func printActions(acts []actionRow) {
 	fmt.Printf("\nstand-in executor (simulated nodes): %d requests completed, each after a restart drawn from %d measured on the real node (median %s, p90 %s); its own reads and writes took %s more a request (median)\n",
 		completed, len(restartTimes), quantile(restartTimes, 0.5).Round(time.Millisecond), quantile(restartTimes, 0.9).Round(time.Millisecond), spent.Round(time.Millisecond))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "pods\treaction p50\treaction p99\trolling restart\tfloor\tratio\twith the stand-in's calls\tratio\tmost in recreation\tmost not Ready\tAPI requests idle\tAPI requests rolling\tfailover\t\n")
+	fmt.Fprintf(w, "pods\treaction p50\treaction p99\trolling restart\tfloor\tratio\twith the stand-in's calls\tratio\tmost in recreation\tmost not Ready\tAPI requests idle\tAPI requests rolling\tfailover (lease taken)\t\n")
 	for _, a := range acts {
 		if a.pods == 0 {
 			fmt.Fprintf(w, "%d\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%.0f/min\t-\t-\t\n", a.pods, a.idle.total)
@@ -200,10 +201,10 @@ func printActions(acts []actionRow) {
 			}
 			return float64(a.rolling.took) / float64(f)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s (%d pods)\t%s\t%.2f\t%s\t%.2f\t%d of %d\t%d\t%.0f/min\t%.0f/min\t%s\t\n", a.pods,
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s (%d pods)\t%s\t%.2f\t%s\t%.2f\t%d of %d\t%d\t%.0f/min\t%.0f/min\t%s (%s)\t\n", a.pods,
 			quantile(a.reaction.latencies, 0.5).Round(time.Millisecond), quantile(a.reaction.latencies, 0.99).Round(time.Millisecond),
 			a.rolling.took.Round(100*time.Millisecond), a.rolling.pods, floor.Round(100*time.Millisecond), ratio(floor), busy.Round(100*time.Millisecond), ratio(busy),
-			a.rolling.mostRecreating, a.rolling.limit, a.rolling.mostNotReady, a.idle.total, a.rolling.requests.total, a.failover.took.Round(100*time.Millisecond))
+			a.rolling.mostRecreating, a.rolling.limit, a.rolling.mostNotReady, a.idle.total, a.rolling.requests.total, a.failover.took.Round(100*time.Millisecond), a.failover.leaseTaken.Round(100*time.Millisecond))
 	}
 	_ = w.Flush()
 	for _, a := range acts {
@@ -214,6 +215,6 @@ func printActions(acts []actionRow) {
 		fmt.Println()
 	}
 	printEngine(acts)
-	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more); failover: from the leader's SIGKILL to the end of the standby's first policy pass\n",
+	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more); failover: from the leader's SIGKILL to the end of the standby's first policy pass (lease taken: to the lease read as the standby's)\n",
 		reactSamples, churnPerSecond, median.Round(time.Millisecond), spent.Round(time.Millisecond))
 }
