@@ -9,19 +9,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
 // leaderWatches are the kinds the leader's controllers watch: the
 // policies, the pods they select, the requests they make (of the version
 // requests) and the PodDisruptionBudgets they respect; with requests
-// executed here, the request controller's requests and nodes too. The
-// emergency stop's ConfigMap every replica watches already.
+// executed here, nodes too (the request controller's requests are the
+// policies', v1beta1 then). The emergency stop's ConfigMap every replica
+// watches already.
 func leaderWatches(requests client.Object, executes bool) []client.Object {
 	kinds := []client.Object{&v1alpha1.RecreatePolicy{}, &corev1.Pod{}, requests, &policyv1.PodDisruptionBudget{}}
 	if executes {
-		kinds = append(kinds, &v1beta1.ContainerRecreateRequest{}, &corev1.Node{})
+		kinds = append(kinds, &corev1.Node{})
 	}
 	return kinds
 }

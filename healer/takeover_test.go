@@ -35,8 +35,8 @@ func (s *startedInformers) GetInformer(_ context.Context, obj client.Object, opt
 // TestEveryReplicaWatchesWhatTheLeaderWatches: a standby starts the
 // informers of every kind the leader's controllers watch, without waiting
 // for them, so that a takeover finds them listed: the policies, pods, the
-// requests of the version policies make and budgets, and the request
-// controller's requests and nodes where the manager executes requests.
+// requests of the version policies make (the request controller's too)
+// and budgets, and nodes where the manager executes requests.
 func TestEveryReplicaWatchesWhatTheLeaderWatches(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -45,7 +45,7 @@ func TestEveryReplicaWatchesWhatTheLeaderWatches(t *testing.T) {
 		want     []string
 	}{
 		{"executing requests", recreatepolicy.RequestsV1beta1, true, []string{
-			"*v1alpha1.RecreatePolicy", "*v1.Pod", "*v1beta1.ContainerRecreateRequest", "*v1.PodDisruptionBudget", "*v1beta1.ContainerRecreateRequest", "*v1.Node"}},
+			"*v1alpha1.RecreatePolicy", "*v1.Pod", "*v1beta1.ContainerRecreateRequest", "*v1.PodDisruptionBudget", "*v1.Node"}},
 		{"beside OpenKruise", recreatepolicy.RequestsV1alpha1, false, []string{
 			"*v1alpha1.RecreatePolicy", "*v1.Pod", "*v1alpha1.ContainerRecreateRequest", "*v1.PodDisruptionBudget"}},
 	} {
