@@ -102,21 +102,39 @@ func jsonBytes(v any) int {
 
 // activeRequestErrors refuses a request for a pod that has
 // v1beta1.MaxActiveRequestsPerPod active requests already. The count comes
-// from the manager's cache, which may be a moment behind: requests created
-// at the same moment may pass the bound by a few.
+// from the manager's cache; once the cache counts half the bound, the
+// count is read again from the API server, so that a cache a moment
+// behind (a replica busy, a watch slow to deliver) cannot let a pod pass
+// the bound. Requests created at the same instant may still pass it by a
+// few: each is admitted before the others are stored.
 func (m *CRRMutator) activeRequestErrors(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, namespace string) (field.ErrorList, error) {
 	uid := crr.Labels[v1beta1.PodUIDLabel]
 	if m.Requests == nil || uid == "" {
 		return nil, nil
 	}
-	active := &v1beta1.ContainerRecreateRequestList{}
-	if err := m.Requests.List(ctx, active, client.InNamespace(namespace), client.MatchingLabels{v1beta1.PodUIDLabel: uid, v1beta1.ActiveLabel: "true"}); err != nil {
+	n, err := countActive(ctx, m.Requests, namespace, uid)
+	if err != nil {
 		return nil, fmt.Errorf("list the active requests of pod %s/%s: %w", namespace, crr.Spec.PodName, err)
 	}
-	if n := len(active.Items); n >= v1beta1.MaxActiveRequestsPerPod {
+	if n >= v1beta1.MaxActiveRequestsPerPod/2 && m.Reader != nil {
+		if n, err = countActive(ctx, m.Reader, namespace, uid); err != nil {
+			return nil, fmt.Errorf("list the active requests of pod %s/%s from the API server: %w", namespace, crr.Spec.PodName, err)
+		}
+	}
+	if n >= v1beta1.MaxActiveRequestsPerPod {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec", "podName"),
 			fmt.Sprintf("pod %s has %d active ContainerRecreateRequests, the most a pod may have (%d): create this one once one of them completes",
 				crr.Spec.PodName, n, v1beta1.MaxActiveRequestsPerPod))}, nil
 	}
 	return nil, nil
+}
+
+// countActive counts the active requests of the pod with uid in namespace
+// as r sees them.
+func countActive(ctx context.Context, r client.Reader, namespace, uid string) (int, error) {
+	active := &v1beta1.ContainerRecreateRequestList{}
+	if err := r.List(ctx, active, client.InNamespace(namespace), client.MatchingLabels{v1beta1.PodUIDLabel: uid, v1beta1.ActiveLabel: "true"}); err != nil {
+		return 0, err
+	}
+	return len(active.Items), nil
 }

@@ -14,6 +14,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rejuv-dev/rejuv/api/apps"
@@ -54,6 +55,52 @@ func boundsMutator(t *testing.T, active int) *CRRMutator {
 		&v1beta1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "other", Labels: map[string]string{v1beta1.PodUIDLabel: "uid-2", v1beta1.ActiveLabel: "true"}}})
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 	return &CRRMutator{Reader: c, Requests: c, Decoder: admission.NewDecoder(s)}
+}
+
+// TestACacheBehindCannotLetAPodPassItsRequestBound: the manager's cache
+// may be a moment behind the API server (the replica busy, its watch
+// slow). Once the cache counts half the bound, the API server's count
+// decides; below that, the API server is not asked.
+func TestACacheBehindCannotLetAPodPassItsRequestBound(t *testing.T) {
+	full := boundsMutator(t, v1beta1.MaxActiveRequestsPerPod)
+	listed := 0
+	counting := interceptor.NewClient(full.Reader.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*v1beta1.ContainerRecreateRequestList); ok {
+				listed++
+			}
+			return c.List(ctx, list, opts...)
+		}})
+	for _, tt := range []struct {
+		name   string
+		cached int
+		asked  bool
+	}{
+		{"a cache one request behind", v1beta1.MaxActiveRequestsPerPod - 1, true},
+		{"a cache half the bound behind", v1beta1.MaxActiveRequestsPerPod / 2, true},
+	} {
+		listed = 0
+		m := boundsMutator(t, tt.cached)
+		m.Reader = counting
+		resp := admitCreate(t, m, newCRR("shop", "r", "app"))
+		if resp.Allowed {
+			t.Errorf("%s: admitted with %d active requests on the API server and %d in the cache, want refused", tt.name, v1beta1.MaxActiveRequestsPerPod, tt.cached)
+		}
+		if listed != 1 {
+			t.Errorf("%s: the API server's requests listed %d times, want once", tt.name, listed)
+		}
+	}
+
+	// Below half the bound in the cache, the create costs no API call.
+	listed = 0
+	m := boundsMutator(t, v1beta1.MaxActiveRequestsPerPod/2-1)
+	m.Reader = counting
+	if resp := admitCreate(t, m, newCRR("shop", "r", "app")); !resp.Allowed {
+		t.Errorf("with %d active requests in the cache: refused: %v", v1beta1.MaxActiveRequestsPerPod/2-1, resp.Result.Message)
+	}
+	if listed != 0 {
+		t.Errorf("with %d active requests in the cache the API server's requests were listed %d times, want none", v1beta1.MaxActiveRequestsPerPod/2-1, listed)
+	}
 }
 
 func admitCreate(t *testing.T, m *CRRMutator, crr *v1beta1.ContainerRecreateRequest) admission.Response {
