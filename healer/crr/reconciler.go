@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/initiallist"
 	"github.com/rejuv-dev/rejuv/healer/pause"
 )
 
@@ -86,12 +87,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("containerrecreaterequest").
 		For(&v1beta1.ContainerRecreateRequest{}).
+		// Every request is enqueued at the controller's start: the pods
+		// and nodes the informers held then are not mapped to their
+		// requests one by one (at a takeover, every pod of the cluster).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
 			return client.MatchingLabels{v1beta1.PodUIDLabel: string(o.GetUID())}
-		}, true))).
+		}, true)), builder.WithPredicates(initiallist.Skipped)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(o client.Object) client.MatchingLabels {
 			return client.MatchingLabels{v1beta1.NodeNameLabel: o.GetName()}
-		}, false)))
+		}, false)), builder.WithPredicates(initiallist.Skipped))
 	if r.Pause != nil {
 		// Paused, every active request is looked at once.
 		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.activeRequestsOf(func(client.Object) client.MatchingLabels {

@@ -49,6 +49,13 @@ func TestEngineForgetsDeletedPods(t *testing.T) {
 // recorder when r has none.
 func startManager(t *testing.T, r *Reconciler, namespaces ...string) {
 	t.Helper()
+	startManagerReading(t, r, nil, namespaces...)
+}
+
+// startManagerReading is startManager with r's cached client wrapped by
+// wrap, when given.
+func startManagerReading(t *testing.T, r *Reconciler, wrap func(client.Client) client.Client, namespaces ...string) {
+	t.Helper()
 	var cacheOpts cache.Options
 	if len(namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
@@ -65,6 +72,9 @@ func startManager(t *testing.T, r *Reconciler, namespaces ...string) {
 		t.Fatal(err)
 	}
 	r.Client, r.Reader = mgr.GetClient(), mgr.GetAPIReader()
+	if wrap != nil {
+		r.Client = wrap(r.Client)
+	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("test")
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/initiallist"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
@@ -43,9 +44,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		For(&v1alpha1.RecreatePolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.RecreatePolicy{}, r.policyChanges()).
-		Watches(r.Requests.Object(), r.requestEvents(mgr)).
-		Watches(&corev1.Pod{}, r.podEvents()).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting))
+		// Every policy is enqueued at the controller's start: the
+		// requests, pods and budgets the informers held then are not
+		// mapped to their policies one by one (at a takeover, every pod
+		// of the cluster).
+		Watches(r.Requests.Object(), r.requestEvents(mgr), builder.WithPredicates(initiallist.Skipped)).
+		Watches(&corev1.Pod{}, r.podEvents(), builder.WithPredicates(initiallist.Skipped)).
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.policiesRespecting), builder.WithPredicates(initiallist.Skipped))
 	if r.Pause != nil {
 		// Paused or resumed, every policy says so at once.
 		b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.everyPolicy), builder.WithPredicates(r.Pause.Predicate()))
