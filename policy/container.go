@@ -90,6 +90,7 @@ func memoryTerm(m *MemoryWindow) *ast.Term {
 		[2]*ast.Term{keyR2, ast.FloatNumberTerm(m.R2)},
 		[2]*ast.Term{keyEarlierSlopeBytesPerSecond, ast.FloatNumberTerm(m.EarlierSlopeBytesPerSecond)},
 		[2]*ast.Term{keyRecentSlopeBytesPerSecond, ast.FloatNumberTerm(m.RecentSlopeBytesPerSecond)},
+		[2]*ast.Term{keyLatestSlopeBytesPerSecond, ast.FloatNumberTerm(m.LatestSlopeBytesPerSecond)},
 	)
 }
 
@@ -220,6 +221,7 @@ var (
 	keySlopeBytesPerSecond        = ast.StringTerm("slopeBytesPerSecond")
 	keyEarlierSlopeBytesPerSecond = ast.StringTerm("earlierSlopeBytesPerSecond")
 	keyRecentSlopeBytesPerSecond  = ast.StringTerm("recentSlopeBytesPerSecond")
+	keyLatestSlopeBytesPerSecond  = ast.StringTerm("latestSlopeBytesPerSecond")
 	keyR2                         = ast.StringTerm("r2")
 	keyTotal                      = ast.StringTerm("total")
 	keyLast                       = ast.StringTerm("last")

@@ -6,8 +6,10 @@
 #   once the window spans at least minObservation with at least minSamples
 #   samples, the line fits with r2 of at least minFit, and the growth keeps
 #   its pace (the slope over the window's last third is at least minSustained
-#   times the slope over the two thirds before: a warm-up or a one-time step
-#   slows down, a leak does not), the container is recreated when the line
+#   times the slope over the two thirds before, and the slope over its last
+#   sixth at least minSustained times the whole line's: a warm-up or a
+#   one-time step slows down, and a rise that has ended is flat at the end,
+#   a leak is neither), the container is recreated when the line
 #   rises by at least minGrowthPerHour, or, for a container with a memory
 #   limit, when it is projected to reach limitFraction of that limit within
 #   horizon (so it is recreated gracefully before the kernel kills it for
@@ -46,9 +48,10 @@
 #       default: 0.8
 #       description: >-
 #         Smallest ratio of the growth over the window's last third to the
-#         growth over the two thirds before it, so that growth that slows
-#         down (a cache filling, a heap growing to its size, a one-time step)
-#         does not count as a leak.
+#         growth over the two thirds before it, and of the growth over its
+#         last sixth to the whole window's, so that growth that slows down
+#         (a cache filling, a heap growing to its size, a one-time step) or
+#         has stopped (a one-time load that ended) does not count as a leak.
 #     oomLifetimeFraction:
 #       type: fraction
 #       default: 0.75
@@ -121,6 +124,7 @@ judgeable(m) if {
 	is_number(m.r2)
 	is_number(m.earlierSlopeBytesPerSecond)
 	is_number(m.recentSlopeBytesPerSecond)
+	is_number(m.latestSlopeBytesPerSecond)
 }
 
 # lifetime_before is how long the container's previous instance ran before
@@ -156,16 +160,21 @@ oom_reason(c, m) := sprintf(
 
 # sustained holds when the growth keeps its pace: the window's last third
 # grows, at least minSustained times as fast as the two thirds before (a
-# window that was flat or shrinking before and grows now passes).
+# window that was flat or shrinking before and grows now passes), and its
+# last sixth still grows at least minSustained times as fast as the whole
+# window's line (a rise that has ended is flat there, however steep the
+# window's line through it).
 sustained(m) if {
 	m.recentSlopeBytesPerSecond > 0
 	m.recentSlopeBytesPerSecond >= input.parameters.minSustained * m.earlierSlopeBytesPerSecond
+	m.latestSlopeBytesPerSecond >= input.parameters.minSustained * m.slopeBytesPerSecond
 }
 
 # pace says how the growth kept its pace, for reasons.
-pace(m) := sprintf("the last %s %s/h, the %s before %s/h", [
+pace(m) := sprintf("the last %s %s/h, the %s before %s/h; the last %s %s/h", [
 	rejuv.format_duration(m.windowSeconds / 3), rejuv.format_bytes(m.recentSlopeBytesPerSecond * 3600),
 	rejuv.format_duration((2 * m.windowSeconds) / 3), rejuv.format_bytes(m.earlierSlopeBytesPerSecond * 3600),
+	rejuv.format_duration(m.windowSeconds / 6), rejuv.format_bytes(m.latestSlopeBytesPerSecond * 3600),
 ])
 
 # leak_reason is defined when the growth counts as a leak, and says why: the

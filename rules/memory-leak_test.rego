@@ -16,7 +16,8 @@ defaults := {
 }
 
 # leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, its last
-# 20 minutes 9600 B/s (32.96Mi/h), the 40 before 10000 B/s.
+# 20 minutes 9600 B/s (32.96Mi/h), the 40 before 10000 B/s, its last 10
+# minutes 9800 B/s (33.65Mi/h).
 leaking := {
 	"workingSetBytes": 314572800,
 	"samples": 120,
@@ -25,9 +26,10 @@ leaking := {
 	"r2": 0.95,
 	"earlierSlopeBytesPerSecond": 10000,
 	"recentSlopeBytesPerSecond": 9600,
+	"latestSlopeBytesPerSecond": 9800,
 }
 
-flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0, "earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})
+flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0, "earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0, "latestSlopeBytesPerSecond": 0})
 
 # container is a healthy container with the given fields replaced.
 container(name, overrides) := object.union(
@@ -75,7 +77,7 @@ no_data(containers, params) := nd if {
 }
 
 test_steady_growth_is_recreated_with_measured_figures if {
-	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; threshold 20Mi/h)"}
+	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }
 
 test_missing_memory_is_no_data_not_zero if {
@@ -128,9 +130,10 @@ test_missing_part_slopes_are_history_no_data if {
 	cs := [
 		container("app", {"memory": object.remove(leaking, ["recentSlopeBytesPerSecond"])}),
 		container("side", {"memory": mem({"earlierSlopeBytesPerSecond": null})}),
+		container("proxy", {"memory": object.remove(leaking, ["latestSlopeBytesPerSecond"])}),
 	]
 	recreated(cs, defaults) == set()
-	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}, {"container": "side", "signal": "memory.history"}}
+	no_data(cs, defaults) == {{"container": "app", "signal": "memory.history"}, {"container": "side", "signal": "memory.history"}, {"container": "proxy", "signal": "memory.history"}}
 }
 
 test_growth_keeping_exactly_min_sustained_of_its_pace_is_recreated if {
@@ -148,6 +151,17 @@ test_growth_slowing_below_min_sustained_is_not_recreated if {
 test_growth_that_stopped_is_not_recreated if {
 	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})})], defaults) == set()
 	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -50, "recentSlopeBytesPerSecond": -10})})], defaults) == set()
+}
+
+# A one-time load that has ended: the window's line and its last third still
+# rise through the load, but its last sixth no longer grows at
+# minSustained of the line's pace.
+test_growth_that_ended_is_not_recreated if {
+	cs := [container("app", {"memory": mem({"latestSlopeBytesPerSecond": 7999})})]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == set()
+	recreated([container("app", {"memory": mem({"latestSlopeBytesPerSecond": 0})})], defaults) == set()
+	recreated([container("app", {"memory": mem({"latestSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
 }
 
 # A leak that started during the window: flat or shrinking before, growing now.
@@ -168,13 +182,13 @@ test_fit_below_min_fit_is_not_recreated if {
 
 # With a 1e9 B limit the projection target is 9e8 B; growing 1000 B/s (below
 # minGrowthPerHour) the working set gains 3.6e6 B within the 1h horizon.
-slow := {"slopeBytesPerSecond": 1000, "earlierSlopeBytesPerSecond": 1000, "recentSlopeBytesPerSecond": 1000}
+slow := {"slopeBytesPerSecond": 1000, "earlierSlopeBytesPerSecond": 1000, "recentSlopeBytesPerSecond": 1000, "latestSlopeBytesPerSecond": 1000}
 
 limited := {"resources": {"limits": {"memory": 1000000000}}}
 
 test_projection_exactly_at_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896400000}))}))]
-	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
+	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
 }
 
 test_projection_just_short_of_limit_fraction_is_not_recreated if {
@@ -184,7 +198,7 @@ test_projection_just_short_of_limit_fraction_is_not_recreated if {
 
 test_growth_already_past_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
-	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; threshold 90%)"}
+	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h; threshold 90%)"}
 }
 
 test_slow_growth_without_limit_is_not_recreated if {
@@ -224,7 +238,7 @@ oom_killed(minutes) := container("app", {
 })
 
 test_oom_killed_before_is_recreated_at_its_lifetime_fraction if {
-	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 10m 32.96Mi/h, the 20m before 34.33Mi/h)"}
+	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 10m 32.96Mi/h, the 20m before 34.33Mi/h; the last 5m 33.65Mi/h)"}
 	no_data([oom_killed(30)], defaults) == set()
 }
 
@@ -251,5 +265,5 @@ test_other_terminations_teach_nothing if {
 
 # With the window long enough, a leak's own reason comes first.
 test_trend_reason_wins_over_history if {
-	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; threshold 20Mi/h)"}
+	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }

@@ -55,9 +55,11 @@ func (w *Window) add(slot int64, bytes int64) {
 }
 
 // summary is what the rules see of the window: the newest working set, a
-// least-squares line through the samples, and the slopes of the lines
+// least-squares line through the samples, the slopes of the lines
 // through the samples of its last third and of the two thirds before
-// (a leak keeps its pace, a warm-up slows down). A window slot stands
+// (a leak keeps its pace, a warm-up slows down), and the slope of the
+// line through the samples of its last sixth, at least its last
+// latestSlots slots (a rise that has ended is flat there). A window slot stands
 // for its interval, so WindowSeconds is the time from the start of the
 // oldest sample's slot to the end of the newest's. R2 is 0 when the
 // samples do not vary; a slope is 0 with fewer than two samples.
@@ -94,7 +96,8 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	my /= float64(count)
 	// In slots and KiB; scaled to seconds and bytes at the end.
 	recentFrom := oldest + (2*span+2)/3
-	var whole, earlier, recent fit
+	latestFrom := max(min(oldest+(5*span+5)/6, w.newest-latestSlots+1), oldest)
+	var whole, earlier, recent, latest fit
 	for s := oldest; s <= w.newest; s++ {
 		if v := w.kib[s%n]; v != 0 {
 			dx, dy := float64(s-w.newest)-mx, float64(v)-my
@@ -104,6 +107,9 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 			} else {
 				recent.add(dx, dy)
 			}
+			if s >= latestFrom {
+				latest.add(dx, dy)
+			}
 		}
 	}
 	perSecond := 1024 / interval.Seconds()
@@ -111,8 +117,15 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	m.R2 = whole.r2()
 	m.EarlierSlopeBytesPerSecond = earlier.slope() * perSecond
 	m.RecentSlopeBytesPerSecond = recent.slope() * perSecond
+	m.LatestSlopeBytesPerSecond = latest.slope() * perSecond
 	return m
 }
+
+// latestSlots is the fewest slots the latest slope is fitted through: a
+// short window's last sixth may hold one or two samples, and a source
+// whose value changes less often than the window's slots (metrics-server
+// scrapes every 15 s or so) may give them the same value.
+const latestSlots = 4
 
 // fit accumulates the sums of a least-squares line through points.
 type fit struct {

@@ -145,3 +145,41 @@ func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
 		t.Errorf("three samples: earlier %g B/s, recent %g; want %g (the first two) and 0 (one sample)", m.EarlierSlopeBytesPerSecond, m.RecentSlopeBytesPerSecond, want)
 	}
 }
+
+// The slope of the window's last sixth (of 120 slots, 20), at least its
+// last latestSlots slots: a one-time load that ended is flat there, a
+// leak keeps its pace.
+func TestWindowTellsWhetherTheGrowthGoesOn(t *testing.T) {
+	interval := 30 * time.Second
+	for _, tc := range []struct {
+		name string
+		f    func(sec float64) float64
+		// latest in MiB/h.
+		latest float64
+	}{
+		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 }, 60},
+		// 100Mi over 20 minutes from minute 30, flat for the last 10
+		// minutes (slots 100-119): the one-time load.
+		{"a load that ended 10 minutes ago", func(s float64) float64 { return 100*mib + min(max(s-1800, 0), 1200)*300*mib/3600 }, 0},
+		// Growing 90Mi/h over the last 10 minutes only.
+		{"a rise of the last 10 minutes", func(s float64) float64 { return 100*mib + max(s-2970, 0)*90*mib/3600 }, 90},
+	} {
+		w := newWindow("app", 120, 1)
+		fill(w, 120, interval, tc.f)
+		m := w.summary(interval)
+		if latest := m.LatestSlopeBytesPerSecond * 3600 / mib; math.Abs(latest-tc.latest) > 1 {
+			t.Errorf("%s: latest %.1f MiB/h, want %.0f", tc.name, latest, tc.latest)
+		}
+	}
+
+	// A short window's last sixth is its last latestSlots slots: of 12
+	// samples, the last four, growing 10Mi a slot after a flat start.
+	w := newWindow("app", 120, 1)
+	for i := range int64(12) {
+		w.add(1000+i, 100*mib+max(i-8, 0)*10*mib)
+	}
+	m := w.summary(interval)
+	if want := 10.0 * mib / 30; math.Abs(m.LatestSlopeBytesPerSecond-want) > 1e-6 {
+		t.Errorf("12 samples: latest %g B/s, want %g (the last %d)", m.LatestSlopeBytesPerSecond, want, latestSlots)
+	}
+}
