@@ -175,15 +175,17 @@ func TestDaemonRollingUpdateGoesOneNodeAtATime(t *testing.T) {
 	// Sample, every 200 ms, how many nodes lack a ready daemon, and
 	// whether the request was still in flight when the second node's went
 	// (read once stopSampling has returned).
-	mostWithout, inFlightWhenSecondWent, secondWent := 0, false, false
+	// worst says the daemon pods of the sample with the most nodes without
+	// one ready, as listed (a terminating pod counts as gone).
+	mostWithout, inFlightWhenSecondWent, secondWent, worst := 0, false, false, ""
 	stopSampling := every(200*time.Millisecond, func() {
-		pods, err := s.Pods(ctx, deploy.DaemonSelector)
+		list, err := s.Kube.CoreV1().Pods(deploy.Namespace).List(ctx, metav1.ListOptions{LabelSelector: deploy.DaemonSelector})
 		if err != nil {
 			return
 		}
 		ready := map[string]bool{}
-		for _, p := range pods {
-			if podReady(true)(&p) {
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil && podReady(true)(&p) {
 				ready[p.Spec.NodeName] = true
 			}
 		}
@@ -195,7 +197,9 @@ func TestDaemonRollingUpdateGoesOneNodeAtATime(t *testing.T) {
 				without++
 			}
 		}
-		mostWithout = max(mostWithout, without)
+		if without > mostWithout {
+			mostWithout, worst = without, describeDaemons(list.Items)
+		}
 		if !ready[second.Name] && !secondWent {
 			secondWent, inFlightWhenSecondWent = true, inFlight
 		}
@@ -220,7 +224,7 @@ func TestDaemonRollingUpdateGoesOneNodeAtATime(t *testing.T) {
 		return true
 	})
 	stopSampling()
-	t.Logf("at most %d of 2 nodes without a ready daemon; the request in flight when the second node's daemon went: %t", mostWithout, inFlightWhenSecondWent)
+	t.Logf("at most %d of 2 nodes without a ready daemon (%s); the request in flight when the second node's daemon went: %t", mostWithout, worst, inFlightWhenSecondWent)
 	if mostWithout > 1 {
 		t.Errorf("%d nodes were without a ready daemon at once: the rolling update did not go one node at a time", mostWithout)
 	}
@@ -228,4 +232,15 @@ func TestDaemonRollingUpdateGoesOneNodeAtATime(t *testing.T) {
 		t.Errorf("premise: the second node's daemon was replaced (%t) while the first node's request was in flight (%t)", secondWent, inFlightWhenSecondWent)
 	}
 	recreatedOnce(t, crr, pod, before)
+}
+
+// describeDaemons says each daemon pod's node, phase, readiness and
+// whether it is terminating, with its resource version.
+func describeDaemons(pods []corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, fmt.Sprintf("%s on %s: %s, ready %t, terminating %t, resourceVersion %s",
+			p.Name, p.Spec.NodeName, p.Status.Phase, podReady(true)(&p), p.DeletionTimestamp != nil, p.ResourceVersion))
+	}
+	return strings.Join(out, "; ")
 }
