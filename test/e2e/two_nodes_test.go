@@ -234,13 +234,13 @@ func TestDaemonRollingUpdateGoesOneNodeAtATime(t *testing.T) {
 	recreatedOnce(t, crr, pod, before)
 }
 
-// describeDaemons says each daemon pod's node, phase, readiness and
-// whether it is terminating, with its resource version.
+// describeDaemons says each daemon pod's node, whether it is terminating,
+// its resource version and its status (describeStatus).
 func describeDaemons(pods []corev1.Pod) string {
 	var out []string
 	for _, p := range pods {
-		out = append(out, fmt.Sprintf("%s on %s: %s, ready %t, terminating %t, resourceVersion %s",
-			p.Name, p.Spec.NodeName, p.Status.Phase, podReady(true)(&p), p.DeletionTimestamp != nil, p.ResourceVersion))
+		out = append(out, fmt.Sprintf("%s on %s (terminating %t, resourceVersion %s): %s",
+			p.Name, p.Spec.NodeName, p.DeletionTimestamp != nil, p.ResourceVersion, describeStatus(&p)))
 	}
 	return strings.Join(out, "; ")
 }
