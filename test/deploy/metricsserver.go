@@ -13,19 +13,26 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rejuv-dev/rejuv/test/cluster/harness"
 	"github.com/rejuv-dev/rejuv/test/images"
 )
 
+// metricsGroupVersion is the resource metrics API metrics-server serves.
+var metricsGroupVersion = schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"}
+
 // MetricsServer is metrics-server, built from its Go module, running in
 // the cluster's kube-system as a Deployment behind the APIService
 // v1beta1.metrics.k8s.io, as its own manifests install it.
 type MetricsServer struct {
 	Client client.Client
+	// discovery asks the API server which resources it serves.
+	discovery discovery.DiscoveryInterface
 }
 
 const (
@@ -50,7 +57,15 @@ func InstallMetricsServer(ctx context.Context, cluster *harness.Cluster, c clien
 	if _, err := cluster.BuildImage(ctx, img); err != nil {
 		return nil, err
 	}
-	m := &MetricsServer{Client: c}
+	cfg, err := cluster.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("install metrics-server: discovery client: %w", err)
+	}
+	m := &MetricsServer{Client: c, discovery: dc}
 	for _, o := range metricsServerObjects(img.Ref()) {
 		if err := createOrReplace(ctx, c, o); err != nil {
 			return nil, fmt.Errorf("install metrics-server: %w", err)
@@ -74,8 +89,11 @@ func (m *MetricsServer) Uninstall(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// waitServing waits until the APIService is Available and a list of pod
-// metrics answers.
+// waitServing waits until the APIService is Available, the API server's
+// discovery lists the metrics API (the aggregated discovery of a group is
+// refreshed after its APIService becomes Available, and until then every
+// client that discovers the server's resources fails on it as stale) and
+// a list of pod metrics answers.
 func (m *MetricsServer) waitServing(ctx context.Context) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -84,17 +102,36 @@ func (m *MetricsServer) waitServing(ctx context.Context) error {
 			last = err.Error()
 			return false, nil
 		}
+		available := false
 		conds, _, _ := unstructured.NestedSlice(svc.Object, "status", "conditions")
 		for _, c := range conds {
 			cm, _ := c.(map[string]any)
 			if cm["type"] == "Available" {
 				last = fmt.Sprintf("APIService %s Available=%v: %v", metricsAPIService, cm["status"], cm["message"])
-				if cm["status"] == "True" {
-					return true, nil
-				}
+				available = cm["status"] == "True"
 			}
 		}
-		return false, nil
+		if !available {
+			return false, nil
+		}
+		if _, _, err := m.discovery.ServerGroupsAndResources(); err != nil {
+			if failed, ok := err.(*discovery.ErrGroupDiscoveryFailed); ok {
+				if gerr, ok := failed.Groups[metricsGroupVersion]; ok {
+					last = fmt.Sprintf("discovery of %s: %v", metricsGroupVersion, gerr)
+					return false, nil
+				}
+			} else {
+				last = fmt.Sprintf("discovery: %v", err)
+				return false, nil
+			}
+		}
+		pods := &unstructured.UnstructuredList{}
+		pods.SetGroupVersionKind(metricsGroupVersion.WithKind("PodMetricsList"))
+		if err := m.Client.List(ctx, pods); err != nil {
+			last = fmt.Sprintf("list pod metrics: %v", err)
+			return false, nil
+		}
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("wait for metrics-server to serve %s: %w (last: %s)", metricsAPIService, err, last)
@@ -102,7 +139,6 @@ func (m *MetricsServer) waitServing(ctx context.Context) error {
 	return nil
 }
 
-// createOrReplace creates o, or replaces the object of its name.
 func createOrReplace(ctx context.Context, c client.Client, o client.Object) error {
 	err := c.Create(ctx, o)
 	if !apierrors.IsAlreadyExists(err) {

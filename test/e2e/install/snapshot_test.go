@@ -84,16 +84,23 @@ type before struct {
 	objects map[string]bool
 }
 
-// snapshotNow is the cluster's objects now.
+// snapshotNow is the cluster's objects now. A snapshot that fails (an
+// aggregated API briefly unavailable or its discovery stale) is taken
+// again for up to a minute.
 func snapshotNow(t *testing.T) before {
 	t.Helper()
 	cfg, err := cluster.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects, err := snapshot(context.Background(), cfg)
+	var objects map[string]bool
+	var last error
+	err = wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		objects, last = snapshot(ctx, cfg)
+		return last == nil, nil
+	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("take a snapshot of the cluster's objects: %v (last: %v)", err, last)
 	}
 	return before{cfg: cfg, objects: objects}
 }
