@@ -91,8 +91,11 @@ func (s *Sampler) clock() clock.WithTicker {
 // slots is how many slots a window holds: one per interval of the window,
 // and one more, so that a window spans the whole of it although samples
 // come at the source's times, not exactly one per slot.
-func (s *Sampler) slots() int {
-	return max(int((s.Window+s.Interval-1)/s.Interval)+1, 2)
+func (s *Sampler) slots() int { return slotsFor(s.Interval, s.Window) }
+
+// slotsFor is how many slots a window of span holds at interval.
+func slotsFor(interval, span time.Duration) int {
+	return max(int((span+interval-1)/interval)+1, 2)
 }
 
 // SampleOnce samples every namespace that a policy with memory rules

@@ -121,8 +121,7 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Samples come some moment into each interval, as a source's do.
-	clock.Step(time.Second + time.Duration(seed*7%29)*time.Second)
+	clock.Step(FirstSample(seed))
 	var out Outcome
 	for clock.Since(start) <= s.For {
 		age := clock.Since(src.started)
@@ -200,8 +199,10 @@ func (s *source) kill(t testing.TB, c client.Client, pod *corev1.Pod) {
 }
 
 // TestCatalogue replays every shape with each seed: each leak is
-// recreated before 90% of its limit, no healthy shape is ever recreated;
-// and docs/rules.md holds the table of the outcomes (make docs writes it).
+// recreated before 90% of its limit, no healthy shape is ever recreated,
+// a backtest of the shape's recording finds the same (the same kills, the
+// same first recreation with the same reason); and docs/rules.md holds
+// the table of the outcomes (make docs writes it).
 func TestCatalogue(t *testing.T) {
 	shapes := Catalogue()
 	outcomes := make([][]Outcome, len(shapes))
@@ -213,6 +214,9 @@ func TestCatalogue(t *testing.T) {
 					o := replay(t, s, seed)
 					outcomes[i] = append(outcomes[i], o)
 					t.Logf("seed %d: %s %s", seed, o.String(s), o.Reason)
+					if bt := backtested(t, s, seed); bt.String(s) != o.String(s) || (o.Recreated && bt.Reason != "leak: app: "+o.Reason) {
+						t.Errorf("%s, seed %d: the backtest of its recording found %s (reason %q); the replay %s (reason %q)", s.Name, seed, bt.String(s), bt.Reason, o.String(s), o.Reason)
+					}
 					if !o.Met(s) {
 						want := "never recreated"
 						if s.Leak {

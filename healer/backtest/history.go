@@ -1,0 +1,70 @@
+package backtest
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/rejuv-dev/rejuv/healer/workingset"
+)
+
+// Pod is one pod as history recorded it over the period.
+type Pod struct {
+	// Pod is the pod's object: its name, UID, labels and spec (its
+	// containers and their limits). Its status is rebuilt at each pass
+	// from Containers.
+	Pod *corev1.Pod
+	// From and To bound when the pod ran; To is zero while it still runs.
+	From, To   time.Time
+	Containers []Container
+}
+
+// Container is one container of a pod: its instances, oldest first.
+type Container struct {
+	Name      string
+	Instances []Instance
+}
+
+// Instance is one run of a container, from its start to its end.
+type Instance struct {
+	// ID is the runtime's ID of the instance, without the runtime://
+	// prefix: the samples of the working set name it.
+	ID      string
+	Started time.Time
+	// Ended is when it ended, zero while it runs; Reason is why, as the
+	// kubelet says it (OOMKilled for the kernel's OOM kill), with its
+	// exit code.
+	Ended    time.Time
+	Reason   string
+	ExitCode int32
+}
+
+// OOMKilled is the kubelet's reason for an instance the kernel killed for
+// running out of memory.
+const OOMKilled = "OOMKilled"
+
+// Source is the history a backtest reads.
+type Source interface {
+	// Pods are the pods of namespace that selector chooses and that ran
+	// at some time in [from, to), with their containers' instances, and
+	// the pods of that time and namespace whose labels history does not
+	// hold (they cannot be matched, so they are not replayed).
+	Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Unmatched, error)
+	// WorkingSet is the working set of the containers of the named pods
+	// of namespace sampled in (from, to], each container's in time
+	// order, every sample naming its instance.
+	WorkingSet(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error)
+}
+
+// Unmatched counts the pods a backtest could not match, and says why.
+type Unmatched struct {
+	Pods int    `json:"pods"`
+	Why  string `json:"why,omitempty"`
+}
+
+// ContainerRef names a container of a pod of the policy's namespace.
+type ContainerRef struct {
+	Pod, Container string
+}
