@@ -16,7 +16,9 @@ type Pod struct {
 	// containers and their limits). Its status is rebuilt at each pass
 	// from Containers.
 	Pod *corev1.Pod
-	// From and To bound when the pod ran; To is zero while it still runs.
+	// From and To bound when the pod ran. A zero To leaves the end to the
+	// samples: the pod is gone once its containers have had no sample for
+	// GoneAfter (or never had one since From).
 	From, To   time.Time
 	Containers []Container
 }
@@ -40,6 +42,11 @@ type Instance struct {
 	Reason   string
 	ExitCode int32
 }
+
+// GoneAfter is how long a pod without an end in history may go without a
+// sample before it counts as gone: Prometheus' lookback, after which its
+// series are stale.
+const GoneAfter = 5 * time.Minute
 
 // OOMKilled is the kubelet's reason for an instance the kernel killed for
 // running out of memory.

@@ -145,7 +145,8 @@ func (b *backtest) read(ctx context.Context, from, to time.Time) (map[ContainerR
 	since := from.Add(-2 * b.opt.Interval)
 	var names []string
 	for _, s := range b.states {
-		if s.rec.From.Before(to) && (s.rec.To.IsZero() || s.rec.To.After(since)) {
+		known := s.rec.To.IsZero() && (s.lastSample.IsZero() || since.Sub(s.lastSample) < GoneAfter)
+		if s.rec.From.Before(to) && (known || s.rec.To.After(since)) {
 			names = append(names, s.rec.Pod.Name)
 		}
 	}
@@ -170,8 +171,9 @@ type cursors struct {
 }
 
 // newest is the newest sample of the container's in (t-span, t] that
-// keep accepts; ok is false when there is none. Ticks come in time order.
-func (c *cursors) newest(ref ContainerRef, t time.Time, span time.Duration, keep func(*workingset.Sample) bool) (workingset.Sample, bool) {
+// keep accepts; ok is false when there is none. latest is the time of the
+// newest sample in it, accepted or not. Ticks come in time order.
+func (c *cursors) newest(ref ContainerRef, t time.Time, span time.Duration, keep func(*workingset.Sample) bool) (out workingset.Sample, latest time.Time, ok bool) {
 	list := c.samples[ref]
 	i := c.at[ref]
 	oldest := t.Add(-span)
@@ -179,38 +181,35 @@ func (c *cursors) newest(ref ContainerRef, t time.Time, span time.Duration, keep
 		i++
 	}
 	c.at[ref] = i
-	var out workingset.Sample
-	found := false
 	for ; i < len(list) && !list[i].Time.After(t); i++ {
+		latest = list[i].Time
 		if keep(&list[i]) {
-			out, found = list[i], true
+			out, ok = list[i], true
 		}
 	}
-	return out, found
+	return out, latest, ok
 }
 
 // sample is the sampler's tick at t: each running container of each pod
-// alive takes the newest sample of its instance of the last two
-// intervals, as the manager's sampler does.
+// that may have samples takes the newest sample of its instance of the
+// last two intervals, as the manager's sampler does.
 func (b *backtest) sample(t time.Time, cur *cursors) {
 	b.windows.sampled = t
 	for _, s := range b.states {
-		if !s.alive(t) {
-			if s.built && !s.rec.To.IsZero() && !t.Before(s.rec.To) {
-				b.windows.forget(s.rec.Pod.UID)
-			}
+		if !s.sampled(t) {
 			continue
+		}
+		if s.built && !s.alive(t) {
+			b.windows.forget(s.rec.Pod.UID)
 		}
 		s.at(t)
 		for i := range s.containers {
-			in := s.instance(i)
-			if in == nil {
-				continue
-			}
 			name := s.rec.Containers[i].Name
-			sm, ok := cur.newest(ContainerRef{Pod: s.rec.Pod.Name, Container: name}, t, 2*b.opt.Interval, func(sm *workingset.Sample) bool {
-				return (sm.ContainerID == "" || sm.ContainerID == in.ID) && !sm.Time.Before(in.Started)
+			in := s.instance(i)
+			sm, latest, ok := cur.newest(ContainerRef{Pod: s.rec.Pod.Name, Container: name}, t, 2*b.opt.Interval, func(sm *workingset.Sample) bool {
+				return in != nil && (sm.ContainerID == "" || sm.ContainerID == in.ID) && !sm.Time.Before(in.Started)
 			})
+			s.lastSample = maxTime(s.lastSample, latest)
 			if ok {
 				b.windows.track(s.rec.Pod.UID, name).Add(in.ID, sm.Time, sm.Bytes)
 			}

@@ -31,8 +31,10 @@ type podState struct {
 	version int
 	pod     corev1.Pod
 	built   bool
-	// judged is set once a pass judged the pod.
-	judged bool
+	// judged is set once a pass judged the pod; lastSample is the time of
+	// its containers' newest sample so far.
+	judged     bool
+	lastSample time.Time
 	// now is the time the state was moved to.
 	now time.Time
 }
@@ -58,9 +60,29 @@ func newPodState(rec *Pod) *podState {
 	return s
 }
 
-// alive reports whether the pod ran at t.
+// alive reports whether the pod ran at t: between From and To, or,
+// without a To, until its samples stopped GoneAfter before.
 func (s *podState) alive(t time.Time) bool {
+	switch {
+	case t.Before(s.rec.From):
+		return false
+	case !s.rec.To.IsZero():
+		return t.Before(s.rec.To)
+	}
+	return t.Sub(maxTime(s.lastSample, s.rec.From)) < GoneAfter
+}
+
+// sampled reports whether the pod may still have samples at t: it has
+// not been seen gone before.
+func (s *podState) sampled(t time.Time) bool {
 	return !t.Before(s.rec.From) && (s.rec.To.IsZero() || t.Before(s.rec.To))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // at moves the state to t (never back) and returns the pod as it was then.

@@ -35,11 +35,16 @@ func backtested(t testing.TB, s Shape, seed uint64) Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Outcome
 	if len(report.Results) == 0 {
-		return out
+		return Outcome{}
 	}
-	res := report.Results[0]
+	return outcomeOf(report.Results[0])
+}
+
+// outcomeOf is a container's result as a replay's outcome: the kills
+// before the first recreation, and that one.
+func outcomeOf(res backtest.ContainerResult) Outcome {
+	var out Outcome
 	first := time.Time{}
 	if len(res.Recreations) > 0 {
 		r := res.Recreations[0]

@@ -1,0 +1,455 @@
+package backtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rejuv-dev/rejuv/healer/workingset"
+)
+
+// Prometheus is history as a Prometheus holds it, scraping the kubelets'
+// cAdvisor endpoint (as the manager's Prometheus source reads it) and,
+// where it runs, kube-state-metrics:
+//
+//   - the containers' instances from cAdvisor's container_start_time_seconds
+//     (an instance per container ID of the cgroup path, the id label), each
+//     ending as the next starts, their memory limits from
+//     container_spec_memory_limit_bytes; a pod is gone when its samples stop
+//     (Pod.To);
+//   - the working set, the manager's series (Metric), its raw samples;
+//   - the labels of past pods from kube-state-metrics' kube_pod_labels (its
+//     label_<name> labels: only those kube-state-metrics is allowed to
+//     export, --metric-labels-allowlist);
+//   - the OOM kills from kube-state-metrics' restart counter and last
+//     terminated reason.
+type Prometheus struct {
+	API promv1.API
+	// Metric is the working set series (workingset.DefaultWorkingSetMetric).
+	Metric string
+	// Live are the pods running now, as the API server has them: matched
+	// by their labels, with their spec, whatever history holds of them.
+	Live []corev1.Pod
+	// Step is the resolution of the times read from whole series (a pod's
+	// end, a kill), DefaultStep when zero.
+	Step time.Duration
+	// PodsPerQuery bounds the pods one query of the working set names
+	// (DefaultPodsPerQuery when zero): with a chunk's length, it bounds
+	// the samples one query returns.
+	PodsPerQuery int
+}
+
+// Defaults of Prometheus.
+const (
+	DefaultStep         = time.Minute
+	DefaultPodsPerQuery = 50
+)
+
+// History's series.
+const (
+	startTimeMetric = "container_start_time_seconds"
+	limitMetric     = "container_spec_memory_limit_bytes"
+	podLabelsMetric = "kube_pod_labels"
+	restartsMetric  = "kube_pod_container_status_restarts_total"
+	lastReason      = "kube_pod_container_status_last_terminated_reason"
+)
+
+// Pods reads the instances of the containers of namespace that ran in
+// [from, to), and the pods they belong to whose labels (live, or in
+// kube_pod_labels) selector chooses.
+func (p *Prometheus) Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Unmatched, error) {
+	span := promDuration(to.Sub(from))
+	step := promDuration(p.step())
+	containers := fmt.Sprintf(`{namespace=%s,container!="",container!="POD"}`, strconv.Quote(namespace))
+	starts, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s%s[%s])`, startTimeMetric, containers, span), to)
+	if err != nil {
+		return nil, Unmatched{}, err
+	}
+	limits, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s%s[%s])`, limitMetric, containers, span), to)
+	if err != nil {
+		return nil, Unmatched{}, err
+	}
+	podLabels, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s{namespace=%s}[%s])`, podLabelsMetric, strconv.Quote(namespace), span), to)
+	if err != nil {
+		return nil, Unmatched{}, err
+	}
+	kills, err := p.kills(ctx, namespace, span, step, to)
+	if err != nil {
+		return nil, Unmatched{}, err
+	}
+
+	h := newHistoryPods(p.Live, namespace)
+	for _, s := range starts {
+		h.instance(s.Metric, time.Unix(0, int64(float64(s.Value)*1e9)).UTC())
+	}
+	for _, s := range limits {
+		h.limit(s.Metric, int64(s.Value))
+	}
+	for _, s := range podLabels {
+		h.labels(s.Metric)
+	}
+	return h.pods(selector, kills, p.step())
+}
+
+// kills are the times at which a container's restart counter went up
+// with its last termination OOMKilled, to a step, by pod UID and
+// container; nil when kube-state-metrics' series are not there.
+func (p *Prometheus) kills(ctx context.Context, namespace, span, step string, to time.Time) (map[ContainerRef][]time.Time, error) {
+	ns := fmt.Sprintf(`{namespace=%s}`, strconv.Quote(namespace))
+	query := fmt.Sprintf(`((%[1]s%[2]s - %[1]s%[2]s offset %[4]s) > 0 and on (namespace, pod, uid, container) %[3]s{namespace=%[5]s,reason="OOMKilled"} == 1)[%[6]s:%[4]s]`,
+		restartsMetric, ns, lastReason, step, strconv.Quote(namespace), span)
+	v, _, _, err := p.API.Query(ctx, query, to)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", query, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("query %s: a %s, not a range vector", query, v.Type())
+	}
+	out := map[ContainerRef][]time.Time{}
+	for _, series := range m {
+		ref := ContainerRef{Pod: string(series.Metric["uid"]), Container: string(series.Metric["container"])}
+		for _, sp := range series.Values {
+			out[ref] = append(out[ref], sp.Timestamp.Time().UTC())
+		}
+	}
+	return out, nil
+}
+
+// WorkingSet reads the raw samples of the working set of the named pods'
+// containers in (from, to], PodsPerQuery pods a query.
+func (p *Prometheus) WorkingSet(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error) {
+	out := map[ContainerRef][]workingset.Sample{}
+	per := p.PodsPerQuery
+	if per <= 0 {
+		per = DefaultPodsPerQuery
+	}
+	for batch := range slices.Chunk(pods, per) {
+		quoted := make([]string, len(batch))
+		for i, name := range batch {
+			quoted[i] = regexp.QuoteMeta(name)
+		}
+		query := fmt.Sprintf(`%s{namespace=%s,pod=~%s,container!="",container!="POD"}[%s]`, p.metric(), strconv.Quote(namespace),
+			strconv.Quote(strings.Join(quoted, "|")), promDuration(to.Sub(from)))
+		v, _, _, err := p.API.Query(ctx, query, to)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", truncate(query), err)
+		}
+		m, ok := v.(model.Matrix)
+		if !ok {
+			return nil, fmt.Errorf("query %s: a %s, not a range vector", truncate(query), v.Type())
+		}
+		for _, series := range m {
+			pod, container := string(series.Metric["pod"]), string(series.Metric["container"])
+			id, _ := idsOf(string(series.Metric["id"]))
+			ref := ContainerRef{Pod: pod, Container: container}
+			list := out[ref]
+			for _, sp := range series.Values {
+				if at := sp.Timestamp.Time(); at.After(from) {
+					list = append(list, workingset.Sample{Pod: pod, Container: container, ContainerID: id, Time: at, Bytes: int64(sp.Value)})
+				}
+			}
+			out[ref] = list
+		}
+	}
+	for ref, list := range out {
+		// A container's instances are separate series.
+		slices.SortStableFunc(list, func(a, b workingset.Sample) int { return a.Time.Compare(b.Time) })
+		out[ref] = list
+	}
+	return out, nil
+}
+
+// vector is an instant query's result.
+func (p *Prometheus) vector(ctx context.Context, query string, at time.Time) (model.Vector, error) {
+	v, _, _, err := p.API.Query(ctx, query, at)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", query, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("query %s: a %s, not an instant vector", query, v.Type())
+	}
+	return vec, nil
+}
+
+func (p *Prometheus) metric() string {
+	if p.Metric == "" {
+		return workingset.DefaultWorkingSetMetric
+	}
+	return p.Metric
+}
+
+func (p *Prometheus) step() time.Duration {
+	if p.Step <= 0 {
+		return DefaultStep
+	}
+	return p.Step
+}
+
+// promDuration is d in PromQL's units, whole seconds (at least one).
+func promDuration(d time.Duration) string {
+	return strconv.FormatInt(max(int64(math.Ceil(d.Seconds())), 1), 10) + "s"
+}
+
+// truncate shortens a query naming many pods for an error.
+func truncate(query string) string {
+	if len(query) > 200 {
+		return query[:200] + "..."
+	}
+	return query
+}
+
+// idsOf reads the container ID and the pod UID from a cAdvisor cgroup
+// path: /kubepods/burstable/pod<uid>/<id> with cgroupfs, or
+// .../kubepods-burstable-pod<uid_with_underscores>.slice/cri-containerd-<id>.scope
+// with systemd; empty when the path has none.
+func idsOf(cgroup string) (id, uid string) {
+	parts := strings.Split(strings.Trim(cgroup, "/"), "/")
+	if len(parts) < 2 {
+		return "", ""
+	}
+	base := strings.TrimSuffix(parts[len(parts)-1], ".scope")
+	for _, prefix := range []string{"cri-containerd-", "crio-", "docker-"} {
+		base = strings.TrimPrefix(base, prefix)
+	}
+	if len(base) == 64 && strings.Trim(base, "0123456789abcdef") == "" {
+		id = base
+	}
+	parent := strings.TrimSuffix(parts[len(parts)-2], ".slice")
+	if i := strings.LastIndex(parent, "pod"); i >= 0 && (i == 0 || parent[i-1] == '-') {
+		uid = strings.ReplaceAll(parent[i+len("pod"):], "_", "-")
+	}
+	return id, uid
+}
+
+// historyPods gathers what the queries said, by pod UID.
+type historyPods struct {
+	namespace string
+	live      map[types.UID]*corev1.Pod
+	byUID     map[types.UID]*historyPod
+	// labelled are the label sets of kube_pod_labels, by pod UID.
+	labelled map[types.UID]map[string]string
+}
+
+type historyPod struct {
+	name       string
+	node       string
+	containers map[string]*historyContainer
+}
+
+type historyContainer struct {
+	instances []*historyInstance
+	limit     int64
+}
+
+type historyInstance struct {
+	id      string
+	started time.Time
+}
+
+func newHistoryPods(live []corev1.Pod, namespace string) *historyPods {
+	h := &historyPods{namespace: namespace, live: map[types.UID]*corev1.Pod{}, byUID: map[types.UID]*historyPod{}, labelled: map[types.UID]map[string]string{}}
+	for i := range live {
+		if live[i].Namespace == namespace {
+			h.live[live[i].UID] = &live[i]
+		}
+	}
+	return h
+}
+
+// container is the container a cAdvisor series names, nil when its path
+// names no container and pod.
+func (h *historyPods) container(m model.Metric) (*historyContainer, string) {
+	id, uid := idsOf(string(m["id"]))
+	if id == "" || uid == "" {
+		return nil, ""
+	}
+	pod := h.byUID[types.UID(uid)]
+	if pod == nil {
+		pod = &historyPod{name: string(m["pod"]), node: string(m["node"]), containers: map[string]*historyContainer{}}
+		h.byUID[types.UID(uid)] = pod
+	}
+	name := string(m["container"])
+	c := pod.containers[name]
+	if c == nil {
+		c = &historyContainer{}
+		pod.containers[name] = c
+	}
+	return c, id
+}
+
+func (h *historyPods) instance(m model.Metric, started time.Time) {
+	c, id := h.container(m)
+	if c == nil {
+		return
+	}
+	for _, in := range c.instances {
+		if in.id == id {
+			return
+		}
+	}
+	c.instances = append(c.instances, &historyInstance{id: id, started: started})
+}
+
+func (h *historyPods) limit(m model.Metric, bytes int64) {
+	if c, _ := h.container(m); c != nil {
+		c.limit = max(c.limit, bytes)
+	}
+}
+
+// labels records a kube_pod_labels series: label_<key> labels are the
+// pod's, their keys as kube-state-metrics sanitized them.
+func (h *historyPods) labels(m model.Metric) {
+	uid := types.UID(m["uid"])
+	if uid == "" {
+		return
+	}
+	set := map[string]string{}
+	for k, v := range m {
+		if key, ok := strings.CutPrefix(string(k), "label_"); ok {
+			set[key] = string(v)
+		}
+	}
+	h.labelled[uid] = set
+}
+
+// pods are the pods selector chooses, by their live labels or else those
+// of kube_pod_labels; the others are counted unmatched.
+func (h *historyPods) pods(selector labels.Selector, kills map[ContainerRef][]time.Time, step time.Duration) ([]Pod, Unmatched, error) {
+	sanitized, err := sanitizedSelector(selector)
+	if err != nil {
+		return nil, Unmatched{}, err
+	}
+	var out []Pod
+	var unmatched Unmatched
+	uids := make([]types.UID, 0, len(h.byUID))
+	for uid := range h.byUID {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	for _, uid := range uids {
+		hp := h.byUID[uid]
+		pod := h.live[uid]
+		switch {
+		case pod != nil:
+			if !selector.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			pod = pod.DeepCopy()
+		case h.labelled[uid] != nil:
+			if !sanitized.Matches(labels.Set(h.labelled[uid])) {
+				continue
+			}
+			pod = hp.object(h.namespace, uid, h.labelled[uid])
+		default:
+			unmatched.Pods++
+			continue
+		}
+		out = append(out, hp.record(pod, kills, step))
+	}
+	if unmatched.Pods > 0 {
+		unmatched.Why = "neither running now nor in kube-state-metrics' kube_pod_labels with the labels the selector names (kube-state-metrics exports only the labels of --metric-labels-allowlist)"
+	}
+	return out, unmatched, nil
+}
+
+// object is a past pod as history has it: its name, UID, labels (their
+// keys sanitized), node and its containers with their memory limits.
+func (hp *historyPod) object(namespace string, uid types.UID, set map[string]string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: hp.name, UID: uid, Labels: set}, Spec: corev1.PodSpec{NodeName: hp.node}}
+	names := make([]string, 0, len(hp.containers))
+	for name := range hp.containers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c := corev1.Container{Name: name}
+		if l := hp.containers[name].limit; l > 0 {
+			c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(l, resource.BinarySI)}
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+	}
+	return pod
+}
+
+// record is the pod's history: its instances in order, each ended as
+// the next starts (OOMKilled when a kill of the container came within two
+// steps after). The last instance's end and the pod's are left to the
+// samples: history has them when they stop (Pod.To).
+func (hp *historyPod) record(pod *corev1.Pod, kills map[ContainerRef][]time.Time, step time.Duration) Pod {
+	rec := Pod{Pod: pod}
+	for _, c := range pod.Spec.Containers {
+		hc := hp.containers[c.Name]
+		if hc == nil {
+			continue
+		}
+		slices.SortFunc(hc.instances, func(a, b *historyInstance) int { return a.started.Compare(b.started) })
+		container := Container{Name: c.Name}
+		for i, hi := range hc.instances {
+			in := Instance{ID: hi.id, Started: hi.started}
+			if rec.From.IsZero() || hi.started.Before(rec.From) {
+				rec.From = hi.started
+			}
+			if i+1 < len(hc.instances) {
+				next := hc.instances[i+1].started
+				in.Ended = next
+				for _, k := range kills[ContainerRef{Pod: string(pod.UID), Container: c.Name}] {
+					if !k.Before(next) && k.Sub(next) <= 2*step {
+						in.Reason, in.ExitCode = OOMKilled, 137
+					}
+				}
+			}
+			container.Instances = append(container.Instances, in)
+		}
+		rec.Containers = append(rec.Containers, container)
+	}
+	return rec
+}
+
+// sanitizedSelector is selector with its keys as kube-state-metrics
+// writes them in kube_pod_labels' label names: every character but
+// letters, digits and _ replaced by _.
+func sanitizedSelector(selector labels.Selector) (labels.Selector, error) {
+	reqs, selectable := selector.Requirements()
+	out := labels.NewSelector()
+	if !selectable {
+		return labels.Nothing(), nil
+	}
+	for _, r := range reqs {
+		values := r.Values().UnsortedList()
+		op := r.Operator()
+		if op == selection.DoubleEquals {
+			op = selection.Equals
+		}
+		req, err := labels.NewRequirement(sanitizeKey(r.Key()), op, values)
+		if err != nil {
+			return nil, fmt.Errorf("selector key %s as kube-state-metrics writes it: %w", r.Key(), err)
+		}
+		out = out.Add(*req)
+	}
+	return out, nil
+}
+
+func sanitizeKey(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, key)
+}
