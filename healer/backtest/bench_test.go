@@ -41,8 +41,8 @@ func newFleet(n int, from, to time.Time, bytes func(int, time.Time) int64) *flee
 	return f
 }
 
-func (f *fleet) Pods(context.Context, string, labels.Selector, time.Time, time.Time) ([]Pod, Unmatched, error) {
-	return f.pods, Unmatched{}, nil
+func (f *fleet) Pods(context.Context, string, labels.Selector, time.Time, time.Time) ([]Pod, Coverage, error) {
+	return f.pods, Coverage{}, nil
 }
 
 func (f *fleet) WorkingSet(_ context.Context, _ string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error) {

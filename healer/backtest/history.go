@@ -56,19 +56,25 @@ const OOMKilled = "OOMKilled"
 type Source interface {
 	// Pods are the pods of namespace that selector chooses and that ran
 	// at some time in [from, to), with their containers' instances, and
-	// the pods of that time and namespace whose labels history does not
-	// hold (they cannot be matched, so they are not replayed).
-	Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Unmatched, error)
+	// what history lacks: the pods of that time and namespace whose labels
+	// it does not hold (they cannot be matched, so they are not
+	// replayed), the OOM kills.
+	Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Coverage, error)
 	// WorkingSet is the working set of the containers of the named pods
 	// of namespace sampled in (from, to], each container's in time
 	// order, every sample naming its instance.
 	WorkingSet(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error)
 }
 
-// Unmatched counts the pods a backtest could not match, and says why.
-type Unmatched struct {
-	Pods int    `json:"pods"`
-	Why  string `json:"why,omitempty"`
+// Coverage says what history could not give a backtest.
+type Coverage struct {
+	// Unmatched counts the pods history holds whose labels it does not
+	// hold (they are not replayed), and UnmatchedWhy says why.
+	Unmatched    int    `json:"unmatched"`
+	UnmatchedWhy string `json:"unmatchedWhy,omitempty"`
+	// KillsUnknown says why the OOM kills of the period are not known,
+	// "" when they are.
+	KillsUnknown string `json:"killsUnknown,omitempty"`
 }
 
 // ContainerRef names a container of a pod of the policy's namespace.

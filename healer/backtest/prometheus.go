@@ -71,25 +71,25 @@ const (
 // Pods reads the instances of the containers of namespace that ran in
 // [from, to), and the pods they belong to whose labels (live, or in
 // kube_pod_labels) selector chooses.
-func (p *Prometheus) Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Unmatched, error) {
+func (p *Prometheus) Pods(ctx context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]Pod, Coverage, error) {
 	span := promDuration(to.Sub(from))
 	step := promDuration(p.step())
 	containers := fmt.Sprintf(`{namespace=%s,container!="",container!="POD"}`, strconv.Quote(namespace))
 	starts, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s%s[%s])`, startTimeMetric, containers, span), to)
 	if err != nil {
-		return nil, Unmatched{}, err
+		return nil, Coverage{}, err
 	}
 	limits, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s%s[%s])`, limitMetric, containers, span), to)
 	if err != nil {
-		return nil, Unmatched{}, err
+		return nil, Coverage{}, err
 	}
 	podLabels, err := p.vector(ctx, fmt.Sprintf(`max_over_time(%s{namespace=%s}[%s])`, podLabelsMetric, strconv.Quote(namespace), span), to)
 	if err != nil {
-		return nil, Unmatched{}, err
+		return nil, Coverage{}, err
 	}
 	kills, err := p.kills(ctx, namespace, span, step, to)
 	if err != nil {
-		return nil, Unmatched{}, err
+		return nil, Coverage{}, err
 	}
 
 	h := newHistoryPods(p.Live, namespace)
@@ -102,7 +102,18 @@ func (p *Prometheus) Pods(ctx context.Context, namespace string, selector labels
 	for _, s := range podLabels {
 		h.labels(s.Metric)
 	}
-	return h.pods(selector, kills, p.step())
+	pods, cov, err := h.pods(selector, kills, p.step())
+	if err != nil {
+		return nil, cov, err
+	}
+	restarts, err := p.vector(ctx, fmt.Sprintf(`count(max_over_time(%s{namespace=%s}[%s]))`, restartsMetric, strconv.Quote(namespace), span), to)
+	if err != nil {
+		return nil, cov, err
+	}
+	if len(restarts) == 0 && len(pods) > 0 {
+		cov.KillsUnknown = fmt.Sprintf("Prometheus has no %s of the namespace in the period (kube-state-metrics' series): the OOM kills are not known", restartsMetric)
+	}
+	return pods, cov, nil
 }
 
 // kills are the times at which a container's restart counter went up
@@ -330,13 +341,13 @@ func (h *historyPods) labels(m model.Metric) {
 
 // pods are the pods selector chooses, by their live labels or else those
 // of kube_pod_labels; the others are counted unmatched.
-func (h *historyPods) pods(selector labels.Selector, kills map[ContainerRef][]time.Time, step time.Duration) ([]Pod, Unmatched, error) {
+func (h *historyPods) pods(selector labels.Selector, kills map[ContainerRef][]time.Time, step time.Duration) ([]Pod, Coverage, error) {
 	sanitized, err := sanitizedSelector(selector)
 	if err != nil {
-		return nil, Unmatched{}, err
+		return nil, Coverage{}, err
 	}
 	var out []Pod
-	var unmatched Unmatched
+	var cov Coverage
 	uids := make([]types.UID, 0, len(h.byUID))
 	for uid := range h.byUID {
 		uids = append(uids, uid)
@@ -357,15 +368,15 @@ func (h *historyPods) pods(selector labels.Selector, kills map[ContainerRef][]ti
 			}
 			pod = hp.object(h.namespace, uid, h.labelled[uid])
 		default:
-			unmatched.Pods++
+			cov.Unmatched++
 			continue
 		}
 		out = append(out, hp.record(pod, kills, step))
 	}
-	if unmatched.Pods > 0 {
-		unmatched.Why = "neither running now nor in kube-state-metrics' kube_pod_labels with the labels the selector names (kube-state-metrics exports only the labels of --metric-labels-allowlist)"
+	if cov.Unmatched > 0 {
+		cov.UnmatchedWhy = "neither running now nor in kube-state-metrics' kube_pod_labels with the labels the selector names (kube-state-metrics exports only the labels of --metric-labels-allowlist)"
 	}
-	return out, unmatched, nil
+	return out, cov, nil
 }
 
 // object is a past pod as history has it: its name, UID, labels (their

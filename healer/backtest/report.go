@@ -21,8 +21,8 @@ type Report struct {
 	// Pods and Containers count what the policy selected in the period.
 	Pods       int `json:"pods"`
 	Containers int `json:"containers"`
-	// Unmatched are the pods history holds without the labels to match.
-	Unmatched Unmatched `json:"unmatched"`
+	// Coverage is what history lacked.
+	Coverage Coverage `json:"coverage"`
 	// NotReplayed are the rules whose verdicts the history cannot give,
 	// and why: they were evaluated, but what they read was not recorded.
 	NotReplayed []RuleNote `json:"notReplayed,omitempty"`

@@ -58,7 +58,7 @@ func Run(ctx context.Context, p *v1alpha1.RecreatePolicy, src Source, from, to t
 		return nil, fmt.Errorf("backtest of RecreatePolicy %s/%s: spec.selector: %w", p.Namespace, p.Name, err)
 	}
 	start := from.Add(-opt.Window)
-	recs, unmatched, err := src.Pods(ctx, p.Namespace, sel, start, to)
+	recs, coverage, err := src.Pods(ctx, p.Namespace, sel, start, to)
 	if err != nil {
 		return nil, fmt.Errorf("backtest of RecreatePolicy %s/%s: read the pods of history: %w", p.Namespace, p.Name, err)
 	}
@@ -67,7 +67,7 @@ func Run(ctx context.Context, p *v1alpha1.RecreatePolicy, src Source, from, to t
 		windows: newWindows(opt.Interval, opt.Window),
 		report: &Report{Policy: p.Namespace + "/" + p.Name, Variant: opt.Variant, From: from, To: to,
 			Interval: metav1.Duration{Duration: opt.Interval}, Window: metav1.Duration{Duration: opt.Window},
-			Unmatched: unmatched, NotReplayed: notReplayed(p), Held: map[string]int{}},
+			Coverage: coverage, NotReplayed: notReplayed(p), Held: map[string]int{}},
 		results: map[ContainerRef]*ContainerResult{},
 	}
 	for i := range recs {

@@ -31,14 +31,14 @@ type recorded struct {
 	longest time.Duration
 }
 
-func (r *recorded) Pods(_ context.Context, namespace string, sel labels.Selector, from, to time.Time) ([]Pod, Unmatched, error) {
+func (r *recorded) Pods(_ context.Context, namespace string, sel labels.Selector, from, to time.Time) ([]Pod, Coverage, error) {
 	var out []Pod
 	for _, p := range r.pods {
 		if p.Pod.Namespace == namespace && sel.Matches(labels.Set(p.Pod.Labels)) && p.From.Before(to) && (p.To.IsZero() || p.To.After(from)) {
 			out = append(out, p)
 		}
 	}
-	return out, Unmatched{}, nil
+	return out, Coverage{}, nil
 }
 
 func (r *recorded) WorkingSet(_ context.Context, _ string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error) {

@@ -38,23 +38,5 @@ func backtested(t testing.TB, s Shape, seed uint64) Outcome {
 	if len(report.Results) == 0 {
 		return Outcome{}
 	}
-	return outcomeOf(report.Results[0])
-}
-
-// outcomeOf is a container's result as a replay's outcome: the kills
-// before the first recreation, and that one.
-func outcomeOf(res backtest.ContainerResult) Outcome {
-	var out Outcome
-	first := time.Time{}
-	if len(res.Recreations) > 0 {
-		r := res.Recreations[0]
-		first = r.At
-		out.Recreated, out.Age, out.Bytes, out.Reason = true, r.Age.Duration, r.WorkingSetBytes, r.Reason
-	}
-	for _, k := range res.Kills {
-		if first.IsZero() || k.At.Before(first) {
-			out.Kills = append(out.Kills, k.Age.Duration)
-		}
-	}
-	return out
+	return OutcomeOf(report.Results[0])
 }

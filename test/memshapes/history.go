@@ -17,7 +17,7 @@ type History []Recording
 
 // Pods are the recordings' pods of namespace that selector chooses and
 // that ran in [from, to).
-func (h History) Pods(_ context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]backtest.Pod, backtest.Unmatched, error) {
+func (h History) Pods(_ context.Context, namespace string, selector labels.Selector, from, to time.Time) ([]backtest.Pod, backtest.Coverage, error) {
 	var out []backtest.Pod
 	for _, r := range h {
 		p := r.Pod
@@ -25,7 +25,7 @@ func (h History) Pods(_ context.Context, namespace string, selector labels.Selec
 			out = append(out, p)
 		}
 	}
-	return out, backtest.Unmatched{}, nil
+	return out, backtest.Coverage{}, nil
 }
 
 // WorkingSet is the samples of the named pods in (from, to].

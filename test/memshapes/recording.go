@@ -29,6 +29,8 @@ func FirstSample(seed uint64) time.Duration {
 // workingset.DefaultInterval, from FirstSample(seed) after start until the
 // shape's time is over.
 type Recording struct {
+	Shape   Shape
+	Seed    uint64
 	Pod     backtest.Pod
 	Samples []workingset.Sample
 }
@@ -42,7 +44,7 @@ func Record(s Shape, seed uint64, start time.Time) Recording {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shapes/app:1",
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(s.Limit, resource.BinarySI)}}}}},
 	}
-	rec := Recording{Pod: backtest.Pod{Pod: pod, From: start}}
+	rec := Recording{Shape: s, Seed: seed, Pod: backtest.Pod{Pod: pod, From: start}}
 	instances := []backtest.Instance{{ID: instanceID(name, 0), Started: start}}
 	for at := start.Add(FirstSample(seed)); at.Sub(start) <= s.For; {
 		cur := &instances[len(instances)-1]

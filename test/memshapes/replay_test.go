@@ -3,7 +3,6 @@ package memshapes
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,53 +20,6 @@ import (
 	"github.com/rejuv-dev/rejuv/policy"
 	"github.com/rejuv-dev/rejuv/test/docgen"
 )
-
-// limitFraction is the memory-leak rule's default: a leak must be
-// recreated before its working set reaches this fraction of its limit.
-const limitFraction = 0.9
-
-// Outcome is what happened to a shape in a replay: the instances the
-// kernel killed on the way, and whether the rule recreated the container.
-type Outcome struct {
-	// Kills are the ages at which instances reached the limit.
-	Kills     []time.Duration
-	Recreated bool
-	// Age is the recreated instance's age then, Bytes its working set.
-	Age    time.Duration
-	Bytes  int64
-	Reason string
-}
-
-// Met reports whether the outcome is what the shape must get.
-func (o Outcome) Met(s Shape) bool {
-	if s.Kills > 1 {
-		panic("a shape may lose at most its first instance")
-	}
-	if len(o.Kills) > s.Kills {
-		return false
-	}
-	if !s.Leak {
-		return !o.Recreated
-	}
-	return o.Recreated && float64(o.Bytes) < limitFraction*float64(s.Limit)
-}
-
-// String says the outcome in a table's words.
-func (o Outcome) String(s Shape) string {
-	var out string
-	for _, k := range o.Kills {
-		out += fmt.Sprintf("killed by the kernel after %s; ", round(k))
-	}
-	if o.Recreated {
-		return out + fmt.Sprintf("recreated after %s at %dMi (%.0f%% of the limit)", round(o.Age), o.Bytes/Mi, 100*float64(o.Bytes)/float64(s.Limit))
-	}
-	return out + fmt.Sprintf("not recreated in %s", round(s.For))
-}
-
-// round is a duration to the minute, as "1h5m".
-func round(d time.Duration) string {
-	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-}
 
 // seeds is how many replays each shape gets, each with its own noise and
 // its samples at another moment of their interval.

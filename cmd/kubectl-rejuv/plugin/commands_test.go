@@ -88,6 +88,15 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"policy", "test", "-f", "testdata/bad-policy.yaml", "--pods", "testdata/policytest-pods.yaml"}, cli.ExitError, `-f: testdata/bad-policy.yaml, document 1: RecreatePolicy typo: unknown field "schedul"`},
 		{[]string{"policy", "test", "-f", "testdata/policytest-policies.yaml", "--pods", "testdata/policytest-pods.yaml", "--input", "web-9"}, cli.ExitError, "no policy has rules that are evaluated for pod web-9"},
 		{[]string{"policy", "test", "-f", "testdata/policytest-policies.yaml", "--pods", "testdata/policytest-pods.yaml", "--expect", "testdata/policytest-pods.yaml"}, cli.ExitError, `unknown field "apiVersion"`},
+		{[]string{"policy", "backtest"}, cli.ExitError, `required flag(s) "filename" not set`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--since", "a week"}, cli.ExitUsage, `--since "a week": not a duration such as 7d, 36h or 90m`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--since", "40d"}, cli.ExitUsage, `--since "40d": at most 31d`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--since", "-1h"}, cli.ExitUsage, `--since "-1h": must be positive`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--until", "now"}, cli.ExitUsage, `--until "now": not an RFC 3339 time`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "-o", "wide"}, cli.ExitUsage, `--output "wide": policy backtest prints as json or yaml`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--set", "minFit"}, cli.ExitUsage, `--set "minFit": "minFit" is not PARAM=VALUE or RULE.PARAM=VALUE`},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-pods.yaml"}, cli.ExitUsage, "-f names no RecreatePolicy"},
+		{[]string{"policy", "backtest", "-f", "testdata/policytest-policies.yaml", "--set", "noSuchParameter=1"}, cli.ExitUsage, "has the parameter noSuchParameter"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, stderr, code := runPlugin(t, tc.args...)

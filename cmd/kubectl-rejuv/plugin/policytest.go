@@ -21,7 +21,7 @@ func newPolicyCommand(o *Options) *cobra.Command {
 		Use:   "policy",
 		Short: "Work with RecreatePolicies before they are applied",
 	}
-	cmd.AddCommand(newPolicyTestCommand(o))
+	cmd.AddCommand(newPolicyTestCommand(o), newPolicyBacktestCommand(o))
 	return cmd
 }
 
