@@ -24,7 +24,8 @@ import (
 // platform, into a folder served over http as a forge serves a release's
 // files, with its images pushed to the cluster's registry; checks its
 // checksums and what it holds; and installs the plugin as its notes say,
-// with krew from the released manifest, in krew's own layout. Its install
+// with krew from the released manifest, in krew's own layout, and runs
+// its backtest against a backfilled Prometheus (backtestWithThePlugin). Its install
 // file and chart are installed by URL in TestUpgradeKeepsWorkInFlight, as
 // the upgrade from the previous release, and every pod must run the
 // images the release pinned, pulled from the registry. On the newest
@@ -37,6 +38,9 @@ func TestInstallARelease(t *testing.T) {
 	checkSBOM(t, filepath.Join(r.dir, "kubectl-rejuv_linux_"+runtime.GOARCH+".spdx.json"), filepath.Join(r.dir, "kubectl-rejuv_"+r.version+"_linux_"+runtime.GOARCH+".tar.gz"))
 	t.Run("plugin with krew", func(t *testing.T) {
 		installPluginWithKrew(t, r.url, r.version)
+		if !t.Failed() {
+			backtestWithThePlugin(t)
+		}
 	})
 }
 
