@@ -43,14 +43,16 @@ func (o Outcome) Met(s Shape) bool {
 
 // String says the outcome in a table's words.
 func (o Outcome) String(s Shape) string {
-	var out string
+	var out strings.Builder
 	for _, k := range o.Kills {
-		out += fmt.Sprintf("killed by the kernel after %s; ", round(k))
+		fmt.Fprintf(&out, "killed by the kernel after %s; ", round(k))
 	}
 	if o.Recreated {
-		return out + fmt.Sprintf("recreated after %s at %dMi (%.0f%% of the limit)", round(o.Age), o.Bytes/Mi, 100*float64(o.Bytes)/float64(s.Limit))
+		fmt.Fprintf(&out, "recreated after %s at %dMi (%.0f%% of the limit)", round(o.Age), o.Bytes/Mi, 100*float64(o.Bytes)/float64(s.Limit))
+	} else {
+		fmt.Fprintf(&out, "not recreated in %s", round(s.For))
 	}
-	return out + fmt.Sprintf("not recreated in %s", round(s.For))
+	return out.String()
 }
 
 // round is a duration to the minute, as "1h5m".

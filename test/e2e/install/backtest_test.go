@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,7 @@ func backtestWithThePlugin(t *testing.T) {
 		"--since", "7d", "--until", end.Format(time.RFC3339), "--prometheus", prom.URL, "-o", "json")
 	var stderr []byte
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		stderr = ee.Stderr
 	}
 	if err != nil {
