@@ -184,6 +184,10 @@ bench: ## Benchmarks that need no cluster; each prints its time per operation.
 bench-engine: ## The Rego engine on 10,000 pods against the simple way; prints a table per policy, then the bytes it keeps a pod.
 	$(GO) test -run '^$$' -bench BenchmarkPolicyEngine -benchtime 1x -timeout 20m ./test/bench/engine
 
+.PHONY: bench-backtest
+bench-backtest: ## The backtest's replay of a week of 30 s samples of 1,000 containers (the memory-leak rule, the manager's windows and passes); prints how long it took and the heap it held.
+	$(GO) test -count=1 -run '^$$' -bench BenchmarkBacktest -benchtime 1x -timeout 90m ./healer/backtest
+
 .PHONY: bench-scale
 bench-scale: ## The manager as installed among thousands of simulated pods (kwok, built once into .cache); prints its memory, API requests, reaction time, a 1,000-pod rolling restart and the engine's sampled pass at each size (REJUV_SCALE_NODES, REJUV_SCALE_SIZES, REJUV_SCALE_NAMESPACES, REJUV_SCALE_SETTLE, REJUV_SCALE_GOGC).
 	REJUV_SCALE_NODES=$(REJUV_SCALE_NODES) REJUV_SCALE_SIZES=$(REJUV_SCALE_SIZES) REJUV_SCALE_NAMESPACES=$(REJUV_SCALE_NAMESPACES) REJUV_SCALE_SETTLE=$(REJUV_SCALE_SETTLE) REJUV_SCALE_GOGC=$(REJUV_SCALE_GOGC) \

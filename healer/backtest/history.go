@@ -66,8 +66,27 @@ type Source interface {
 	WorkingSet(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error)
 }
 
+// ReadinessSource is a Source that also holds the containers' readiness:
+// rules that read it (stuck-readiness) are then replayed.
+type ReadinessSource interface {
+	Source
+	// Readiness is whether the containers of the named pods of namespace
+	// were ready, as recorded in (from, to], each container's in time
+	// order.
+	Readiness(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]ReadySample, error)
+}
+
+// ReadySample is a container's readiness at a time.
+type ReadySample struct {
+	Time  time.Time
+	Ready bool
+}
+
 // Coverage says what history could not give a backtest.
 type Coverage struct {
+	// Readiness is set when history holds the containers' readiness (a
+	// ReadinessSource that found it for the period).
+	Readiness bool `json:"readiness"`
 	// Unmatched counts the pods history holds whose labels it does not
 	// hold (they are not replayed), and UnmatchedWhy says why.
 	Unmatched    int    `json:"unmatched"`

@@ -16,8 +16,10 @@ var unrecorded = []struct{ field, why string }{
 }
 
 // notReplayed are the rules of p that read a field the history does not
-// hold, each with the first such field's reason.
-func notReplayed(p *v1alpha1.RecreatePolicy) []RuleNote {
+// hold, each with the first such field's reason. With readiness in
+// history, a rule that reads it is replayed; one that also reads whether
+// startup probes passed sees every running container started.
+func notReplayed(p *v1alpha1.RecreatePolicy, readiness bool) []RuleNote {
 	var out []RuleNote
 	for _, r := range p.Spec.Rules {
 		src := r.Rego
@@ -28,7 +30,14 @@ func notReplayed(p *v1alpha1.RecreatePolicy) []RuleNote {
 			}
 			src = b.Source
 		}
+		readsReady := rules.Names(src, "ready") || rules.Names(src, "notReadySince")
 		for _, u := range unrecorded {
+			switch {
+			case readiness && (u.field == "ready" || u.field == "notReadySince"):
+				continue
+			case readiness && u.field == "started" && readsReady:
+				continue
+			}
 			if rules.Names(src, u.field) {
 				out = append(out, RuleNote{Rule: r.Name, Why: u.why})
 				break

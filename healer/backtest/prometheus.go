@@ -65,6 +65,7 @@ const (
 	limitMetric     = "container_spec_memory_limit_bytes"
 	podLabelsMetric = "kube_pod_labels"
 	restartsMetric  = "kube_pod_container_status_restarts_total"
+	readyMetric     = "kube_pod_container_status_ready"
 	lastReason      = "kube_pod_container_status_last_terminated_reason"
 )
 
@@ -110,6 +111,11 @@ func (p *Prometheus) Pods(ctx context.Context, namespace string, selector labels
 	if err != nil {
 		return nil, cov, err
 	}
+	ready, err := p.vector(ctx, fmt.Sprintf(`count(max_over_time(%s{namespace=%s}[%s]))`, readyMetric, strconv.Quote(namespace), span), to)
+	if err != nil {
+		return nil, cov, err
+	}
+	cov.Readiness = len(ready) > 0
 	if len(restarts) == 0 && len(pods) > 0 {
 		cov.KillsUnknown = fmt.Sprintf("Prometheus has no %s of the namespace in the period (kube-state-metrics' series): the OOM kills are not known", restartsMetric)
 	}
@@ -145,6 +151,56 @@ func (p *Prometheus) kills(ctx context.Context, namespace, span, step string, to
 // containers in (from, to], PodsPerQuery pods a query.
 func (p *Prometheus) WorkingSet(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]workingset.Sample, error) {
 	out := map[ContainerRef][]workingset.Sample{}
+	selector := fmt.Sprintf(`{namespace=%s,pod=~%%s,container!="",container!="POD"}`, strconv.Quote(namespace))
+	err := p.rangeOfPods(ctx, p.metric(), selector, pods, from, to, func(series *model.SampleStream) {
+		pod, container := string(series.Metric["pod"]), string(series.Metric["container"])
+		id, _ := idsOf(string(series.Metric["id"]))
+		ref := ContainerRef{Pod: pod, Container: container}
+		list := out[ref]
+		for _, sp := range series.Values {
+			if at := sp.Timestamp.Time(); at.After(from) {
+				list = append(list, workingset.Sample{Pod: pod, Container: container, ContainerID: id, Time: at, Bytes: int64(sp.Value)})
+			}
+		}
+		out[ref] = list
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ref, list := range out {
+		// A container's instances are separate series.
+		slices.SortStableFunc(list, func(a, b workingset.Sample) int { return a.Time.Compare(b.Time) })
+		out[ref] = list
+	}
+	return out, nil
+}
+
+// Readiness reads kube-state-metrics' kube_pod_container_status_ready of
+// the named pods' containers in (from, to], PodsPerQuery pods a query.
+func (p *Prometheus) Readiness(ctx context.Context, namespace string, pods []string, from, to time.Time) (map[ContainerRef][]ReadySample, error) {
+	out := map[ContainerRef][]ReadySample{}
+	err := p.rangeOfPods(ctx, readyMetric, fmt.Sprintf(`{namespace=%s,pod=~%%s}`, strconv.Quote(namespace)), pods, from, to, func(series *model.SampleStream) {
+		ref := ContainerRef{Pod: string(series.Metric["pod"]), Container: string(series.Metric["container"])}
+		for _, sp := range series.Values {
+			if at := sp.Timestamp.Time(); at.After(from) {
+				out[ref] = append(out[ref], ReadySample{Time: at, Ready: sp.Value == 1})
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ref, list := range out {
+		slices.SortStableFunc(list, func(a, b ReadySample) int { return a.Time.Compare(b.Time) })
+		out[ref] = list
+	}
+	return out, nil
+}
+
+// rangeOfPods reads the raw samples of metric with the matchers of
+// selector (its %s the pods' regular expression) in (from, to], for the
+// pods PodsPerQuery at a time, handing each series to each.
+func (p *Prometheus) rangeOfPods(ctx context.Context, metric, selector string, pods []string, from, to time.Time, each func(*model.SampleStream)) error {
 	per := p.PodsPerQuery
 	if per <= 0 {
 		per = DefaultPodsPerQuery
@@ -154,35 +210,20 @@ func (p *Prometheus) WorkingSet(ctx context.Context, namespace string, pods []st
 		for i, name := range batch {
 			quoted[i] = regexp.QuoteMeta(name)
 		}
-		query := fmt.Sprintf(`%s{namespace=%s,pod=~%s,container!="",container!="POD"}[%s]`, p.metric(), strconv.Quote(namespace),
-			strconv.Quote(strings.Join(quoted, "|")), promDuration(to.Sub(from)))
+		query := metric + fmt.Sprintf(selector, strconv.Quote(strings.Join(quoted, "|"))) + "[" + promDuration(to.Sub(from)) + "]"
 		v, _, _, err := p.API.Query(ctx, query, to)
 		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", truncate(query), err)
+			return fmt.Errorf("query %s: %w", truncate(query), err)
 		}
 		m, ok := v.(model.Matrix)
 		if !ok {
-			return nil, fmt.Errorf("query %s: a %s, not a range vector", truncate(query), v.Type())
+			return fmt.Errorf("query %s: a %s, not a range vector", truncate(query), v.Type())
 		}
 		for _, series := range m {
-			pod, container := string(series.Metric["pod"]), string(series.Metric["container"])
-			id, _ := idsOf(string(series.Metric["id"]))
-			ref := ContainerRef{Pod: pod, Container: container}
-			list := out[ref]
-			for _, sp := range series.Values {
-				if at := sp.Timestamp.Time(); at.After(from) {
-					list = append(list, workingset.Sample{Pod: pod, Container: container, ContainerID: id, Time: at, Bytes: int64(sp.Value)})
-				}
-			}
-			out[ref] = list
+			each(series)
 		}
 	}
-	for ref, list := range out {
-		// A container's instances are separate series.
-		slices.SortStableFunc(list, func(a, b workingset.Sample) int { return a.Time.Compare(b.Time) })
-		out[ref] = list
-	}
-	return out, nil
+	return nil
 }
 
 // vector is an instant query's result.

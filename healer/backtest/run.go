@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/recreatepolicy"
@@ -67,8 +68,8 @@ func Run(ctx context.Context, p *v1alpha1.RecreatePolicy, src Source, from, to t
 		windows: newWindows(opt.Interval, opt.Window),
 		report: &Report{Policy: p.Namespace + "/" + p.Name, Variant: opt.Variant, From: from, To: to,
 			Interval: metav1.Duration{Duration: opt.Interval}, Window: metav1.Duration{Duration: opt.Window},
-			Coverage: coverage, NotReplayed: notReplayed(p), Held: map[string]int{}},
-		results: map[ContainerRef]*ContainerResult{},
+			Coverage: coverage, NotReplayed: notReplayed(p, coverage.Readiness), Held: map[string]int{}},
+		results: map[resultKey]*ContainerResult{},
 	}
 	for i := range recs {
 		b.states = append(b.states, newPodState(&recs[i]))
@@ -103,7 +104,7 @@ type backtest struct {
 	states   []*podState
 	windows  *windows
 	report   *Report
-	results  map[ContainerRef]*ContainerResult
+	results  map[resultKey]*ContainerResult
 	failures map[string]bool
 }
 
@@ -115,11 +116,11 @@ func (b *backtest) run(ctx context.Context, start time.Time) error {
 	every := b.replay.EvaluationInterval()
 	for chunk := start; chunk.Before(b.to); chunk = chunk.Add(b.opt.Chunk) {
 		end := minTime(chunk.Add(b.opt.Chunk), b.to)
-		samples, err := b.read(ctx, chunk, end)
+		samples, ready, err := b.read(ctx, chunk, end)
 		if err != nil {
 			return err
 		}
-		cur := cursors{samples: samples, at: map[ContainerRef]int{}}
+		cur := cursors{samples: samples, at: map[ContainerRef]int{}, ready: ready, readyAt: map[ContainerRef]int{}}
 		for {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -140,8 +141,8 @@ func (b *backtest) run(ctx context.Context, start time.Time) error {
 
 // read is the samples of the pods alive in the chunk [from, to), and of
 // the two intervals before it (a tick takes the newest sample of the last
-// two intervals).
-func (b *backtest) read(ctx context.Context, from, to time.Time) (map[ContainerRef][]workingset.Sample, error) {
+// two intervals), and their readiness when history holds it.
+func (b *backtest) read(ctx context.Context, from, to time.Time) (map[ContainerRef][]workingset.Sample, map[ContainerRef][]ReadySample, error) {
 	since := from.Add(-2 * b.opt.Interval)
 	var names []string
 	for _, s := range b.states {
@@ -151,16 +152,24 @@ func (b *backtest) read(ctx context.Context, from, to time.Time) (map[ContainerR
 		}
 	}
 	if len(names) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
+	period := since.UTC().Format(time.RFC3339) + " to " + to.UTC().Format(time.RFC3339)
 	samples, err := b.src.WorkingSet(ctx, b.p.Namespace, names, since, to)
 	if err != nil {
-		return nil, fmt.Errorf("backtest of RecreatePolicy %s/%s: read the working set from %s to %s: %w", b.p.Namespace, b.p.Name,
-			since.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), err)
+		return nil, nil, fmt.Errorf("backtest of RecreatePolicy %s/%s: read the working set from %s: %w", b.p.Namespace, b.p.Name, period, err)
 	}
-	return samples, nil
+	rs, ok := b.src.(ReadinessSource)
+	if !ok || !b.report.Coverage.Readiness {
+		return samples, nil, nil
+	}
+	ready, err := rs.Readiness(ctx, b.p.Namespace, names, from, to)
+	if err != nil {
+		return nil, nil, fmt.Errorf("backtest of RecreatePolicy %s/%s: read the readiness from %s: %w", b.p.Namespace, b.p.Name, period, err)
+	}
+	return samples, ready, nil
 }
 
 // cursors walk a chunk's samples: at is, per container, the first sample
@@ -168,6 +177,22 @@ func (b *backtest) read(ctx context.Context, from, to time.Time) (map[ContainerR
 type cursors struct {
 	samples map[ContainerRef][]workingset.Sample
 	at      map[ContainerRef]int
+	// ready is the readiness read, readyAt the first sample a tick has
+	// not yet taken.
+	ready   map[ContainerRef][]ReadySample
+	readyAt map[ContainerRef]int
+}
+
+// readiness is the container's newest readiness recorded up to t, ok
+// false when none was since the last tick's. Ticks come in time order.
+func (c *cursors) readiness(ref ContainerRef, t time.Time) (ready, ok bool) {
+	list := c.ready[ref]
+	i := c.readyAt[ref]
+	for ; i < len(list) && !list[i].Time.After(t); i++ {
+		ready, ok = list[i].Ready, true
+	}
+	c.readyAt[ref] = i
+	return ready, ok
 }
 
 // newest is the newest sample of the container's in (t-span, t] that
@@ -201,6 +226,11 @@ func (b *backtest) sample(t time.Time, cur *cursors) {
 		}
 		if s.built && !s.alive(t) {
 			b.windows.forget(s.rec.Pod.UID)
+		}
+		for i := range s.containers {
+			if ready, ok := cur.readiness(ContainerRef{Pod: s.rec.Pod.Name, Container: s.rec.Containers[i].Name}, t); ok {
+				s.ready(i, ready)
+			}
 		}
 		s.at(t)
 		for i := range s.containers {
@@ -283,14 +313,21 @@ func (b *backtest) recreated(s *podState, name string, t time.Time, d v1alpha1.D
 	track.Restart(t)
 }
 
+// resultKey names a container of a pod by the pod's UID: pods of one
+// name come and go.
+type resultKey struct {
+	pod       types.UID
+	container string
+}
+
 // result is the container's result, new at its first recreation or kill.
 func (b *backtest) result(s *podState, name string) *ContainerResult {
-	ref := ContainerRef{Pod: s.rec.Pod.Name + "\x00" + string(s.rec.Pod.UID), Container: name}
-	if r := b.results[ref]; r != nil {
+	key := resultKey{s.rec.Pod.UID, name}
+	if r := b.results[key]; r != nil {
 		return r
 	}
 	r := &ContainerResult{Pod: s.rec.Pod.Name, Container: name, LimitBytes: memoryLimit(s.rec.Pod, name)}
-	b.results[ref] = r
+	b.results[key] = r
 	return r
 }
 
@@ -306,10 +343,7 @@ func (b *backtest) finish() {
 		containers += len(s.rec.Containers)
 		for i := range s.rec.Containers {
 			c := &s.rec.Containers[i]
-			var res *ContainerResult
-			if r := b.results[ContainerRef{Pod: s.rec.Pod.Name + "\x00" + string(s.rec.Pod.UID), Container: c.Name}]; r != nil {
-				res = r
-			}
+			res := b.results[resultKey{s.rec.Pod.UID, c.Name}]
 			for k, in := range c.Instances {
 				if in.Reason != OOMKilled || in.Ended.IsZero() || in.Ended.Before(b.from) || !in.Ended.Before(b.to) {
 					continue

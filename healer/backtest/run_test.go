@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,8 +254,81 @@ func TestRulesOnWhatHistoryLacksAreNamed(t *testing.T) {
 	p.Spec.Rules = append(p.Spec.Rules,
 		v1alpha1.Rule{Name: "stuck", Builtin: "stuck-readiness"},
 		v1alpha1.Rule{Name: "queue", Rego: "package q\nrecreate contains {\"container\": \"app\"} if input.signals.queue > 10\n"})
-	notes := notReplayed(p)
+	notes := notReplayed(p, false)
 	if len(notes) != 2 || notes[0].Rule != "stuck" || notes[1].Rule != "queue" {
 		t.Errorf("not replayed %+v; want stuck (readiness) and queue (signals)", notes)
+	}
+	p.Spec.Rules = append(p.Spec.Rules, v1alpha1.Rule{Name: "startup", Builtin: "stuck-startup"})
+	notes = notReplayed(p, true)
+	if len(notes) != 2 || notes[0].Rule != "queue" || notes[1].Rule != "startup" {
+		t.Errorf("with readiness in history, not replayed %+v; want queue (signals) and startup (startup probes)", notes)
+	}
+}
+
+// readyRecorded is recorded history that also holds readiness.
+type readyRecorded struct {
+	*recorded
+	ready map[ContainerRef][]ReadySample
+}
+
+func (r *readyRecorded) Pods(ctx context.Context, namespace string, sel labels.Selector, from, to time.Time) ([]Pod, Coverage, error) {
+	pods, cov, err := r.recorded.Pods(ctx, namespace, sel, from, to)
+	cov.Readiness = true
+	return pods, cov, err
+}
+
+func (r *readyRecorded) Readiness(_ context.Context, _ string, pods []string, from, to time.Time) (map[ContainerRef][]ReadySample, error) {
+	out := map[ContainerRef][]ReadySample{}
+	for ref, list := range r.ready {
+		for _, s := range list {
+			if slices.Contains(pods, ref.Pod) && s.Time.After(from) && !s.Time.After(to) {
+				out[ref] = append(out[ref], s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestReadinessInHistoryIsReplayed: with kube-state-metrics' readiness in
+// history, stuck-readiness recreates a container not ready for its
+// notReadyFor (10m), counted from the first pass that saw it not ready as
+// the manager counts; without it, the rule is named as not replayed and
+// recreates nothing.
+func TestReadinessInHistoryIsReplayed(t *testing.T) {
+	h := &recorded{}
+	h.app("stuck", 2*time.Hour, flat)
+	h.app("fine", 2*time.Hour, flat)
+	ready := map[ContainerRef][]ReadySample{}
+	for at := t0.Add(15 * time.Second); at.Before(t0.Add(2 * time.Hour)); at = at.Add(30 * time.Second) {
+		notReady := at.After(t0.Add(30*time.Minute)) && at.Before(t0.Add(90*time.Minute))
+		ready[ContainerRef{Pod: "stuck", Container: "app"}] = append(ready[ContainerRef{Pod: "stuck", Container: "app"}], ReadySample{Time: at, Ready: !notReady})
+		ready[ContainerRef{Pod: "fine", Container: "app"}] = append(ready[ContainerRef{Pod: "fine", Container: "app"}], ReadySample{Time: at, Ready: true})
+	}
+	p := leakPolicy(v1alpha1.Limits{MaxMatchingPercent: new(int32(100))})
+	p.Spec.Rules = []v1alpha1.Rule{{Name: "stuck", Builtin: "stuck-readiness"}}
+
+	r, err := Run(context.Background(), p, &readyRecorded{recorded: h, ready: ready}, t0, t0.Add(2*time.Hour), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.NotReplayed) != 0 || !r.Coverage.Readiness {
+		t.Errorf("not replayed %+v, readiness %t; want stuck-readiness replayed", r.NotReplayed, r.Coverage.Readiness)
+	}
+	if len(r.Results) != 1 || r.Results[0].Pod != "stuck" || len(r.Results[0].Recreations) == 0 {
+		t.Fatalf("results %+v; want the stuck pod recreated", r.Results)
+	}
+	first := r.Results[0].Recreations[0]
+	// Not ready from the sample after 30m15s; the first pass to see it is
+	// at 30m30s, and 10 minutes later the rule matches.
+	if at := first.At.Sub(t0); at < 40*time.Minute || at > 41*time.Minute || first.Rule != "stuck" || !strings.Contains(first.Reason, "not ready for 10m") {
+		t.Errorf("first recreation at %s by %s (%q); want about 40m30s by stuck, not ready for 10m", at, first.Rule, first.Reason)
+	}
+
+	r, err = Run(context.Background(), p, h, t0, t0.Add(2*time.Hour), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 0 || len(r.NotReplayed) != 1 || r.NotReplayed[0].Rule != "stuck" {
+		t.Errorf("without readiness: results %+v, not replayed %+v; want none, and stuck named", r.Results, r.NotReplayed)
 	}
 }

@@ -31,6 +31,8 @@ type podState struct {
 	version int
 	pod     corev1.Pod
 	built   bool
+	// dirty is set when the status must be built again.
+	dirty bool
 	// judged is set once a pass judged the pod; lastSample is the time of
 	// its containers' newest sample so far.
 	judged     bool
@@ -50,6 +52,8 @@ type containerState struct {
 	// first).
 	recreated, recreations int
 	lastRecreated, before  time.Time
+	// notReady is set while history says the container is not ready.
+	notReady bool
 }
 
 func newPodState(rec *Pod) *podState {
@@ -88,7 +92,7 @@ func maxTime(a, b time.Time) time.Time {
 // at moves the state to t (never back) and returns the pod as it was then.
 func (s *podState) at(t time.Time) *corev1.Pod {
 	s.now = t
-	changed := !s.built
+	changed := !s.built || s.dirty
 	for i := range s.containers {
 		c := &s.containers[i]
 		if r := runningAt(s.rec.Containers[i].Instances, c.running, t); r != c.running {
@@ -113,6 +117,15 @@ func runningAt(instances []Instance, from int, t time.Time) int {
 		return -1
 	}
 	return i
+}
+
+// ready records whether container i was ready, as history says; the
+// status is built again when it changed.
+func (s *podState) ready(i int, ready bool) {
+	if c := &s.containers[i]; c.notReady == ready {
+		c.notReady = !ready
+		s.dirty = true
+	}
 }
 
 // recreate counts the replay's recreation of a container at t.
@@ -143,7 +156,7 @@ func (s *podState) instance(i int) *Instance {
 
 // build writes the pod's status from the state.
 func (s *podState) build() {
-	s.built = true
+	s.built, s.dirty = true, false
 	s.pod = *s.rec.Pod
 	s.pod.ResourceVersion = strconv.Itoa(s.version)
 	if s.pod.Spec.NodeName == "" {
@@ -165,8 +178,8 @@ func (s *podState) build() {
 	s.pod.Status = st
 }
 
-// containerStatus is container i's status: its running instance (ready,
-// as history holds no readiness), or waiting for the next.
+// containerStatus is container i's status: its running instance (ready
+// unless history says otherwise, started), or waiting for the next.
 func (s *podState) containerStatus(i int) corev1.ContainerStatus {
 	c := &s.containers[i]
 	rc := &s.rec.Containers[i]
@@ -193,7 +206,7 @@ func (s *podState) containerStatus(i int) corev1.ContainerStatus {
 	}
 	cs.ContainerID = runtimePrefix + id
 	cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}
-	cs.Ready, cs.Started = true, new(true)
+	cs.Ready, cs.Started = !c.notReady, new(true)
 	return cs
 }
 

@@ -46,9 +46,10 @@ func Week(end time.Time, seeds uint64) History {
 // endpoint and kube-state-metrics would hold them: the working set of
 // each instance (labelled with its cgroup path) at every sample; its
 // start time and memory limit every five minutes; the pod's labels
-// (kube_pod_labels, label_app and label_shape) every five minutes; the
-// container's restart counter, and the last termination's reason once
-// there is one, at every sample.
+// (kube_pod_labels, label_app and label_shape) and the container's
+// readiness (always ready) every five minutes; the container's restart
+// counter, and the last termination's reason once there is one, at every
+// sample.
 func (h History) WriteOpenMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	family := func(name, kind string, each func(r *Recording, emit func(at time.Time, labels string, value float64))) {
@@ -92,6 +93,9 @@ func (h History) WriteOpenMetrics(w io.Writer) error {
 		labels := fmt.Sprintf(`namespace=%q,pod=%q,uid=%q,label_app=%q,label_shape=%q`, r.Pod.Pod.Namespace, r.Pod.Pod.Name, r.Pod.Pod.UID,
 			r.Pod.Pod.Labels["app"], r.Pod.Pod.Labels["shape"])
 		r.everyFive(func(s workingset.Sample, _ *backtest.Instance) { emit(s.Time, labels, 1) })
+	})
+	family("kube_pod_container_status_ready", "gauge", func(r *Recording, emit func(time.Time, string, float64)) {
+		r.everyFive(func(s workingset.Sample, _ *backtest.Instance) { emit(s.Time, r.stateLabels(""), 1) })
 	})
 	family("kube_pod_container_status_restarts_total", "counter", func(r *Recording, emit func(time.Time, string, float64)) {
 		for _, s := range r.Samples {

@@ -59,8 +59,9 @@ func TestBacktestOfPrometheusAgreesWithTheCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("backtest of %d pods over a week: %s; summary %+v", report.Pods, time.Since(start).Round(time.Second), report.Summary)
-	if report.Pods != len(week) || report.Coverage.Unmatched != 0 || report.Coverage.KillsUnknown != "" {
-		t.Errorf("the backtest replayed %d pods, could not match %d, kills unknown %q; want the %d recordings', with their kills", report.Pods, report.Coverage.Unmatched, report.Coverage.KillsUnknown, len(week))
+	if report.Pods != len(week) || report.Coverage.Unmatched != 0 || report.Coverage.KillsUnknown != "" || !report.Coverage.Readiness {
+		t.Errorf("the backtest replayed %d pods, could not match %d, kills unknown %q, readiness %t; want the %d recordings', with their kills and readiness",
+			report.Pods, report.Coverage.Unmatched, report.Coverage.KillsUnknown, report.Coverage.Readiness, len(week))
 	}
 	found := map[string]backtest.ContainerResult{}
 	for _, r := range report.Results {

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/backtest"
+	"github.com/rejuv-dev/rejuv/healer/workingset"
 	"github.com/rejuv-dev/rejuv/rules"
 )
 
@@ -34,7 +36,9 @@ type policyBacktest struct {
 	rejuvNamespace string
 	sets           []string
 	output         string
-	now            func() time.Time
+	// interval and window are the sampler's; zero for the manager's.
+	interval, window time.Duration
+	now              func() time.Time
 }
 
 // maxBacktestSpan bounds --since: history a backtest reads at most.
@@ -64,9 +68,11 @@ The pods are those running now that the selector chooses, and past pods whose
 labels kube-state-metrics recorded (kube_pod_labels, with the labels its
 --metric-labels-allowlist lets through); pods history has without such labels
 are counted as unmatched. Instances, limits and the working set come from the
-kubelets' cAdvisor series, OOM kills from kube-state-metrics' restart counter
-and last terminated reason. Rules that read what history does not hold
-(readiness, spec.signals) are evaluated but named as not replayed.
+kubelets' cAdvisor series; OOM kills from kube-state-metrics' restart counter
+and last terminated reason, readiness from its kube_pod_container_status_ready.
+Rules that read what history does not hold (readiness without
+kube-state-metrics, startup probes, spec.signals) are evaluated but named as
+not replayed.
 
 Prometheus is the manager's (its --prometheus-url, reached through the API
 server's service proxy) unless --prometheus names one. Each --set replays the
@@ -94,6 +100,8 @@ commas), and the summaries are compared side by side.`,
 	f.StringVar(&bt.rejuvNamespace, "rejuv-namespace", defaultRejuvNamespace, "The namespace Rejuv's manager runs in.")
 	f.StringArrayVar(&bt.sets, "set", nil, "Replay again with built-in rules' parameters changed: PARAM=VALUE or RULE.PARAM=VALUE, several separated by commas; repeat to compare more.")
 	f.StringVarP(&bt.output, "output", "o", "", "Output format: json or yaml; tables when empty.")
+	f.DurationVar(&bt.interval, "memory-sample-interval", 0, "Time between working set samples; the manager's --memory-sample-interval when 0 (30s if it has none).")
+	f.DurationVar(&bt.window, "memory-window", 0, "How far back each container's window reaches; the manager's --memory-window when 0 (1h if it has none). A memory-leak minObservation beyond it is never met.")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
@@ -119,6 +127,9 @@ func (bt *policyBacktest) run(ctx context.Context) error {
 		if to, err = time.Parse(time.RFC3339, bt.until); err != nil {
 			return usageError("--until %q: not an RFC 3339 time such as 2026-11-24T03:00:00Z", bt.until)
 		}
+	}
+	if bt.interval < 0 || bt.window < 0 || (bt.interval > 0 && bt.interval < time.Second) {
+		return usageError("--memory-sample-interval %s, --memory-window %s: the interval at least 1s, neither negative", bt.interval, bt.window)
 	}
 	var in objects
 	for _, f := range bt.files {
@@ -152,7 +163,12 @@ func (bt *policyBacktest) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	api, err := bt.prometheusAPI(ctx, cl)
+	manager := bt.managerArgs(ctx, cl)
+	api, err := bt.prometheusAPI(manager)
+	if err != nil {
+		return err
+	}
+	opt, err := bt.sampling(manager)
 	if err != nil {
 		return err
 	}
@@ -174,7 +190,8 @@ func (bt *policyBacktest) run(ctx context.Context) error {
 			vp := varied[i][j]
 			vp.Namespace = p.Namespace
 			src := &backtest.Prometheus{API: api, Live: live[p.Namespace]}
-			report, err := backtest.Run(ctx, vp, src, to.Add(-span), to, backtest.Options{Variant: v.name})
+			opt.Variant = v.name
+			report, err := backtest.Run(ctx, vp, src, to.Add(-span), to, opt)
 			if err != nil {
 				return err
 			}
@@ -279,9 +296,76 @@ func parameterJSON(value string) []byte {
 	return raw
 }
 
+// managerArgs are the arguments of the manager's container in its
+// Deployment, or why they could not be read.
+type managerArgs struct {
+	args []string
+	err  error
+}
+
+// value is the value of flag, "" when it is not given.
+func (m managerArgs) value(flag string) string {
+	for i, a := range m.args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+		if a == flag && i+1 < len(m.args) {
+			return m.args[i+1]
+		}
+	}
+	return ""
+}
+
+// managerArgs reads the manager's arguments from Deployment rejuv-healer
+// in --rejuv-namespace.
+func (bt *policyBacktest) managerArgs(ctx context.Context, cl *clients) managerArgs {
+	dep := &appsv1.Deployment{}
+	if err := cl.client.Get(ctx, client.ObjectKey{Namespace: bt.rejuvNamespace, Name: healerDeployment}, dep); err != nil {
+		return managerArgs{err: fmt.Errorf("read Deployment %s/%s: %w", bt.rejuvNamespace, healerDeployment, err)}
+	}
+	var args []string
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		args = append(append(args, c.Command...), c.Args...)
+	}
+	return managerArgs{args: args}
+}
+
+// sampling is the sampler's interval and window: the flags', else the
+// manager's, else the defaults; checked as the manager checks its own.
+func (bt *policyBacktest) sampling(manager managerArgs) (backtest.Options, error) {
+	opt := backtest.Options{Interval: bt.interval, Window: bt.window}
+	for _, f := range []struct {
+		flag string
+		into *time.Duration
+	}{{"--memory-sample-interval", &opt.Interval}, {"--memory-window", &opt.Window}} {
+		if *f.into > 0 {
+			continue
+		}
+		if v := manager.value(f.flag); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return opt, fmt.Errorf("the manager's %s %q: %w", f.flag, v, err)
+			}
+			*f.into = d
+		}
+	}
+	opt.Interval = cmp.Or(opt.Interval, workingset.DefaultInterval)
+	opt.Window = cmp.Or(opt.Window, workingset.DefaultWindow)
+	switch {
+	case opt.Window < 2*opt.Interval:
+		return opt, usageError("--memory-window %s is shorter than two samples (--memory-sample-interval %s)", opt.Window, opt.Interval)
+	case opt.Window/opt.Interval > maxWindowSlots:
+		return opt, usageError("--memory-window %s holds more than %d samples of %s", opt.Window, maxWindowSlots, opt.Interval)
+	}
+	return opt, nil
+}
+
+// maxWindowSlots bounds a window's samples, as the manager bounds its own.
+const maxWindowSlots = 100_000
+
 // prometheusAPI is the Prometheus of --prometheus, or else the manager's
 // --prometheus-url reached through the API server's service proxy.
-func (bt *policyBacktest) prometheusAPI(ctx context.Context, cl *clients) (promv1.API, error) {
+func (bt *policyBacktest) prometheusAPI(manager managerArgs) (promv1.API, error) {
 	if bt.prometheus != "" {
 		u, err := url.Parse(bt.prometheus)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -293,11 +377,10 @@ func (bt *policyBacktest) prometheusAPI(ctx context.Context, cl *clients) (promv
 		}
 		return promv1.NewAPI(c), nil
 	}
-	dep := &appsv1.Deployment{}
-	if err := cl.client.Get(ctx, client.ObjectKey{Namespace: bt.rejuvNamespace, Name: healerDeployment}, dep); err != nil {
-		return nil, fmt.Errorf("read the manager's --prometheus-url from Deployment %s/%s (or give --prometheus): %w", bt.rejuvNamespace, healerDeployment, err)
+	if manager.err != nil {
+		return nil, fmt.Errorf("the manager's --prometheus-url (or give --prometheus): %w", manager.err)
 	}
-	address := prometheusURLOf(dep)
+	address := manager.value("--prometheus-url")
 	if address == "" {
 		return nil, usageError("the manager (Deployment %s/%s) has no --prometheus-url: give --prometheus", bt.rejuvNamespace, healerDeployment)
 	}
@@ -318,23 +401,6 @@ func (bt *policyBacktest) prometheusAPI(ctx context.Context, cl *clients) (promv
 		return nil, fmt.Errorf("the manager's Prometheus through %s: %w", proxy, err)
 	}
 	return promv1.NewAPI(c), nil
-}
-
-// prometheusURLOf is the --prometheus-url of the Deployment's manager
-// container, "" for none.
-func prometheusURLOf(dep *appsv1.Deployment) string {
-	for _, c := range dep.Spec.Template.Spec.Containers {
-		args := append(slices.Clone(c.Command), c.Args...)
-		for i, a := range args {
-			if v, ok := strings.CutPrefix(a, "--prometheus-url="); ok {
-				return v
-			}
-			if a == "--prometheus-url" && i+1 < len(args) {
-				return args[i+1]
-			}
-		}
-	}
-	return ""
 }
 
 // serviceProxy is the API server's proxy to the in-cluster Service an

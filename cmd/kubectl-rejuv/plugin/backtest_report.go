@@ -59,8 +59,8 @@ func (t backtestText) report(r *backtest.Report) error {
 			if rec.Needed {
 				needed = "needed"
 			}
-			events = append(events, event{rec.At, fmt.Sprintf("%s\t%s\t%s\trecreated (%s)\t%s\t%s\t%s: %s\n", rec.At.UTC().Format(time.RFC3339), res.Pod, res.Container,
-				needed, durationWords(rec.Age.Duration), ofLimit(rec.WorkingSetBytes, res.LimitBytes), rec.Rule, rec.Reason)})
+			events = append(events, event{rec.At, fmt.Sprintf("%s\t%s\t%s\trecreated (%s)\t%s\t%s\t%s\n", rec.At.UTC().Format(time.RFC3339), res.Pod, res.Container,
+				needed, durationWords(rec.Age.Duration), ofLimit(rec.WorkingSetBytes, res.LimitBytes), rec.Reason)})
 		}
 		for _, k := range res.Kills {
 			what := "missed"

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
@@ -63,9 +61,17 @@ func TestTheManagersPrometheusIsReachedThroughTheServiceProxy(t *testing.T) {
 	if _, err := serviceProxy("https://api:6443", "http://prom.example.com:9090", "rejuv-system"); err == nil {
 		t.Error("an address outside the cluster was taken for a Service's")
 	}
-	dep := &appsv1.Deployment{}
-	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "healer", Args: []string{"--leader-elect", "--prometheus-url", "http://prometheus.monitoring:9090"}}}
-	if got := prometheusURLOf(dep); got != "http://prometheus.monitoring:9090" {
+	manager := managerArgs{args: []string{"/healer", "--leader-elect", "--prometheus-url", "http://prometheus.monitoring:9090", "--memory-window=2h"}}
+	if got := manager.value("--prometheus-url"); got != "http://prometheus.monitoring:9090" {
 		t.Errorf("the manager's --prometheus-url read as %q", got)
+	}
+	bt := &policyBacktest{}
+	opt, err := bt.sampling(manager)
+	if err != nil || opt.Window != 2*time.Hour || opt.Interval != 30*time.Second {
+		t.Errorf("sampling %+v, %v; want the manager's window of 2h and the default interval of 30s", opt, err)
+	}
+	bt.window = 10 * time.Second
+	if _, err := bt.sampling(manager); err == nil || !strings.Contains(err.Error(), "--memory-window 10s is shorter than two samples") {
+		t.Errorf("a window of 10s: %v", err)
 	}
 }
