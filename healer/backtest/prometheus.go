@@ -125,13 +125,9 @@ func (p *Prometheus) kills(ctx context.Context, namespace, span, step string, to
 	ns := fmt.Sprintf(`{namespace=%s}`, strconv.Quote(namespace))
 	query := fmt.Sprintf(`((%[1]s%[2]s - %[1]s%[2]s offset %[4]s) > 0 and on (namespace, pod, uid, container) %[3]s{namespace=%[5]s,reason="OOMKilled"} == 1)[%[6]s:%[4]s]`,
 		restartsMetric, ns, lastReason, step, strconv.Quote(namespace), span)
-	v, _, _, err := p.API.Query(ctx, query, to)
+	m, err := p.matrix(ctx, query, to)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", query, err)
-	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("query %s: a %s, not a range vector", query, v.Type())
+		return nil, err
 	}
 	out := map[ContainerRef][]time.Time{}
 	for _, series := range m {
@@ -207,19 +203,29 @@ func (p *Prometheus) rangeOfPods(ctx context.Context, metric, selector string, p
 			quoted[i] = regexp.QuoteMeta(name)
 		}
 		query := metric + fmt.Sprintf(selector, strconv.Quote(strings.Join(quoted, "|"))) + "[" + promDuration(to.Sub(from)) + "]"
-		v, _, _, err := p.API.Query(ctx, query, to)
+		m, err := p.matrix(ctx, query, to)
 		if err != nil {
-			return fmt.Errorf("query %s: %w", truncate(query), err)
-		}
-		m, ok := v.(model.Matrix)
-		if !ok {
-			return fmt.Errorf("query %s: a %s, not a range vector", truncate(query), v.Type())
+			return err
 		}
 		for _, series := range m {
 			each(series)
 		}
 	}
 	return nil
+}
+
+// matrix is the result of an instant query of a range vector; an error
+// names the query, shortened when it names many pods.
+func (p *Prometheus) matrix(ctx context.Context, query string, at time.Time) (model.Matrix, error) {
+	v, _, _, err := p.API.Query(ctx, query, at)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", truncate(query), err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("query %s: a %s, not a range vector", truncate(query), v.Type())
+	}
+	return m, nil
 }
 
 // vector is an instant query's result.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,15 +116,27 @@ scrape_configs:
 		return nil, err
 	}
 	addr := fmt.Sprintf("%s:%d", c.Config.NodeIP(), port)
+	return runPrometheus(ctx, c.Config.Tools.Prometheus, dir, addr, configFile, "1d", func(ctx context.Context, p *Prometheus) error {
+		return p.waitQuery(ctx, "up", time.Second, "scrape the kubelet", func(body string) bool {
+			return strings.Contains(body, `"value":[`) && strings.Contains(body, `"1"]`)
+		})
+	})
+}
+
+// runPrometheus starts bin serving at addr with configFile, its data and
+// log in dir, keeping data for retention, and waits with ready: a failure
+// stops it, removes dir and says how its log ends.
+func runPrometheus(ctx context.Context, bin, dir, addr, configFile, retention string, ready func(context.Context, *Prometheus) error) (*Prometheus, error) {
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(c.Config.Tools.Prometheus, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--storage.tsdb.retention.time=1d", "--log.level=warn")
+	cmd := exec.Command(bin, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--storage.tsdb.retention.time="+retention, "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start Prometheus: %w", err)
 	}
 	p := &Prometheus{URL: "http://" + addr, cmd: cmd, done: make(chan struct{}), dir: dir}
@@ -132,7 +145,7 @@ scrape_configs:
 		_ = log.Close()
 		close(p.done)
 	}()
-	if err := p.waitScraped(ctx); err != nil {
+	if err := ready(ctx, p); err != nil {
 		// Stop removes the directory, the log with it.
 		out, _ := os.ReadFile(log.Name())
 		_ = p.Stop()
@@ -141,8 +154,9 @@ scrape_configs:
 	return p, nil
 }
 
-// waitScraped waits until the kubelet target is up.
-func (p *Prometheus) waitScraped(ctx context.Context) error {
+// waitQuery asks query every poll, for up to a minute, until answered
+// holds for the body of the answer; what says what it waited for.
+func (p *Prometheus) waitQuery(ctx context.Context, query string, poll time.Duration, what string, answered func(body string) bool) error {
 	deadline := time.Now().Add(time.Minute)
 	last := "no answer"
 	for time.Now().Before(deadline) {
@@ -151,19 +165,19 @@ func (p *Prometheus) waitScraped(ctx context.Context) error {
 			return errors.New("prometheus exited at its start")
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(poll):
 		}
-		body, err := p.get(ctx, "/api/v1/query?query=up")
+		body, err := p.get(ctx, "/api/v1/query?query="+url.QueryEscape(query))
 		if err != nil {
 			last = err.Error()
 			continue
 		}
-		if strings.Contains(body, `"value":[`) && strings.Contains(body, `"1"]`) {
+		if answered(body) {
 			return nil
 		}
 		last = body
 	}
-	return fmt.Errorf("prometheus did not scrape the kubelet within a minute (last: %s)", last)
+	return fmt.Errorf("prometheus did not %s within a minute (last: %s)", what, last)
 }
 
 func (p *Prometheus) get(ctx context.Context, path string) (string, error) {

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,53 +47,9 @@ func BackfilledPrometheus(ctx context.Context, dir, openMetrics string) (*Promet
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	log, err := os.Create(filepath.Join(run, "prometheus.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(cfg.Tools.Prometheus, "--config.file="+config, "--storage.tsdb.path="+data,
-		"--web.listen-address="+addr, "--storage.tsdb.retention.time=30d", "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		_ = log.Close()
-		_ = os.RemoveAll(run)
-		return nil, fmt.Errorf("start Prometheus: %w", err)
-	}
-	p := &Prometheus{URL: "http://" + addr, cmd: cmd, done: make(chan struct{}), dir: run}
-	go func() {
-		_ = cmd.Wait()
-		_ = log.Close()
-		close(p.done)
-	}()
-	if err := p.waitAnswers(ctx); err != nil {
-		out, _ := os.ReadFile(log.Name())
-		_ = p.Stop()
-		return nil, fmt.Errorf("%w; its log ends:\n%s", err, tail(string(out), 10))
-	}
-	return p, nil
-}
-
-// waitAnswers waits up to a minute until Prometheus answers a query.
-func (p *Prometheus) waitAnswers(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return errors.New("prometheus exited at its start")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		body, err := p.get(ctx, "/api/v1/query?query=vector(1)")
-		if err != nil {
-			last = err.Error()
-			continue
-		}
-		if strings.Contains(body, `"status":"success"`) {
-			return nil
-		}
-		last = body
-	}
-	return fmt.Errorf("prometheus did not answer within a minute (last: %s)", last)
+	return runPrometheus(ctx, cfg.Tools.Prometheus, run, addr, config, "30d", func(ctx context.Context, p *Prometheus) error {
+		return p.waitQuery(ctx, "vector(1)", 200*time.Millisecond, "answer", func(body string) bool {
+			return strings.Contains(body, `"status":"success"`)
+		})
+	})
 }
