@@ -47,10 +47,12 @@ type pod struct {
 	credited map[string]credit
 }
 
-// credit is a restart and the request it was put down to.
+// credit is a restart, the request it was put down to, and how many
+// restarts the request was credited with for it.
 type credit struct {
-	r  *request
-	rs *restart
+	r     *request
+	rs    *restart
+	times int
 }
 
 // An instance is a container as last seen: its latest non-empty
@@ -89,6 +91,21 @@ func (in *instance) neverRan(next *corev1.ContainerStatus) bool {
 		return true
 	}
 	return in.failedStart
+}
+
+// startTriedAgain says whether the last of n restarts into s replaced an
+// instance that never ran: the kubelet starting again an instance it
+// could not start. For one restart, the instance replaced is prev; for
+// more, the one just before s was never seen, and the kubelet reports it
+// as s's last state: waiting (no reason) for an instance it created and
+// never started (its node lost between the create and the start, seed 42),
+// terminated by a start error for one whose start failed.
+func startTriedAgain(n int, prev *instance, s *corev1.ContainerStatus) bool {
+	if n == 1 {
+		return prev.neverRan(s)
+	}
+	last := s.LastTerminationState
+	return last.Waiting != nil || (last.Terminated != nil && startFailed(last.Terminated))
 }
 
 // startFailed says whether a container ended because it could not start.
@@ -187,7 +204,7 @@ func (p *pod) observe(obj *corev1.Pod, at time.Time) []*restart {
 				p.restartedAt[s.Name] = append(p.restartedAt[s.Name], at)
 				out = append(out, &restart{pod: p, container: s.Name, at: at, times: n,
 					oldID: prev.id, newID: s.ContainerID, oldCount: prev.restarts, newCount: s.RestartCount,
-					terminated: s.LastTerminationState.Terminated, failedStart: n == 1 && prev.neverRan(s)})
+					terminated: s.LastTerminationState.Terminated, failedStart: startTriedAgain(n, prev, s)})
 				prev.ran, prev.failedStart = false, false
 			}
 			switch {

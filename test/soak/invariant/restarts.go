@@ -20,8 +20,9 @@ type restart struct {
 	oldID, newID       string
 	oldCount, newCount int32
 	terminated         *corev1.ContainerStateTerminated
-	// failedStart tells that the instance replaced never ran: the kubelet
-	// starting again a container whose start failed.
+	// failedStart tells that the instance replaced last never ran: the
+	// kubelet starting again a container whose start failed (or that it
+	// created and never started).
 	failedStart bool
 }
 
@@ -157,21 +158,29 @@ func (c *Checker) attributeWaiting(r *request) {
 // attribute credits r with rs; a second restart of one container for one
 // request is a violation, unless the instance it replaced never ran (the
 // kubelet trying again the start of the instance the request made, after
-// the start failed: a kubelet restarted as it started it, say).
+// the start failed: a kubelet restarted as it started it, say). Of a
+// restart that stands for several, the last is such a start tried again
+// when the instance before it never ran: the others were the request's
+// (seed 42: its stop, then the next instance created as the node was lost,
+// never started, both reported at once when the node came back).
 func (c *Checker) attribute(r *request, rs *restart) {
+	times := rs.times
+	if rs.failedStart && (times > 1 || r.restarts[rs.container] > 0) {
+		times--
+	}
 	if rs.newID != "" {
 		if rs.pod.credited == nil {
 			rs.pod.credited = map[string]credit{}
 		}
-		rs.pod.credited[rs.newID] = credit{r: r, rs: rs}
+		rs.pod.credited[rs.newID] = credit{r: r, rs: rs, times: times}
 	}
 	if rs.at.After(r.lastRestart) {
 		r.lastRestart = rs.at
 	}
-	if rs.failedStart && r.restarts[rs.container] > 0 {
+	if times == 0 {
 		return
 	}
-	r.restarts[rs.container] += rs.times
+	r.restarts[rs.container] += times
 	if r.policy != "" && r.hasRun {
 		key := runKey{policy: r.policy, at: r.runAt}
 		if c.recreatedInRun[key] == nil {
@@ -204,7 +213,7 @@ func (c *Checker) claimReported(r *request) {
 		if id == "" || !ok || cr.r == r || cr.r.reportedInstance(name) == id {
 			continue
 		}
-		cr.r.restarts[name] -= cr.rs.times
+		cr.r.restarts[name] -= cr.times
 		if key := (runKey{policy: cr.r.policy, at: cr.r.runAt}); cr.r.policy != "" && cr.r.hasRun && c.recreatedInRun[key][p.uid] == cr.r {
 			delete(c.recreatedInRun[key], p.uid)
 		}

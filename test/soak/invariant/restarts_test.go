@@ -329,3 +329,63 @@ func TestAnInstanceReportedAgainIsNotARestart(t *testing.T) {
 		t.Errorf("the restart at +40s is not from the latest instance:\n%s", joined)
 	}
 }
+
+// TestAStartTheNodesLossCutShortIsNotASecondRecreation: seed 42's cold
+// make test, +242.3 s. The daemon stopped the container for the request
+// (+101.3 s) while the kubelet held its restart in the crash-loop
+// back-off; the kubelet was paused (+107.1 s to +172.4 s), created the
+// next instance as it came back, and was stopped with its node (+172.8 s)
+// before it started it. Once the node was back (+240.1 s) the kubelet
+// started another instance and reported both restarts at once, the
+// instance it created and never started as the new one's last state
+// (waiting, no reason): one recreation by the request, and a start tried
+// again. Where the instance in between ran (its last state terminated),
+// the request recreated the container twice.
+func TestAStartTheNodesLossCutShortIsNotASecondRecreation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		last  corev1.ContainerState
+		want  int
+		twice bool
+	}{
+		{"the instance between never started", corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}, 0, false},
+		{"the instance between failed to start", corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128}}, 0, false},
+		{"the instance between ran", corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137}}, 1, false},
+		{"the instance between never started, after one seen", corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSoak()
+			p := newPod("web-0", "app")
+			s.pod(0, p)
+			r := newRequest("a", p, nil, "app")
+			s.request(96.9, r)
+			if tc.twice {
+				// A restart of its own seen before: the one that follows
+				// is a second, whatever the start tried again.
+				restartContainer(p, "app")
+				s.pod(101.4, p)
+			}
+			s.fault(107.1, 1, PauseKubelet, "node-1")
+			s.faultEnded(172.4, 1)
+			s.fault(172.8, 2, LoseNode, "node-1")
+			complete(r, "Failed")
+			s.request(192.5, r)
+			s.faultEnded(240.1, 2)
+			cs := &p.Status.ContainerStatuses[0]
+			cs.RestartCount += 2
+			cs.ContainerID = containerID(p.Name, "app", cs.RestartCount)
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+			cs.LastTerminationState = tc.last
+			s.pod(242.3, p)
+			rep := s.finish(300)
+			expect(t, rep, OncePerDecision, tc.want, "recreated twice by one request")
+			restarts := 2
+			if tc.twice {
+				restarts = 3
+			}
+			if rep.Restarts != restarts {
+				t.Errorf("restarts %d, want %d", rep.Restarts, restarts)
+			}
+		})
+	}
+}
