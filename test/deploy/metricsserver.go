@@ -115,7 +115,7 @@ func (m *MetricsServer) waitServing(ctx context.Context) error {
 			return false, nil
 		}
 		if _, _, err := m.discovery.ServerGroupsAndResources(); err != nil {
-			if failed, ok := err.(*discovery.ErrGroupDiscoveryFailed); ok {
+			if failed := (*discovery.ErrGroupDiscoveryFailed)(nil); errors.As(err, &failed) {
 				if gerr, ok := failed.Groups[metricsGroupVersion]; ok {
 					last = fmt.Sprintf("discovery of %s: %v", metricsGroupVersion, gerr)
 					return false, nil
