@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,43 +132,4 @@ func errorOf(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// server is an HTTP server on its listener.
-type server struct {
-	what string
-	srv  *http.Server
-	ln   net.Listener
-}
-
-func listen(what, addr string, h http.Handler, wrap func(net.Listener) net.Listener) (*server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", what, addr, err)
-	}
-	if wrap != nil {
-		ln = wrap(ln)
-	}
-	return &server{what: what, srv: &http.Server{Handler: h, ReadHeaderTimeout: serverReadHeaderTimeout}, ln: ln}, nil
-}
-
-// serve serves until ctx ends, then shuts down.
-func (s *server) serve(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() { done <- s.srv.Serve(s.ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverShutdownTimeout)
-		defer cancel()
-		_ = s.srv.Shutdown(shutdown)
-		return nil
-	}
-}
-
-func closeAll(servers []*server) {
-	for _, s := range servers {
-		_ = s.ln.Close()
-	}
 }

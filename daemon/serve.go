@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -60,4 +61,45 @@ func metricsServer(o Options, reg *prometheus.Registry, c *kube.Client, log logr
 	mux.Handle("/metrics", auth.filter(log.WithName("metrics"), h))
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	return listen("metrics", o.MetricsAddr, mux, func(ln net.Listener) net.Listener { return tls.NewListener(ln, tlsConfig) })
+}
+
+// server is an HTTP server on its listener.
+type server struct {
+	what string
+	srv  *http.Server
+	ln   net.Listener
+}
+
+// listen listens on addr for h, the listener wrapped by wrap if given.
+func listen(what, addr string, h http.Handler, wrap func(net.Listener) net.Listener) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", what, addr, err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	return &server{what: what, srv: &http.Server{Handler: h, ReadHeaderTimeout: serverReadHeaderTimeout}, ln: ln}, nil
+}
+
+// serve serves until ctx ends, then shuts down.
+func (s *server) serve(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverShutdownTimeout)
+		defer cancel()
+		_ = s.srv.Shutdown(shutdown)
+		return nil
+	}
+}
+
+// closeAll closes the servers' listeners.
+func closeAll(servers []*server) {
+	for _, s := range servers {
+		_ = s.ln.Close()
+	}
 }

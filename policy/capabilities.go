@@ -20,15 +20,3 @@ var capabilities = sync.OnceValue(func() *ast.Capabilities {
 func Capabilities() *ast.Capabilities {
 	return capabilities()
 }
-
-// DeniedBuiltins lists the built-ins of this OPA version that rules may not
-// call.
-func DeniedBuiltins() []string {
-	var names []string
-	for _, b := range ast.CapabilitiesForThisVersion().Builtins {
-		if !permitted(b.Name) {
-			names = append(names, b.Name)
-		}
-	}
-	return names
-}

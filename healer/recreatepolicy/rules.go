@@ -144,8 +144,8 @@ func (j *judge) all(ctx context.Context, pods []*corev1.Pod, each func(*corev1.P
 	slices.SortFunc(v.noData, func(a, b v1alpha1.RuleNoData) int {
 		return strings.Compare(a.Rule+"\x00"+a.Signal, b.Rule+"\x00"+b.Signal)
 	})
-	if len(v.noData) > 32 {
-		v.noData = v.noData[:32]
+	if len(v.noData) > v1alpha1.MaxNoData {
+		v.noData = v.noData[:v1alpha1.MaxNoData]
 	}
 	return v
 }

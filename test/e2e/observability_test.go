@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -118,7 +119,7 @@ func TestDashboardsAndAlertsOnARealPrometheus(t *testing.T) {
 		return len(crrs) > 0 && crrs[0].Status.Result == v1beta1.ResultSucceeded
 	})
 	waitWithin(t, "policy halt to halt", time.Minute, func() bool {
-		cond := findCondition(readPolicy(t, c, ns, "halt").Status.Conditions, v1alpha1.ConditionHalted)
+		cond := meta.FindStatusCondition(readPolicy(t, c, ns, "halt").Status.Conditions, v1alpha1.ConditionHalted)
 		return cond != nil && cond.Status == metav1.ConditionTrue
 	})
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -292,7 +293,7 @@ func TestPolicyRunawayRulesReported(t *testing.T) {
 		for attempt := 1; ; attempt++ {
 			generation := readPolicy(t, c, ns, name).Generation
 			waitWithin(t, "policy "+name+" halted by the sandbox", time.Minute, func() bool {
-				halted = findCondition(readPolicy(t, c, ns, name).Status.Conditions, v1alpha1.ConditionHalted)
+				halted = meta.FindStatusCondition(readPolicy(t, c, ns, name).Status.Conditions, v1alpha1.ConditionHalted)
 				return halted != nil && halted.Status == metav1.ConditionTrue && halted.ObservedGeneration >= generation
 			})
 			deadline := strings.Contains(halted.Message, "evaluation stopped at the deadline")
@@ -319,15 +320,6 @@ func TestPolicyRunawayRulesReported(t *testing.T) {
 	if after.UID != leader.UID || containerStatus(after, "manager").RestartCount != containerStatus(leader, "manager").RestartCount {
 		t.Errorf("the manager %s was restarted while it evaluated the runaway rules: %+v", leader.Name, containerStatus(after, "manager"))
 	}
-}
-
-func findCondition(conds []metav1.Condition, kind string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == kind {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 // TestPolicyOnlyLeaderActs: of the manager's two installed replicas, the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
@@ -121,7 +122,7 @@ func (crr *ContainerRecreateRequest) ConvertFrom(srcRaw conversion.Hub) error {
 	}
 	if src.Status.Conditions != nil {
 		unready := ""
-		if c := findCondition(src.Status.Conditions, v1beta1.ConditionPreRecreateGrace); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(src.Status.Conditions, v1beta1.ConditionPreRecreateGrace); c != nil && c.Status == metav1.ConditionTrue {
 			unready = c.LastTransitionTime.UTC().Format(time.RFC3339)
 			set(v1beta1.UnreadyAcquiredAnnotation, unready)
 		}
@@ -151,15 +152,6 @@ func conditionsFromUnreadyAcquired(v string) ([]metav1.Condition, bool) {
 		Reason:             reasonUnreadyAcquired,
 		LastTransitionTime: metav1.NewTime(t),
 	}}, true
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 // marshalAnnotation writes v as an annotation's JSON value, without

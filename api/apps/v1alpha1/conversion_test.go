@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -118,7 +119,7 @@ func TestOpenKruiseObjectRoundTrip(t *testing.T) {
 	if n := len(hub.Status.ContainerStatusSnapshot); n != 1 || hub.Status.ContainerStatusSnapshot[0].RestartCount != 1 {
 		t.Errorf("snapshot = %+v", hub.Status.ContainerStatusSnapshot)
 	}
-	c := findCondition(hub.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
+	c := meta.FindStatusCondition(hub.Status.Conditions, v1beta1.ConditionPreRecreateGrace)
 	if c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Equal(&metav1.Time{Time: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}) {
 		t.Errorf("PreRecreateGrace condition = %+v", c)
 	}

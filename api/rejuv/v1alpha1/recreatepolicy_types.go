@@ -362,7 +362,7 @@ type RecreatePolicyStatus struct {
 
 	// NoData lists the rules that could not judge some selected pods at the
 	// last evaluation because a signal they need is missing, with the
-	// signal and how many pods.
+	// signal and how many pods, at most MaxNoData.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
@@ -460,6 +460,9 @@ type RuleNoData struct {
 
 // MaxRecentDecisions caps status.recentDecisions.
 const MaxRecentDecisions = 20
+
+// MaxNoData caps status.noData.
+const MaxNoData = 32
 
 // Decision is what the policy decided for one pod and trigger.
 type Decision struct {
