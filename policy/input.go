@@ -39,9 +39,9 @@ type ContainerCandidate struct {
 
 // MemoryWindow summarises a container's working set over the observation
 // window: the newest value, a least-squares line through the samples, the
-// slopes of the lines through the samples of the window's first half
-// (earlier) and of its second half (recent), and the slope of the line
-// through the samples of its last sixth (latest).
+// slopes of the lines through the samples of the window's two thirds
+// before its last (earlier) and of its last third (recent), and the slope
+// of the line through the samples of its last sixth (latest).
 type MemoryWindow struct {
 	WorkingSetBytes            int64
 	Samples                    int

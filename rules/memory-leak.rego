@@ -5,9 +5,9 @@
 #   a least-squares line through the working set samples of the recent window;
 #   once the window spans at least minObservation with at least minSamples
 #   samples, the line fits with r2 of at least minFit, and the growth keeps
-#   its pace (the slope over the window's second half is at least
-#   minSustained times the slope over its first half, and the slope over its
-#   last sixth at least minSustained times the whole line's: a warm-up or a
+#   its pace (the slope over the window's last third is at least minSustained
+#   times the slope over the two thirds before, and the slope over its last
+#   sixth at least minSustained times the whole line's: a warm-up or a
 #   one-time step slows down, and a rise that has ended is flat at the end,
 #   a leak is neither), the container is recreated when the line
 #   rises by at least minGrowthPerHour, or, for a container with a memory
@@ -45,11 +45,11 @@
 #         that only steady growth counts, not a sawtooth or a single spike.
 #     minSustained:
 #       type: fraction
-#       default: 0.95
+#       default: 0.8
 #       description: >-
-#         Smallest ratio of the growth over the window's second half to the
-#         growth over its first half, and of the growth over its last sixth
-#         to the whole window's, so that growth that slows down
+#         Smallest ratio of the growth over the window's last third to the
+#         growth over the two thirds before it, and of the growth over its
+#         last sixth to the whole window's, so that growth that slows down
 #         (a cache filling, a heap growing to its size, a one-time step) or
 #         has stopped (a one-time load that ended) does not count as a leak.
 #     oomLifetimeFraction:
@@ -158,8 +158,8 @@ oom_reason(c, m) := sprintf(
 	m.windowSeconds >= input.parameters.oomLifetimeFraction * lifetime
 }
 
-# sustained holds when the growth keeps its pace: the window's second half
-# grows, at least minSustained times as fast as its first half (a
+# sustained holds when the growth keeps its pace: the window's last third
+# grows, at least minSustained times as fast as the two thirds before (a
 # window that was flat or shrinking before and grows now passes), and its
 # last sixth still grows at least minSustained times as fast as the whole
 # window's line (a rise that has ended is flat there, however steep the
@@ -172,8 +172,8 @@ sustained(m) if {
 
 # pace says how the growth kept its pace, for reasons.
 pace(m) := sprintf("the last %s %s/h, the %s before %s/h; the last %s %s/h", [
-	rejuv.format_duration(m.windowSeconds / 2), rejuv.format_bytes(m.recentSlopeBytesPerSecond * 3600),
-	rejuv.format_duration(m.windowSeconds / 2), rejuv.format_bytes(m.earlierSlopeBytesPerSecond * 3600),
+	rejuv.format_duration(m.windowSeconds / 3), rejuv.format_bytes(m.recentSlopeBytesPerSecond * 3600),
+	rejuv.format_duration((2 * m.windowSeconds) / 3), rejuv.format_bytes(m.earlierSlopeBytesPerSecond * 3600),
 	rejuv.format_duration(m.windowSeconds / 6), rejuv.format_bytes(m.latestSlopeBytesPerSecond * 3600),
 ])
 

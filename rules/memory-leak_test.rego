@@ -9,14 +9,14 @@ defaults := {
 	"minObservation": 3600,
 	"minSamples": 10,
 	"minFit": 0.8,
-	"minSustained": 0.95,
+	"minSustained": 0.8,
 	"oomLifetimeFraction": 0.75,
 	"limitFraction": 0.9,
 	"horizon": 3600,
 }
 
-# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, its second
-# half 9600 B/s (32.96Mi/h), its first 10000 B/s, its last 10
+# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, its last
+# 20 minutes 9600 B/s (32.96Mi/h), the 40 before 10000 B/s, its last 10
 # minutes 9800 B/s (33.65Mi/h).
 leaking := {
 	"workingSetBytes": 314572800,
@@ -77,7 +77,7 @@ no_data(containers, params) := nd if {
 }
 
 test_steady_growth_is_recreated_with_measured_figures if {
-	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 30m 32.96Mi/h, the 30m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
+	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }
 
 test_missing_memory_is_no_data_not_zero if {
@@ -137,31 +137,31 @@ test_missing_part_slopes_are_history_no_data if {
 }
 
 test_growth_keeping_exactly_min_sustained_of_its_pace_is_recreated if {
-	recreated([container("app", {"memory": mem({"recentSlopeBytesPerSecond": 9500})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"recentSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
 }
 
-# A warm-up slows down: its second half grows at a fraction of its first half's pace.
+# A warm-up slows down: its last third grows at a fraction of its pace before.
 test_growth_slowing_below_min_sustained_is_not_recreated if {
-	cs := [container("app", {"memory": mem({"recentSlopeBytesPerSecond": 9499})})]
+	cs := [container("app", {"memory": mem({"recentSlopeBytesPerSecond": 7999})})]
 	recreated(cs, defaults) == set()
 	no_data(cs, defaults) == set()
 }
 
-# A step that has passed: the second half does not grow at all.
+# A step that has passed: the last third does not grow at all.
 test_growth_that_stopped_is_not_recreated if {
 	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})})], defaults) == set()
 	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -50, "recentSlopeBytesPerSecond": -10})})], defaults) == set()
 }
 
-# A one-time load that has ended: the window's line and its second half still
+# A one-time load that has ended: the window's line and its last third still
 # rise through the load, but its last sixth no longer grows at
 # minSustained of the line's pace.
 test_growth_that_ended_is_not_recreated if {
-	cs := [container("app", {"memory": mem({"latestSlopeBytesPerSecond": 9499})})]
+	cs := [container("app", {"memory": mem({"latestSlopeBytesPerSecond": 7999})})]
 	recreated(cs, defaults) == set()
 	no_data(cs, defaults) == set()
 	recreated([container("app", {"memory": mem({"latestSlopeBytesPerSecond": 0})})], defaults) == set()
-	recreated([container("app", {"memory": mem({"latestSlopeBytesPerSecond": 9500})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"latestSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
 }
 
 # A leak that started during the window: flat or shrinking before, growing now.
@@ -188,7 +188,7 @@ limited := {"resources": {"limits": {"memory": 1000000000}}}
 
 test_projection_exactly_at_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896400000}))}))]
-	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 30m 3.43Mi/h, the 30m before 3.43Mi/h; the last 10m 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
+	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
 }
 
 test_projection_just_short_of_limit_fraction_is_not_recreated if {
@@ -198,7 +198,7 @@ test_projection_just_short_of_limit_fraction_is_not_recreated if {
 
 test_growth_already_past_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
-	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 30m 3.43Mi/h, the 30m before 3.43Mi/h; the last 10m 3.43Mi/h; threshold 90%)"}
+	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h; threshold 90%)"}
 }
 
 test_slow_growth_without_limit_is_not_recreated if {
@@ -238,7 +238,7 @@ oom_killed(minutes) := container("app", {
 })
 
 test_oom_killed_before_is_recreated_at_its_lifetime_fraction if {
-	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 15m 32.96Mi/h, the 15m before 34.33Mi/h; the last 5m 33.65Mi/h)"}
+	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 10m 32.96Mi/h, the 20m before 34.33Mi/h; the last 5m 33.65Mi/h)"}
 	no_data([oom_killed(30)], defaults) == set()
 }
 
@@ -265,5 +265,5 @@ test_other_terminations_teach_nothing if {
 
 # With the window long enough, a leak's own reason comes first.
 test_trend_reason_wins_over_history if {
-	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 30m 32.96Mi/h, the 30m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
+	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }

@@ -56,10 +56,11 @@ func (w *Window) add(slot int64, bytes int64) {
 
 // summary is what the rules see of the window: the newest working set, a
 // least-squares line through the samples, the slopes of the lines
-// through the samples of its first and of its second half (a leak keeps
-// its pace, a warm-up slows down), and the slope of the line through the
-// samples of its last sixth, at least its last latestSlots slots (a rise
-// that has ended is flat there). A window slot stands for its interval, so WindowSeconds is the time from the start of the
+// through the samples of its last third and of the two thirds before
+// (a leak keeps its pace, a warm-up slows down), and the slope of the
+// line through the samples of its last sixth, at least its last
+// latestSlots slots (a rise that has ended is flat there). A window slot stands
+// for its interval, so WindowSeconds is the time from the start of the
 // oldest sample's slot to the end of the newest's. R2 is 0 when the
 // samples do not vary; a slope is 0 with fewer than two samples.
 func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
@@ -94,7 +95,7 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	mx /= float64(count)
 	my /= float64(count)
 	// In slots and KiB; scaled to seconds and bytes at the end.
-	recentFrom := oldest + (span+1)/2
+	recentFrom := oldest + (2*span+2)/3
 	latestFrom := max(min(oldest+(5*span+5)/6, w.newest-latestSlots+1), oldest)
 	var whole, earlier, recent, latest fit
 	for s := oldest; s <= w.newest; s++ {

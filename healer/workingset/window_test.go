@@ -101,7 +101,8 @@ func TestWindowSlots(t *testing.T) {
 	}
 }
 
-// The slopes of the window's two halves (of 120 slots, 60 and 60).
+// The slopes of the window's two parts: the first two thirds of its span
+// and the last third (of 120 slots, 80 and 40).
 func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
 	interval := 30 * time.Second
 	for _, tc := range []struct {
@@ -111,10 +112,10 @@ func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
 		earlier, recent float64
 	}{
 		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 }, 60, 60},
-		// Flat for the first 30 minutes (slots 0-59), growing 90Mi/h after.
-		{"a leak that started 30 minutes ago", func(s float64) float64 { return 100*mib + max(s-1770, 0)*90*mib/3600 }, 0, 90},
-		// Growing 90Mi/h for 30 minutes, flat since.
-		{"growth that stopped 30 minutes ago", func(s float64) float64 { return 100*mib + min(s, 1770)*90*mib/3600 }, 90, 0},
+		// Flat for the first 40 minutes (slots 0-79), growing 90Mi/h after.
+		{"a leak that started 20 minutes ago", func(s float64) float64 { return 100*mib + max(s-2370, 0)*90*mib/3600 }, 0, 90},
+		// Growing 90Mi/h for 40 minutes, flat since.
+		{"growth that stopped 20 minutes ago", func(s float64) float64 { return 100*mib + min(s, 2370)*90*mib/3600 }, 90, 0},
 	} {
 		w := newWindow("app", 120, 1)
 		fill(w, 120, interval, tc.f)
@@ -134,7 +135,7 @@ func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
 		t.Errorf("a warm-up: recent pace %.3f of the earlier, want about %.3f", r, math.Exp(-1))
 	}
 
-	// Three samples: two in the first half, one in the second.
+	// Three samples: two in the first two thirds, one in the last.
 	w = newWindow("app", 120, 1)
 	for i, b := range []int64{100 * mib, 110 * mib, 130 * mib} {
 		w.add(int64(1000+i), b)
