@@ -134,6 +134,15 @@ func TestPreStopOfEachKindRunsBeforeTheStop(t *testing.T) {
 			if got.Status.Result != v1beta1.ResultSucceeded {
 				t.Fatalf("result %q: %+v", got.Status.Result, got.Status.ContainerRecreateStates)
 			}
+			// One request, one restart: the kubelet keeps the stopped
+			// instance, which the checks read, while no newer one has died.
+			after, err := kube.CoreV1().Pods(ns).Get(context.Background(), before.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if was, now := containerStatus(before, "app").RestartCount, containerStatus(after, "app").RestartCount; now != was+1 {
+				t.Fatalf("app's restartCount %d -> %d, want +1; the runtime's instances of app:\n%s", was, now, instancesOf(t, after, "app"))
+			}
 			check(t, ns, before.Name, created, containerStatus(before, "app").ContainerID)
 		})
 	}
