@@ -88,8 +88,8 @@ func memoryTerm(m *MemoryWindow) *ast.Term {
 		[2]*ast.Term{keyWindowSeconds, ast.FloatNumberTerm(m.WindowSeconds)},
 		[2]*ast.Term{keySlopeBytesPerSecond, ast.FloatNumberTerm(m.SlopeBytesPerSecond)},
 		[2]*ast.Term{keyR2, ast.FloatNumberTerm(m.R2)},
-		[2]*ast.Term{keyEarlierSlopeBytesPerSecond, ast.FloatNumberTerm(m.EarlierSlopeBytesPerSecond)},
-		[2]*ast.Term{keyRecentSlopeBytesPerSecond, ast.FloatNumberTerm(m.RecentSlopeBytesPerSecond)},
+		[2]*ast.Term{keyStartSlopeBytesPerSecond, ast.FloatNumberTerm(m.StartSlopeBytesPerSecond)},
+		[2]*ast.Term{keyEndSlopeBytesPerSecond, ast.FloatNumberTerm(m.EndSlopeBytesPerSecond)},
 		[2]*ast.Term{keyLatestSlopeBytesPerSecond, ast.FloatNumberTerm(m.LatestSlopeBytesPerSecond)},
 	)
 }
@@ -215,16 +215,16 @@ var (
 	keyExitCode   = ast.StringTerm("exitCode")
 	keyFinishedAt = ast.StringTerm("finishedAt")
 
-	keyWorkingSetBytes            = ast.StringTerm("workingSetBytes")
-	keySamples                    = ast.StringTerm("samples")
-	keyWindowSeconds              = ast.StringTerm("windowSeconds")
-	keySlopeBytesPerSecond        = ast.StringTerm("slopeBytesPerSecond")
-	keyEarlierSlopeBytesPerSecond = ast.StringTerm("earlierSlopeBytesPerSecond")
-	keyRecentSlopeBytesPerSecond  = ast.StringTerm("recentSlopeBytesPerSecond")
-	keyLatestSlopeBytesPerSecond  = ast.StringTerm("latestSlopeBytesPerSecond")
-	keyR2                         = ast.StringTerm("r2")
-	keyTotal                      = ast.StringTerm("total")
-	keyLast                       = ast.StringTerm("last")
+	keyWorkingSetBytes           = ast.StringTerm("workingSetBytes")
+	keySamples                   = ast.StringTerm("samples")
+	keyWindowSeconds             = ast.StringTerm("windowSeconds")
+	keySlopeBytesPerSecond       = ast.StringTerm("slopeBytesPerSecond")
+	keyStartSlopeBytesPerSecond  = ast.StringTerm("startSlopeBytesPerSecond")
+	keyEndSlopeBytesPerSecond    = ast.StringTerm("endSlopeBytesPerSecond")
+	keyLatestSlopeBytesPerSecond = ast.StringTerm("latestSlopeBytesPerSecond")
+	keyR2                        = ast.StringTerm("r2")
+	keyTotal                     = ast.StringTerm("total")
+	keyLast                      = ast.StringTerm("last")
 )
 
 // Values shared by every entry.

@@ -93,7 +93,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	tg.Containers = []ContainerCandidate{
 		{Name: "app", NotReadySince: now.Add(-time.Minute), Recreations: 2, LastRecreation: now.Add(-time.Hour),
 			Memory: &MemoryWindow{WorkingSetBytes: 300 << 20, Samples: 12, WindowSeconds: 600, SlopeBytesPerSecond: 1024, R2: 0.9,
-				EarlierSlopeBytesPerSecond: 1000, RecentSlopeBytesPerSecond: 1100, LatestSlopeBytesPerSecond: 1050},
+				StartSlopeBytesPerSecond: 1000, EndSlopeBytesPerSecond: 1100, LatestSlopeBytesPerSecond: 1050},
 			Signals: map[string]float64{"gcPause": 0.25}},
 		{Name: "proxy"},
 	}
@@ -108,7 +108,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	for container, want := range map[string][]string{
 		"app": {`"kind":"container"`, `"ready":true`, `"state":"running"`, `"startedAt":"2026-11-21T08:00:00Z"`, `"restartCount":0`,
 			`"notReadySince":"2026-11-21T11:59:00Z"`, `"limits":{"memory":536870912}`, `"requests":{"cpu":250,"memory":268435456}`,
-			`"memory":{"earlierSlopeBytesPerSecond":1000,"latestSlopeBytesPerSecond":1050,"r2":0.9,"recentSlopeBytesPerSecond":1100,"samples":12,"slopeBytesPerSecond":1024,"windowSeconds":600,"workingSetBytes":314572800}`,
+			`"memory":{"endSlopeBytesPerSecond":1100,"latestSlopeBytesPerSecond":1050,"r2":0.9,"samples":12,"slopeBytesPerSecond":1024,"startSlopeBytesPerSecond":1000,"windowSeconds":600,"workingSetBytes":314572800}`,
 			`"recreations":{"last":"2026-11-21T11:00:00Z","total":2}`, `"lastTermination":null`, `"started":true`, `"signals":{"gcPause":0.25}`},
 		"proxy": {`"kind":"sidecar"`, `"ready":true`, `"memory":null`, `"notReadySince":null`, `"recreations":{"last":null,"total":0}`, `"signals":{}`},
 	} {

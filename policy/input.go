@@ -39,18 +39,18 @@ type ContainerCandidate struct {
 
 // MemoryWindow summarises a container's working set over the observation
 // window: the newest value, a least-squares line through the samples, the
-// slopes of the lines through the samples of the window's two thirds
-// before its last (earlier) and of its last third (recent), and the slope
-// of the line through the samples of its last sixth (latest).
+// slopes of a least-squares parabola through them at the window's oldest
+// sample (start) and newest (end), and the slope of the line through the
+// samples of its last sixth (latest).
 type MemoryWindow struct {
-	WorkingSetBytes            int64
-	Samples                    int
-	WindowSeconds              float64
-	SlopeBytesPerSecond        float64
-	R2                         float64
-	EarlierSlopeBytesPerSecond float64
-	RecentSlopeBytesPerSecond  float64
-	LatestSlopeBytesPerSecond  float64
+	WorkingSetBytes           int64
+	Samples                   int
+	WindowSeconds             float64
+	SlopeBytesPerSecond       float64
+	R2                        float64
+	StartSlopeBytesPerSecond  float64
+	EndSlopeBytesPerSecond    float64
+	LatestSlopeBytesPerSecond float64
 }
 
 // signalsTerm is a signals object: each name with its value.

@@ -75,7 +75,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 	whole := program(t, Options{Clock: func() time.Time { return now }}, rs...)
 	whole.perContainer = false
 	leak := &MemoryWindow{WorkingSetBytes: 470 << 20, Samples: 40, WindowSeconds: 1200, SlopeBytesPerSecond: 30 << 20 / 3600, R2: 0.95,
-		EarlierSlopeBytesPerSecond: 30 << 20 / 3600, RecentSlopeBytesPerSecond: 30 << 20 / 3600, LatestSlopeBytesPerSecond: 30 << 20 / 3600}
+		StartSlopeBytesPerSecond: 30 << 20 / 3600, EndSlopeBytesPerSecond: 30 << 20 / 3600, LatestSlopeBytesPerSecond: 30 << 20 / 3600}
 	calm := &MemoryWindow{WorkingSetBytes: 40 << 20, Samples: 20, WindowSeconds: 600, R2: 0.1}
 	tg := Target{Pod: policytest.Pod(0, now), Containers: []ContainerCandidate{{Name: "app", Memory: calm}, {Name: "proxy", Memory: calm}}}
 	steps := []func(){

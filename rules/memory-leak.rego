@@ -5,12 +5,13 @@
 #   a least-squares line through the working set samples of the recent window;
 #   once the window spans at least minObservation with at least minSamples
 #   samples, the line fits with r2 of at least minFit, and the growth keeps
-#   its pace (the slope over the window's last third is at least minSustained
-#   times the slope over the two thirds before, and the slope over its last
-#   sixth at least minSustained times the whole line's: a warm-up or a
-#   one-time step slows down, and a rise that has ended is flat at the end,
-#   a leak is neither), the container is recreated when the line
-#   rises by at least minGrowthPerHour, or, for a container with a memory
+#   its pace (a least-squares parabola through the samples grows at the
+#   window's end at least minSustained times as fast as at its start, and
+#   the line through the window's last sixth at least minSustained times as
+#   fast as the whole line: a warm-up or a one-time step slows down, and a
+#   rise that has ended is flat at the end, a leak is neither), the
+#   container is recreated when the line and the parabola's end both rise
+#   by at least minGrowthPerHour, or, for a container with a memory
 #   limit, when it is projected to reach limitFraction of that limit within
 #   horizon (so it is recreated gracefully before the kernel kills it for
 #   running out of memory). A container whose previous instance the kernel
@@ -47,11 +48,12 @@
 #       type: fraction
 #       default: 0.8
 #       description: >-
-#         Smallest ratio of the growth over the window's last third to the
-#         growth over the two thirds before it, and of the growth over its
-#         last sixth to the whole window's, so that growth that slows down
-#         (a cache filling, a heap growing to its size, a one-time step) or
-#         has stopped (a one-time load that ended) does not count as a leak.
+#         Smallest ratio of the growth at the window's end to the growth at
+#         its start (the slopes of a parabola fitted through its samples),
+#         and of the growth over its last sixth to the whole window's, so
+#         that growth that slows down (a cache filling, a heap growing to
+#         its size, a one-time step) or has stopped (a one-time load that
+#         ended) does not count as a leak.
 #     oomLifetimeFraction:
 #       type: fraction
 #       default: 0.75
@@ -122,8 +124,8 @@ judgeable(m) if {
 	m.samples >= input.parameters.minSamples
 	is_number(m.slopeBytesPerSecond)
 	is_number(m.r2)
-	is_number(m.earlierSlopeBytesPerSecond)
-	is_number(m.recentSlopeBytesPerSecond)
+	is_number(m.startSlopeBytesPerSecond)
+	is_number(m.endSlopeBytesPerSecond)
 	is_number(m.latestSlopeBytesPerSecond)
 }
 
@@ -158,28 +160,29 @@ oom_reason(c, m) := sprintf(
 	m.windowSeconds >= input.parameters.oomLifetimeFraction * lifetime
 }
 
-# sustained holds when the growth keeps its pace: the window's last third
-# grows, at least minSustained times as fast as the two thirds before (a
-# window that was flat or shrinking before and grows now passes), and its
-# last sixth still grows at least minSustained times as fast as the whole
+# sustained holds when the growth keeps its pace: the parabola through the
+# window grows at its end, at least minSustained times as fast as at its
+# start (a window that was flat or shrinking at its start and grows now
+# passes; a warm-up's growth falls along the window), and the window's last
+# sixth still grows at least minSustained times as fast as the whole
 # window's line (a rise that has ended is flat there, however steep the
 # window's line through it).
 sustained(m) if {
-	m.recentSlopeBytesPerSecond > 0
-	m.recentSlopeBytesPerSecond >= input.parameters.minSustained * m.earlierSlopeBytesPerSecond
+	m.endSlopeBytesPerSecond > 0
+	m.endSlopeBytesPerSecond >= input.parameters.minSustained * m.startSlopeBytesPerSecond
 	m.latestSlopeBytesPerSecond >= input.parameters.minSustained * m.slopeBytesPerSecond
 }
 
 # pace says how the growth kept its pace, for reasons.
-pace(m) := sprintf("the last %s %s/h, the %s before %s/h; the last %s %s/h", [
-	rejuv.format_duration(m.windowSeconds / 3), rejuv.format_bytes(m.recentSlopeBytesPerSecond * 3600),
-	rejuv.format_duration((2 * m.windowSeconds) / 3), rejuv.format_bytes(m.earlierSlopeBytesPerSecond * 3600),
+pace(m) := sprintf("%s/h at the window's start, %s/h at its end; the last %s %s/h", [
+	rejuv.format_bytes(m.startSlopeBytesPerSecond * 3600), rejuv.format_bytes(m.endSlopeBytesPerSecond * 3600),
 	rejuv.format_duration(m.windowSeconds / 6), rejuv.format_bytes(m.latestSlopeBytesPerSecond * 3600),
 ])
 
 # leak_reason is defined when the growth counts as a leak, and says why: the
 # limit's reason for a container with a memory limit it is near, else the
-# growth's.
+# growth's (along the line and still at the window's end: a warm-up that has
+# slowed to about minGrowthPerHour has a line a little steeper).
 leak_reason(c, m) := reason if {
 	limit := memory_limit(c)
 	reason := limit_reason(m, limit)
@@ -192,6 +195,7 @@ leak_reason(c, m) := reason if {
 	],
 ) if {
 	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
+	m.endSlopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
 }
 
 # limit_reason is defined when the working set is already past limitFraction

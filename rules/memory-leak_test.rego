@@ -15,21 +15,21 @@ defaults := {
 	"horizon": 3600,
 }
 
-# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, its last
-# 20 minutes 9600 B/s (32.96Mi/h), the 40 before 10000 B/s, its last 10
-# minutes 9800 B/s (33.65Mi/h).
+# leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, the
+# parabola through it 10000 B/s at the window's start and 9600 B/s
+# (32.96Mi/h) at its end, its last 10 minutes 9800 B/s (33.65Mi/h).
 leaking := {
 	"workingSetBytes": 314572800,
 	"samples": 120,
 	"windowSeconds": 3600,
 	"slopeBytesPerSecond": 10000,
 	"r2": 0.95,
-	"earlierSlopeBytesPerSecond": 10000,
-	"recentSlopeBytesPerSecond": 9600,
+	"startSlopeBytesPerSecond": 10000,
+	"endSlopeBytesPerSecond": 9600,
 	"latestSlopeBytesPerSecond": 9800,
 }
 
-flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0, "earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0, "latestSlopeBytesPerSecond": 0})
+flat := object.union(leaking, {"slopeBytesPerSecond": 0, "r2": 0, "startSlopeBytesPerSecond": 0, "endSlopeBytesPerSecond": 0, "latestSlopeBytesPerSecond": 0})
 
 # container is a healthy container with the given fields replaced.
 container(name, overrides) := object.union(
@@ -77,7 +77,7 @@ no_data(containers, params) := nd if {
 }
 
 test_steady_growth_is_recreated_with_measured_figures if {
-	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
+	reasons([container("app", {})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; 34.33Mi/h at the window's start, 32.96Mi/h at its end; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }
 
 test_missing_memory_is_no_data_not_zero if {
@@ -126,10 +126,21 @@ test_growth_just_below_threshold_is_not_recreated if {
 	recreated([container("app", {"memory": mem({"slopeBytesPerSecond": 4999})})], params) == set()
 }
 
+# A warm-up slowed to about minGrowthPerHour: its line is still a little
+# steeper than the threshold, its parabola's end no longer.
+test_growth_below_threshold_at_the_windows_end_is_not_recreated if {
+	params := object.union(defaults, {"minGrowthPerHour": 18000000})
+	slowed := {"slopeBytesPerSecond": 6000, "startSlopeBytesPerSecond": 6000}
+	cs := [container("app", {"memory": mem(object.union(slowed, {"endSlopeBytesPerSecond": 4999}))})]
+	recreated(cs, params) == set()
+	no_data(cs, params) == set()
+	recreated([container("app", {"memory": mem(object.union(slowed, {"endSlopeBytesPerSecond": 5000}))})], params) == {"app"}
+}
+
 test_missing_part_slopes_are_history_no_data if {
 	cs := [
-		container("app", {"memory": object.remove(leaking, ["recentSlopeBytesPerSecond"])}),
-		container("side", {"memory": mem({"earlierSlopeBytesPerSecond": null})}),
+		container("app", {"memory": object.remove(leaking, ["endSlopeBytesPerSecond"])}),
+		container("side", {"memory": mem({"startSlopeBytesPerSecond": null})}),
 		container("proxy", {"memory": object.remove(leaking, ["latestSlopeBytesPerSecond"])}),
 	]
 	recreated(cs, defaults) == set()
@@ -137,25 +148,26 @@ test_missing_part_slopes_are_history_no_data if {
 }
 
 test_growth_keeping_exactly_min_sustained_of_its_pace_is_recreated if {
-	recreated([container("app", {"memory": mem({"recentSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"endSlopeBytesPerSecond": 8000})})], defaults) == {"app"}
 }
 
-# A warm-up slows down: its last third grows at a fraction of its pace before.
+# A warm-up slows down: at the window's end it grows at a fraction of its
+# pace at the start.
 test_growth_slowing_below_min_sustained_is_not_recreated if {
-	cs := [container("app", {"memory": mem({"recentSlopeBytesPerSecond": 7999})})]
+	cs := [container("app", {"memory": mem({"endSlopeBytesPerSecond": 7999})})]
 	recreated(cs, defaults) == set()
 	no_data(cs, defaults) == set()
 }
 
-# A step that has passed: the last third does not grow at all.
+# A step that has passed: the window's end does not grow at all.
 test_growth_that_stopped_is_not_recreated if {
-	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 0, "recentSlopeBytesPerSecond": 0})})], defaults) == set()
-	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -50, "recentSlopeBytesPerSecond": -10})})], defaults) == set()
+	recreated([container("app", {"memory": mem({"startSlopeBytesPerSecond": 0, "endSlopeBytesPerSecond": 0})})], defaults) == set()
+	recreated([container("app", {"memory": mem({"startSlopeBytesPerSecond": -50, "endSlopeBytesPerSecond": -10})})], defaults) == set()
 }
 
-# A one-time load that has ended: the window's line and its last third still
-# rise through the load, but its last sixth no longer grows at
-# minSustained of the line's pace.
+# A one-time load that has ended: the window's line and parabola still rise
+# through the load, but its last sixth no longer grows at minSustained of
+# the line's pace.
 test_growth_that_ended_is_not_recreated if {
 	cs := [container("app", {"memory": mem({"latestSlopeBytesPerSecond": 7999})})]
 	recreated(cs, defaults) == set()
@@ -166,8 +178,8 @@ test_growth_that_ended_is_not_recreated if {
 
 # A leak that started during the window: flat or shrinking before, growing now.
 test_growth_that_started_or_sped_up_is_recreated if {
-	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": -200, "recentSlopeBytesPerSecond": 30000})})], defaults) == {"app"}
-	recreated([container("app", {"memory": mem({"earlierSlopeBytesPerSecond": 5000, "recentSlopeBytesPerSecond": 20000})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"startSlopeBytesPerSecond": -200, "endSlopeBytesPerSecond": 30000})})], defaults) == {"app"}
+	recreated([container("app", {"memory": mem({"startSlopeBytesPerSecond": 5000, "endSlopeBytesPerSecond": 20000})})], defaults) == {"app"}
 }
 
 test_fit_exactly_at_min_fit_is_recreated if {
@@ -182,13 +194,13 @@ test_fit_below_min_fit_is_not_recreated if {
 
 # With a 1e9 B limit the projection target is 9e8 B; growing 1000 B/s (below
 # minGrowthPerHour) the working set gains 3.6e6 B within the 1h horizon.
-slow := {"slopeBytesPerSecond": 1000, "earlierSlopeBytesPerSecond": 1000, "recentSlopeBytesPerSecond": 1000, "latestSlopeBytesPerSecond": 1000}
+slow := {"slopeBytesPerSecond": 1000, "startSlopeBytesPerSecond": 1000, "endSlopeBytesPerSecond": 1000, "latestSlopeBytesPerSecond": 1000}
 
 limited := {"resources": {"limits": {"memory": 1000000000}}}
 
 test_projection_exactly_at_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 896400000}))}))]
-	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
+	reasons(cs, defaults) == {"working set 854.87Mi grows 3.43Mi/h (r2 0.95 over 1h; 3.43Mi/h at the window's start, 3.43Mi/h at its end; the last 10m 3.43Mi/h) and reaches 90% of the 953.67Mi memory limit in 1h (horizon 1h)"}
 }
 
 test_projection_just_short_of_limit_fraction_is_not_recreated if {
@@ -198,7 +210,7 @@ test_projection_just_short_of_limit_fraction_is_not_recreated if {
 
 test_growth_already_past_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
-	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; the last 20m 3.43Mi/h, the 40m before 3.43Mi/h; the last 10m 3.43Mi/h; threshold 90%)"}
+	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; 3.43Mi/h at the window's start, 3.43Mi/h at its end; the last 10m 3.43Mi/h; threshold 90%)"}
 }
 
 test_slow_growth_without_limit_is_not_recreated if {
@@ -238,7 +250,7 @@ oom_killed(minutes) := container("app", {
 })
 
 test_oom_killed_before_is_recreated_at_its_lifetime_fraction if {
-	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; the last 10m 32.96Mi/h, the 20m before 34.33Mi/h; the last 5m 33.65Mi/h)"}
+	reasons([oom_killed(30)], defaults) == {"the previous instance was killed for running out of memory after 40m; this one's working set, watched for 30m (75% of that; threshold 75%), is 300Mi and grows 34.33Mi/h (r2 0.95; 34.33Mi/h at the window's start, 32.96Mi/h at its end; the last 5m 33.65Mi/h)"}
 	no_data([oom_killed(30)], defaults) == set()
 }
 
@@ -251,7 +263,7 @@ test_oom_killed_before_is_not_recreated_younger if {
 test_oom_killed_before_needs_steady_growth if {
 	killed := oom_killed(35)
 	recreated([object.union(killed, {"memory": object.union(killed.memory, {"r2": 0.3})})], defaults) == set()
-	recreated([object.union(killed, {"memory": object.union(killed.memory, {"recentSlopeBytesPerSecond": 100})})], defaults) == set()
+	recreated([object.union(killed, {"memory": object.union(killed.memory, {"endSlopeBytesPerSecond": 100})})], defaults) == set()
 	recreated([object.union(killed, {"memory": object.union(killed.memory, {"slopeBytesPerSecond": -10})})], defaults) == set()
 	recreated([object.union(killed, {"memory": object.union(killed.memory, {"samples": 9})})], defaults) == set()
 }
@@ -265,5 +277,5 @@ test_other_terminations_teach_nothing if {
 
 # With the window long enough, a leak's own reason comes first.
 test_trend_reason_wins_over_history if {
-	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; the last 20m 32.96Mi/h, the 40m before 34.33Mi/h; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
+	reasons([object.union(oom_killed(35), {"memory": leaking})], defaults) == {"working set 300Mi grows 34.33Mi/h (r2 0.95 over 1h; 34.33Mi/h at the window's start, 32.96Mi/h at its end; the last 10m 33.65Mi/h; threshold 20Mi/h)"}
 }

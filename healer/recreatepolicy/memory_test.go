@@ -56,7 +56,7 @@ func TestMemoryRulesReadTheHistory(t *testing.T) {
 	const mib = 1 << 20
 	c.Memory = fakeMemory{
 		pods[0].Name: {WorkingSetBytes: 300 * mib, Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: 100 * mib / 3600.0, R2: 0.98,
-			EarlierSlopeBytesPerSecond: 100 * mib / 3600.0, RecentSlopeBytesPerSecond: 90 * mib / 3600.0, LatestSlopeBytesPerSecond: 95 * mib / 3600.0},
+			StartSlopeBytesPerSecond: 100 * mib / 3600.0, EndSlopeBytesPerSecond: 90 * mib / 3600.0, LatestSlopeBytesPerSecond: 95 * mib / 3600.0},
 		pods[2].Name: {WorkingSetBytes: 100 * mib, Samples: 2, WindowSeconds: 60, SlopeBytesPerSecond: 1, R2: 1},
 	}
 	p := createPolicy(t, ns, "leaks", leakPolicy())
@@ -126,7 +126,7 @@ func TestRecurringLeakIsReportedNotRecreated(t *testing.T) {
 	pods := createPods(t, ns, "web", 2, c.clock.Now().Add(-time.Hour))
 	const mib = 1 << 20
 	growing := &policy.MemoryWindow{WorkingSetBytes: 300 * mib, Samples: 20, WindowSeconds: 600, SlopeBytesPerSecond: 100 * mib / 3600.0, R2: 0.98,
-		EarlierSlopeBytesPerSecond: 100 * mib / 3600.0, RecentSlopeBytesPerSecond: 100 * mib / 3600.0, LatestSlopeBytesPerSecond: 100 * mib / 3600.0}
+		StartSlopeBytesPerSecond: 100 * mib / 3600.0, EndSlopeBytesPerSecond: 100 * mib / 3600.0, LatestSlopeBytesPerSecond: 100 * mib / 3600.0}
 	c.Memory = fakeMemory{pods[0].Name: growing}
 	p := createPolicy(t, ns, "leaks", leakPolicy())
 	c.reconcile(t, p)

@@ -55,14 +55,15 @@ func (w *Window) add(slot int64, bytes int64) {
 }
 
 // summary is what the rules see of the window: the newest working set, a
-// least-squares line through the samples, the slopes of the lines
-// through the samples of its last third and of the two thirds before
-// (a leak keeps its pace, a warm-up slows down), and the slope of the
-// line through the samples of its last sixth, at least its last
-// latestSlots slots (a rise that has ended is flat there). A window slot stands
-// for its interval, so WindowSeconds is the time from the start of the
-// oldest sample's slot to the end of the newest's. R2 is 0 when the
-// samples do not vary; a slope is 0 with fewer than two samples.
+// least-squares line through the samples, the slopes at the window's
+// first and last sample of a least-squares parabola through them (a leak
+// keeps its pace, a warm-up slows down), and the slope of the line
+// through the samples of its last sixth, at least its last latestSlots
+// slots (a rise that has ended is flat there). A window slot stands for
+// its interval, so WindowSeconds is the time from the start of the oldest
+// sample's slot to the end of the newest's. R2 is 0 when the samples do
+// not vary; a slope is 0 with fewer than two samples, the parabola's with
+// fewer than three.
 func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	if w.newest < 0 {
 		return nil
@@ -95,18 +96,14 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	mx /= float64(count)
 	my /= float64(count)
 	// In slots and KiB; scaled to seconds and bytes at the end.
-	recentFrom := oldest + (2*span+2)/3
 	latestFrom := max(min(oldest+(5*span+5)/6, w.newest-latestSlots+1), oldest)
-	var whole, earlier, recent, latest fit
+	var whole, latest fit
+	var curve parabola
 	for s := oldest; s <= w.newest; s++ {
 		if v := w.kib[s%n]; v != 0 {
 			dx, dy := float64(s-w.newest)-mx, float64(v)-my
 			whole.add(dx, dy)
-			if s < recentFrom {
-				earlier.add(dx, dy)
-			} else {
-				recent.add(dx, dy)
-			}
+			curve.add(dx, dy)
 			if s >= latestFrom {
 				latest.add(dx, dy)
 			}
@@ -115,8 +112,8 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	perSecond := 1024 / interval.Seconds()
 	m.SlopeBytesPerSecond = whole.slope() * perSecond
 	m.R2 = whole.r2()
-	m.EarlierSlopeBytesPerSecond = earlier.slope() * perSecond
-	m.RecentSlopeBytesPerSecond = recent.slope() * perSecond
+	m.StartSlopeBytesPerSecond = curve.slopeAt(float64(oldest-w.newest)-mx) * perSecond
+	m.EndSlopeBytesPerSecond = curve.slopeAt(-mx) * perSecond
 	m.LatestSlopeBytesPerSecond = latest.slope() * perSecond
 	return m
 }
@@ -158,4 +155,48 @@ func (f *fit) r2() float64 {
 		return 0
 	}
 	return math.Min(1, sxy*sxy/(sxx*syy))
+}
+
+// parabola accumulates the sums of a least-squares parabola
+// y = a + b*x + c*x*x through points: its slope b + 2*c*x tells a growth
+// that keeps its pace (the same slope at both ends) from one that slows
+// down (a warm-up's slope falls along the window) better than lines
+// through parts of the window, each fitted through fewer samples.
+type parabola struct {
+	n, x, xx, xxx, xxxx, y, xy, xxy float64
+}
+
+func (p *parabola) add(x, y float64) {
+	xx := x * x
+	p.n++
+	p.x += x
+	p.xx += xx
+	p.xxx += xx * x
+	p.xxxx += xx * xx
+	p.y += y
+	p.xy += x * y
+	p.xxy += xx * y
+}
+
+// slopeAt is the parabola's slope at x, by Cramer's rule over its normal
+// equations; 0 with fewer than three points, or points on fewer than
+// three distinct x.
+func (p *parabola) slopeAt(x float64) float64 {
+	m := [3][3]float64{{p.n, p.x, p.xx}, {p.x, p.xx, p.xxx}, {p.xx, p.xxx, p.xxxx}}
+	d := det3(m)
+	if p.n < 3 || d <= 0 {
+		return 0
+	}
+	mb, mc := m, m
+	for i, r := range [3]float64{p.y, p.xy, p.xxy} {
+		mb[i][1], mc[i][2] = r, r
+	}
+	return (det3(mb) + 2*x*det3(mc)) / d
+}
+
+// det3 is the determinant of a 3x3 matrix.
+func det3(m [3][3]float64) float64 {
+	return m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) -
+		m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) +
+		m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
 }

@@ -101,48 +101,58 @@ func TestWindowSlots(t *testing.T) {
 	}
 }
 
-// The slopes of the window's two parts: the first two thirds of its span
-// and the last third (of 120 slots, 80 and 40).
-func TestWindowTellsTheRecentPaceFromTheEarlier(t *testing.T) {
+// The slopes of the parabola through the window at its first and last
+// sample: the same for a leak, falling along a warm-up.
+func TestWindowTellsThePaceAtItsEndFromItsStart(t *testing.T) {
 	interval := 30 * time.Second
 	for _, tc := range []struct {
 		name string
 		f    func(sec float64) float64
-		// earlier and recent in MiB/h.
-		earlier, recent float64
+		// ok judges start and end, in MiB/h.
+		ok   func(start, end float64) bool
+		want string
 	}{
-		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 }, 60, 60},
-		// Flat for the first 40 minutes (slots 0-79), growing 90Mi/h after.
-		{"a leak that started 20 minutes ago", func(s float64) float64 { return 100*mib + max(s-2370, 0)*90*mib/3600 }, 0, 90},
+		{"a steady leak of 60Mi/h", func(s float64) float64 { return 100*mib + s*60*mib/3600 },
+			func(start, end float64) bool { return math.Abs(start-60) < 0.1 && math.Abs(end-60) < 0.1 }, "60 and 60"},
+		// 300Mi with a time constant of 2 hours: 150Mi/h at the start,
+		// e^-0.5 of that (91Mi/h) an hour later.
+		{"a warm-up of 2 hours", func(s float64) float64 { return 100*mib + 300*mib*(1-math.Exp(-s/7200)) },
+			func(start, end float64) bool {
+				return math.Abs(start-150) < 5 && math.Abs(end-91) < 5 && math.Abs(end/start-math.Exp(-0.5)) < 0.02
+			}, "about 150 and 91"},
+		// Flat for the first 40 minutes, growing 90Mi/h after: the curve
+		// falls at the start and climbs at the end.
+		{"a leak that started 20 minutes ago", func(s float64) float64 { return 100*mib + max(s-2370, 0)*90*mib/3600 },
+			func(start, end float64) bool { return start < 0 && end > 80 }, "below 0 and above 80"},
 		// Growing 90Mi/h for 40 minutes, flat since.
-		{"growth that stopped 20 minutes ago", func(s float64) float64 { return 100*mib + min(s, 2370)*90*mib/3600 }, 90, 0},
+		{"growth that stopped 20 minutes ago", func(s float64) float64 { return 100*mib + min(s, 2370)*90*mib/3600 },
+			func(start, end float64) bool { return start > 90 && end <= 0 }, "above 90 and at most 0"},
 	} {
 		w := newWindow("app", 120, 1)
 		fill(w, 120, interval, tc.f)
 		m := w.summary(interval)
-		earlier, recent := m.EarlierSlopeBytesPerSecond*3600/mib, m.RecentSlopeBytesPerSecond*3600/mib
-		if math.Abs(earlier-tc.earlier) > 1 || math.Abs(recent-tc.recent) > 1 {
-			t.Errorf("%s: earlier %.1f MiB/h, recent %.1f; want %.0f and %.0f", tc.name, earlier, recent, tc.earlier, tc.recent)
+		if start, end := m.StartSlopeBytesPerSecond*3600/mib, m.EndSlopeBytesPerSecond*3600/mib; !tc.ok(start, end) {
+			t.Errorf("%s: %.1f MiB/h at the start, %.1f at the end; want %s", tc.name, start, end, tc.want)
 		}
 	}
 
-	// A warm-up of time constant 30 minutes: the parts' middles are 30
-	// minutes apart, so the recent pace is about e^-1 of the earlier.
+	// Three samples: the parabola through them, 5Mi a slot at the first
+	// and 25Mi at the last.
 	w := newWindow("app", 120, 1)
-	fill(w, 120, interval, func(s float64) float64 { return 100*mib + 200*mib*(1-math.Exp(-s/1800)) })
-	m := w.summary(interval)
-	if r := m.RecentSlopeBytesPerSecond / m.EarlierSlopeBytesPerSecond; math.Abs(r-math.Exp(-1)) > 0.03 {
-		t.Errorf("a warm-up: recent pace %.3f of the earlier, want about %.3f", r, math.Exp(-1))
-	}
-
-	// Three samples: two in the first two thirds, one in the last.
-	w = newWindow("app", 120, 1)
 	for i, b := range []int64{100 * mib, 110 * mib, 130 * mib} {
 		w.add(int64(1000+i), b)
 	}
-	m = w.summary(interval)
-	if want := 10.0 * mib / 30; math.Abs(m.EarlierSlopeBytesPerSecond-want) > 1e-6 || m.RecentSlopeBytesPerSecond != 0 {
-		t.Errorf("three samples: earlier %g B/s, recent %g; want %g (the first two) and 0 (one sample)", m.EarlierSlopeBytesPerSecond, m.RecentSlopeBytesPerSecond, want)
+	m := w.summary(interval)
+	perSlot := func(bps float64) float64 { return bps * interval.Seconds() / mib }
+	if start, end := perSlot(m.StartSlopeBytesPerSecond), perSlot(m.EndSlopeBytesPerSecond); math.Abs(start-5) > 1e-6 || math.Abs(end-25) > 1e-6 {
+		t.Errorf("three samples: %g MiB a slot at the start, %g at the end; want 5 and 25", start, end)
+	}
+	// Two samples: no parabola.
+	w = newWindow("app", 120, 1)
+	w.add(1000, 100*mib)
+	w.add(1001, 110*mib)
+	if m := w.summary(interval); m.StartSlopeBytesPerSecond != 0 || m.EndSlopeBytesPerSecond != 0 {
+		t.Errorf("two samples: %g and %g B/s, want 0", m.StartSlopeBytesPerSecond, m.EndSlopeBytesPerSecond)
 	}
 }
 

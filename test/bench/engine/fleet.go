@@ -65,7 +65,7 @@ func Targets(pods []*corev1.Pod, trouble bool, now time.Time) []policy.Target {
 			}
 			if trouble && i%2 == 0 {
 				first.Memory = &policy.MemoryWindow{WorkingSetBytes: workingSet(i), Samples: 40, WindowSeconds: 1200, SlopeBytesPerSecond: 30 << 20 / 3600, R2: 0.95,
-					EarlierSlopeBytesPerSecond: 30 << 20 / 3600, RecentSlopeBytesPerSecond: 30 << 20 / 3600, LatestSlopeBytesPerSecond: 30 << 20 / 3600}
+					StartSlopeBytesPerSecond: 30 << 20 / 3600, EndSlopeBytesPerSecond: 30 << 20 / 3600, LatestSlopeBytesPerSecond: 30 << 20 / 3600}
 				if i%4 == 0 {
 					first.Memory.WorkingSetBytes = 470 << 20
 				}

@@ -113,7 +113,7 @@ func JSONInput(t policy.Target, now time.Time) map[string]any {
 		if m := c.Memory; m != nil {
 			entry["memory"] = map[string]any{"workingSetBytes": m.WorkingSetBytes, "samples": m.Samples, "windowSeconds": m.WindowSeconds,
 				"slopeBytesPerSecond": m.SlopeBytesPerSecond, "r2": m.R2,
-				"earlierSlopeBytesPerSecond": m.EarlierSlopeBytesPerSecond, "recentSlopeBytesPerSecond": m.RecentSlopeBytesPerSecond,
+				"startSlopeBytesPerSecond": m.StartSlopeBytesPerSecond, "endSlopeBytesPerSecond": m.EndSlopeBytesPerSecond,
 				"latestSlopeBytesPerSecond": m.LatestSlopeBytesPerSecond}
 		}
 		containers = append(containers, entry)
