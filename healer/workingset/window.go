@@ -62,8 +62,8 @@ func (w *Window) add(slot int64, bytes int64) {
 // slots (a rise that has ended is flat there). A window slot stands for
 // its interval, so WindowSeconds is the time from the start of the oldest
 // sample's slot to the end of the newest's. R2 is 0 when the samples do
-// not vary; a slope is 0 with fewer than two samples, the parabola's with
-// fewer than three.
+// not vary; a slope is 0 with fewer than two samples; with fewer than
+// curveSamples, the parabola's are the line's.
 func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	if w.newest < 0 {
 		return nil
@@ -112,11 +112,20 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	perSecond := 1024 / interval.Seconds()
 	m.SlopeBytesPerSecond = whole.slope() * perSecond
 	m.R2 = whole.r2()
-	m.StartSlopeBytesPerSecond = curve.slopeAt(float64(oldest-w.newest)-mx) * perSecond
-	m.EndSlopeBytesPerSecond = curve.slopeAt(-mx) * perSecond
+	m.StartSlopeBytesPerSecond, m.EndSlopeBytesPerSecond = m.SlopeBytesPerSecond, m.SlopeBytesPerSecond
+	if count >= curveSamples {
+		m.StartSlopeBytesPerSecond = curve.slopeAt(float64(oldest-w.newest)-mx) * perSecond
+		m.EndSlopeBytesPerSecond = curve.slopeAt(-mx) * perSecond
+	}
 	m.LatestSlopeBytesPerSecond = latest.slope() * perSecond
 	return m
 }
+
+// curveSamples is the fewest samples the parabola is fitted through: the
+// slopes of one through fewer say more about the samples' noise (a
+// source's value is up to an interval old) than about the growth's pace,
+// and the window gives the line's slope at both ends instead.
+const curveSamples = 10
 
 // latestSlots is the fewest slots the latest slope is fitted through: a
 // short window's last sixth may hold one or two samples, and a source

@@ -136,23 +136,25 @@ func TestWindowTellsThePaceAtItsEndFromItsStart(t *testing.T) {
 		}
 	}
 
-	// Three samples: the parabola through them, 5Mi a slot at the first
-	// and 25Mi at the last.
+	// curveSamples samples on a parabola: 5Mi a slot at the first, 23Mi
+	// at the last.
+	perSlot := func(bps float64) float64 { return bps * interval.Seconds() / mib }
 	w := newWindow("app", 120, 1)
+	for i := range int64(curveSamples) {
+		w.add(1000+i, 100*mib+5*i*mib+i*i*mib)
+	}
+	m := w.summary(interval)
+	if start, end := perSlot(m.StartSlopeBytesPerSecond), perSlot(m.EndSlopeBytesPerSecond); math.Abs(start-5) > 1e-6 || math.Abs(end-23) > 1e-6 {
+		t.Errorf("%d samples: %g MiB a slot at the start, %g at the end; want 5 and 23", curveSamples, start, end)
+	}
+	// Fewer: the line's slope at both ends.
+	w = newWindow("app", 120, 1)
 	for i, b := range []int64{100 * mib, 110 * mib, 130 * mib} {
 		w.add(int64(1000+i), b)
 	}
-	m := w.summary(interval)
-	perSlot := func(bps float64) float64 { return bps * interval.Seconds() / mib }
-	if start, end := perSlot(m.StartSlopeBytesPerSecond), perSlot(m.EndSlopeBytesPerSecond); math.Abs(start-5) > 1e-6 || math.Abs(end-25) > 1e-6 {
-		t.Errorf("three samples: %g MiB a slot at the start, %g at the end; want 5 and 25", start, end)
-	}
-	// Two samples: no parabola.
-	w = newWindow("app", 120, 1)
-	w.add(1000, 100*mib)
-	w.add(1001, 110*mib)
-	if m := w.summary(interval); m.StartSlopeBytesPerSecond != 0 || m.EndSlopeBytesPerSecond != 0 {
-		t.Errorf("two samples: %g and %g B/s, want 0", m.StartSlopeBytesPerSecond, m.EndSlopeBytesPerSecond)
+	m = w.summary(interval)
+	if m.StartSlopeBytesPerSecond != m.SlopeBytesPerSecond || m.EndSlopeBytesPerSecond != m.SlopeBytesPerSecond || perSlot(m.SlopeBytesPerSecond) != 15 {
+		t.Errorf("three samples: %g and %g B/s at the ends, line %g; want the line's, 15Mi a slot", m.StartSlopeBytesPerSecond, m.EndSlopeBytesPerSecond, m.SlopeBytesPerSecond)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,12 +35,20 @@ const seeds = 5
 // verdict as its last termination.
 func replay(t testing.TB, s Shape, seed uint64) Outcome {
 	t.Helper()
+	return replayWith(t, s, seed, nil, nil)
+}
+
+// replayWith is replay with the rule's parameters (nil for its defaults),
+// and each sample lagging the clock by lag(seed, sample time) (nil for
+// none): a source that reports what it read some seconds ago.
+func replayWith(t testing.TB, s Shape, seed uint64, params map[string]apiextensionsv1.JSON, lag func(seed uint64, at time.Time) time.Duration) Outcome {
+	t.Helper()
 	ctx := context.Background()
 	start := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	clock := clocktesting.NewFakeClock(start)
 	spec := v1alpha1.RecreatePolicySpec{
 		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "shape"}},
-		Rules:    []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak"}},
+		Rules:    []v1alpha1.Rule{{Name: "leak", Builtin: "memory-leak", Parameters: params}},
 	}
 	parsed, errs := policyspec.Parse(&spec)
 	if len(errs) > 0 {
@@ -63,7 +72,7 @@ func replay(t testing.TB, s Shape, seed uint64) Outcome {
 		t.Fatal(err)
 	}
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rp, pod).Build()
-	src := &source{shape: s, seed: seed, started: start, id: "first", clock: clock}
+	src := &source{shape: s, seed: seed, started: start, id: "first", clock: clock, lag: lag}
 	sampler := &workingset.Sampler{Reader: reader, Source: src, Interval: workingset.DefaultInterval, Window: workingset.DefaultWindow, Clock: clock}
 	// The replay judges the rule's verdicts, not its speed: a deadline
 	// that a loaded machine cannot miss (the default, 250 ms, was missed
@@ -119,13 +128,19 @@ type source struct {
 	id      string
 	kills   int
 	clock   *clocktesting.FakeClock
+	// lag, when set, is how old each sample is.
+	lag func(seed uint64, at time.Time) time.Duration
 }
 
 func (s *source) Name() string { return "shape" }
 
 func (s *source) Sample(context.Context, string) ([]workingset.Sample, error) {
 	now := s.clock.Now()
-	at := Moment{Age: now.Sub(s.started), Instance: s.kills, Seed: s.seed}
+	read := now
+	if s.lag != nil {
+		read = now.Add(-s.lag(s.seed, now))
+	}
+	at := Moment{Age: max(read.Sub(s.started), 0), Instance: s.kills, Seed: s.seed}
 	return []workingset.Sample{{Pod: "app", Container: "app", ContainerID: s.id, Time: now, Bytes: s.shape.Bytes(at)}}, nil
 }
 
