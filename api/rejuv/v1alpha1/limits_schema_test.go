@@ -10,7 +10,8 @@ import (
 
 // TestSchemaBoundsMatchTheCode: the generated CRD refuses no text the
 // controller writes, cut to its bounds, and lets none longer through:
-// each field's maxLength is the bound the code cuts it to.
+// each field's maxLength, and each list's maxItems, is the bound the code
+// cuts it to.
 func TestSchemaBoundsMatchTheCode(t *testing.T) {
 	raw, err := os.ReadFile("../../../config/crd/bases/rejuv.dev_recreatepolicies.yaml")
 	if err != nil {
@@ -37,5 +38,9 @@ func TestSchemaBoundsMatchTheCode(t *testing.T) {
 		if got := tc.schema.MaxLength; got == nil || *got != int64(tc.bound) {
 			t.Errorf("%s: maxLength %v, want the code's bound %d", tc.field, got, tc.bound)
 		}
+	}
+	// The lists the controller cuts: maxItems is the code's bound.
+	if got := status.Properties["noData"].MaxItems; got == nil || *got != MaxNoData {
+		t.Errorf("status.noData: maxItems %v, want the code's bound %d", got, MaxNoData)
 	}
 }
