@@ -120,11 +120,16 @@ func startWorkInFlight(t *testing.T, c client.Client) *inFlight {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "the run's first request", time.Minute, func() bool { return len(w.runRequests(t, c)) > 0 })
+	// The pass creates the run's requests, then writes the policy's
+	// status: the run is read once its status says it has begun.
+	var run *v1alpha1.Run
+	poll(t, "the run's first request and the run in the policy's status", time.Minute, func() bool {
+		run = w.policy(t, c, "rolling").Status.Run
+		return run != nil && len(w.runRequests(t, c)) > 0
+	})
 
 	// The premise: all of it is still under way.
-	run := w.policy(t, c, "rolling").Status.Run
-	if run == nil || run.State != v1alpha1.RunRunning || run.Recreated >= webPods {
+	if run.State != v1alpha1.RunRunning || run.Recreated >= webPods {
 		t.Fatalf("premise: the run %+v is not under way with pods left", run)
 	}
 	for _, r := range []*v1beta1.ContainerRecreateRequest{first, second} {
