@@ -113,9 +113,10 @@ func (w *Window) summary(interval time.Duration) *policy.MemoryWindow {
 	m.SlopeBytesPerSecond = whole.slope() * perSecond
 	m.R2 = whole.r2()
 	m.StartSlopeBytesPerSecond, m.EndSlopeBytesPerSecond = m.SlopeBytesPerSecond, m.SlopeBytesPerSecond
-	if count >= curveSamples {
-		m.StartSlopeBytesPerSecond = curve.slopeAt(float64(oldest-w.newest)-mx) * perSecond
-		m.EndSlopeBytesPerSecond = curve.slopeAt(-mx) * perSecond
+	if b, c, ok := curve.solve(); ok && count >= curveSamples {
+		// The slope b + 2*c*x at the oldest sample and at the newest.
+		m.StartSlopeBytesPerSecond = (b + 2*c*(float64(oldest-w.newest)-mx)) * perSecond
+		m.EndSlopeBytesPerSecond = (b - 2*c*mx) * perSecond
 	}
 	m.LatestSlopeBytesPerSecond = latest.slope() * perSecond
 	return m
@@ -187,20 +188,20 @@ func (p *parabola) add(x, y float64) {
 	p.xxy += xx * y
 }
 
-// slopeAt is the parabola's slope at x, by Cramer's rule over its normal
-// equations; 0 with fewer than three points, or points on fewer than
+// solve gives the parabola's b and c, by Cramer's rule over its normal
+// equations; not ok with fewer than three points, or points on fewer than
 // three distinct x.
-func (p *parabola) slopeAt(x float64) float64 {
+func (p *parabola) solve() (b, c float64, ok bool) {
 	m := [3][3]float64{{p.n, p.x, p.xx}, {p.x, p.xx, p.xxx}, {p.xx, p.xxx, p.xxxx}}
 	d := det3(m)
 	if p.n < 3 || d <= 0 {
-		return 0
+		return 0, 0, false
 	}
 	mb, mc := m, m
 	for i, r := range [3]float64{p.y, p.xy, p.xxy} {
 		mb[i][1], mc[i][2] = r, r
 	}
-	return (det3(mb) + 2*x*det3(mc)) / d
+	return det3(mb) / d, det3(mc) / d, true
 }
 
 // det3 is the determinant of a 3x3 matrix.
