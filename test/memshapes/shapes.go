@@ -151,14 +151,18 @@ func bursts(size float64, period, lasting time.Duration) part {
 // at the same age and seed.
 func noise(amplitude float64) part {
 	return func(m Moment) float64 {
-		x := uint64(m.Age/time.Second) ^ m.Seed<<40 ^ uint64(m.Instance)<<32
-		// splitmix64's finaliser: a well-spread hash of the second.
-		x += 0x9e3779b97f4a7c15
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-		x ^= x >> 31
+		x := mix(uint64(m.Age/time.Second) ^ m.Seed<<40 ^ uint64(m.Instance)<<32)
 		return amplitude * (2*float64(x>>11)/float64(1<<53) - 1)
 	}
+}
+
+// mix is splitmix64's finaliser: a well-spread hash of x, so that nearby
+// seconds and seeds draw unrelated values.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // Catalogue is every shape, leaks first.

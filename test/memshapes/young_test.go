@@ -26,12 +26,7 @@ func TestAYoungWindowsLeakIsRecreatedWithinMinutes(t *testing.T) {
 	}
 	// Up to 30 s old, drawn from the seed and the sample's time.
 	lag := func(seed uint64, at time.Time) time.Duration {
-		x := uint64(at.Unix()) ^ seed<<40
-		x += 0x9e3779b97f4a7c15
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-		x ^= x >> 31
-		return time.Duration(x % uint64(30*time.Second))
+		return time.Duration(mix(uint64(at.Unix())^seed<<40) % uint64(30*time.Second))
 	}
 	var latest time.Duration
 	for seed := range uint64(50) {
