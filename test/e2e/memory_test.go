@@ -165,8 +165,9 @@ func firstRequest(t *testing.T, p *v1alpha1.RecreatePolicy, limit time.Duration)
 // a one-time step (100Mi after 50s) and a warm-up (150Mi along a saturating
 // curve of time constant 30s, a cache filling) are judged over full windows
 // and never recreated: the first two do not fit a line, the warm-up fits
-// one while it rises but slows down (its last third grows at about e^-1 of
-// the pace before: memory-leak's minSustained is 0.8).
+// one while it rises but slows down (the parabola through the 2m window
+// grows at its end at a small part of its pace at the start, e^-4 along the
+// curve itself: memory-leak's minSustained is 0.8).
 func startCalmMemory(t *testing.T) func(t *testing.T) {
 	ns := newNamespace(t)
 	var pods []*corev1.Pod

@@ -58,7 +58,8 @@ func criTimes(t *testing.T, containerID string) (started, finished time.Time) {
 // when a container it expected is not there.
 func instancesOf(t *testing.T, pod *corev1.Pod, name string) string {
 	t.Helper()
-	resp, err := runtimeOf(t, pod.Spec.NodeName).ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+	rt := runtimeOf(t, pod.Spec.NodeName)
+	resp, err := rt.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		LabelSelector: map[string]string{"io.kubernetes.pod.uid": string(pod.UID), "io.kubernetes.container.name": name},
 	}})
 	if err != nil {
@@ -71,7 +72,7 @@ func instancesOf(t *testing.T, pod *corev1.Pod, name string) string {
 	var b strings.Builder
 	for _, c := range cs {
 		fmt.Fprintf(&b, "attempt %d %s %s created %s", c.GetMetadata().GetAttempt(), c.GetId(), c.GetState(), time.Unix(0, c.GetCreatedAt()).UTC().Format(time.RFC3339Nano))
-		if st, err := runtimeOf(t, pod.Spec.NodeName).ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: c.GetId()}); err == nil && st.GetStatus().GetFinishedAt() > 0 {
+		if st, err := rt.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: c.GetId()}); err == nil && st.GetStatus().GetFinishedAt() > 0 {
 			fmt.Fprintf(&b, " finished %s exit %d %s", time.Unix(0, st.Status.FinishedAt).UTC().Format(time.RFC3339Nano), st.Status.ExitCode, st.Status.Reason)
 		}
 		b.WriteString("\n")
