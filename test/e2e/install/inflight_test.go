@@ -85,7 +85,13 @@ func startWorkInFlight(t *testing.T, c client.Client) *inFlight {
 	}
 
 	done := w.request(t, c, "done", 0)
-	w.waitRequest(t, c, done, "done to complete", time.Minute, func() bool { return done.Status.Phase == v1beta1.PhaseCompleted })
+	// Completed, then retired: the manager removes the active label in a
+	// write of its own after the completion, and the stored copy is read
+	// once both have happened.
+	w.waitRequest(t, c, done, "done to complete and lose its active label", time.Minute, func() bool {
+		_, active := done.Labels[v1beta1.ActiveLabel]
+		return done.Status.Phase == v1beta1.PhaseCompleted && !active
+	})
 	if done.Status.Result != v1beta1.ResultSucceeded {
 		t.Fatalf("request done: %+v, want Succeeded", done.Status)
 	}
