@@ -11,10 +11,12 @@
 #   fast as the whole line: a warm-up or a one-time step slows down, and a
 #   rise that has ended is flat at the end, a leak is neither), the
 #   container is recreated when the line and the parabola's end both rise
-#   by at least minGrowthPerHour, or, for a container with a memory
-#   limit, when it is projected to reach limitFraction of that limit within
-#   horizon (so it is recreated gracefully before the kernel kills it for
-#   running out of memory). A container whose previous instance the kernel
+#   by at least minGrowthPerHour (for a container with a memory limit, only
+#   when the line reaches limitFraction of that limit within growthHorizon:
+#   memory that follows the day's traffic falls again), or, for a container
+#   with a memory limit, when it is projected to reach limitFraction of
+#   that limit within horizon (so it is recreated gracefully before the
+#   kernel kills it for running out of memory). A container whose previous instance the kernel
 #   killed for running out of memory has shown how long it lasts: it is
 #   recreated once its window (which starts with the instance) spans
 #   oomLifetimeFraction of that time, if its working set grows steadily (the
@@ -66,6 +68,16 @@
 #       type: fraction
 #       default: 0.9
 #       description: Fraction of the memory limit that the projection is compared with.
+#     growthHorizon:
+#       type: duration
+#       default: 12h
+#       description: >-
+#         For a container with a memory limit, how soon its growth must bring
+#         it to limitFraction of that limit along the fitted line for the
+#         growth (at least minGrowthPerHour) to count as a leak. Memory that
+#         follows the day's traffic rises for about half a day and falls
+#         again; a slower rise is recreated once the horizon's projection
+#         reaches the limit.
 #     horizon:
 #       type: duration
 #       default: 1h
@@ -181,11 +193,14 @@ pace(m) := sprintf("%s/h at the window's start, %s/h at its end; the last %s %s/
 
 # leak_reason is defined when the growth counts as a leak, and says why: the
 # limit's reason for a container with a memory limit it is near, else the
-# growth's (along the line and still at the window's end: a warm-up that has
-# slowed to about minGrowthPerHour has a line a little steeper).
+# growth's (for a container with a limit, only when the growth fills it
+# within growthHorizon).
 leak_reason(c, m) := reason if {
 	limit := memory_limit(c)
 	reason := limit_reason(m, limit)
+} else := reason if {
+	limit := memory_limit(c)
+	reason := growth_reason(m, limit)
 } else := sprintf(
 	"working set %s grows %s/h (r2 %s over %s; %s; threshold %s/h)",
 	[
@@ -194,8 +209,36 @@ leak_reason(c, m) := reason if {
 		rejuv.format_bytes(input.parameters.minGrowthPerHour),
 	],
 ) if {
+	not memory_limit(c)
+	grows_fast(m)
+}
+
+# grows_fast holds when the line and the parabola's end both rise by at
+# least minGrowthPerHour (a warm-up that has slowed to about
+# minGrowthPerHour has a line a little steeper).
+grows_fast(m) if {
 	m.slopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
 	m.endSlopeBytesPerSecond * 3600 >= input.parameters.minGrowthPerHour
+}
+
+# growth_reason is defined, for a container with a memory limit, when it
+# grows fast and reaches limitFraction of its limit along the line within
+# growthHorizon: memory that follows the day's traffic rises for about
+# half a day and falls again, and a rise too slow to fill the limit in that
+# time is left until the horizon's projection (limit_reason) finds it.
+growth_reason(m, limit) := sprintf(
+	"working set %s grows %s/h (r2 %s over %s; %s; threshold %s/h) and reaches %s%% of the %s memory limit in %s (growthHorizon %s)",
+	[
+		rejuv.format_bytes(m.workingSetBytes), rejuv.format_bytes(m.slopeBytesPerSecond * 3600),
+		rejuv.format_number(m.r2), rejuv.format_duration(m.windowSeconds), pace(m),
+		rejuv.format_bytes(input.parameters.minGrowthPerHour),
+		rejuv.format_number(input.parameters.limitFraction * 100), rejuv.format_bytes(limit),
+		rejuv.format_duration(((input.parameters.limitFraction * limit) - m.workingSetBytes) / m.slopeBytesPerSecond),
+		rejuv.format_duration(input.parameters.growthHorizon),
+	],
+) if {
+	grows_fast(m)
+	m.workingSetBytes + (m.slopeBytesPerSecond * input.parameters.growthHorizon) >= input.parameters.limitFraction * limit
 }
 
 # limit_reason is defined when the working set is already past limitFraction

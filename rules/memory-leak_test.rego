@@ -13,6 +13,7 @@ defaults := {
 	"oomLifetimeFraction": 0.75,
 	"limitFraction": 0.9,
 	"horizon": 3600,
+	"growthHorizon": 43200,
 }
 
 # leaking grows 10000 B/s (34.33Mi/h) with a good fit over an hour, the
@@ -211,6 +212,25 @@ test_projection_just_short_of_limit_fraction_is_not_recreated if {
 test_growth_already_past_limit_fraction_is_recreated if {
 	cs := [container("app", object.union(limited, {"memory": mem(object.union(slow, {"workingSetBytes": 950000000}))}))]
 	reasons(cs, defaults) == {"working set 905.99Mi is already 95% of the 953.67Mi memory limit and grows 3.43Mi/h (r2 0.95 over 1h; 3.43Mi/h at the window's start, 3.43Mi/h at its end; the last 10m 3.43Mi/h; threshold 90%)"}
+}
+
+# Growing 10000 B/s, a container under the 1e9 B limit reaches its 9e8 B
+# target within the 12h growthHorizon from 4.68e8 B on.
+test_growth_reaching_the_limit_within_growth_horizon_is_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem({"workingSetBytes": 468000000})}))]
+	reasons(cs, defaults) == {"working set 446.32Mi grows 34.33Mi/h (r2 0.95 over 1h; 34.33Mi/h at the window's start, 32.96Mi/h at its end; the last 10m 33.65Mi/h; threshold 20Mi/h) and reaches 90% of the 953.67Mi memory limit in 12h (growthHorizon 12h)"}
+}
+
+# Memory that follows the day's traffic rises like this for hours and falls
+# again: under a limit it would take longer than growthHorizon to fill, the
+# growth alone is no leak; without a limit it is.
+test_growth_short_of_the_limit_within_growth_horizon_is_not_recreated if {
+	cs := [container("app", object.union(limited, {"memory": mem({"workingSetBytes": 467999999})}))]
+	recreated(cs, defaults) == set()
+	no_data(cs, defaults) == set()
+	recreated([container("app", {"memory": mem({"workingSetBytes": 467999999})})], defaults) == {"app"}
+	longer := object.union(defaults, {"growthHorizon": 43201})
+	recreated(cs, longer) == {"app"}
 }
 
 test_slow_growth_without_limit_is_not_recreated if {

@@ -75,7 +75,7 @@ func TestResolve(t *testing.T) {
 	}, {
 		rule:  "memory-leak",
 		given: map[string]any{"minGrowth": "50Mi"},
-		err:   `unknown parameter "minGrowth" (known: horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction)`,
+		err:   `unknown parameter "minGrowth" (known: growthHorizon, horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction)`,
 	}, {
 		rule:  "memory-leak",
 		given: map[string]any{"minGrowthPerHour": "50MB"},
@@ -115,7 +115,7 @@ func TestResolve(t *testing.T) {
 	}, {
 		rule:  "memory-leak",
 		given: map[string]any{"minFit": 2.0, "horizon": "soon", "extra": 1.0},
-		err:   `unknown parameter "extra" (known: horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction); parameter "horizon": "soon" is not a duration (e.g. 10m, 1h30m); parameter "minFit": 2 is not a fraction in (0, 1]`,
+		err:   `unknown parameter "extra" (known: growthHorizon, horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction); parameter "horizon": "soon" is not a duration (e.g. 10m, 1h30m); parameter "minFit": 2 is not a fraction in (0, 1]`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -160,9 +160,9 @@ func TestParameterErrors(t *testing.T) {
 		{Parameter: "minFit", Problem: "0 is not a fraction in (0, 1]"},
 		{
 			Parameter: "minGrowth",
-			Problem:   "unknown parameter (known: horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction)",
+			Problem:   "unknown parameter (known: growthHorizon, horizon, limitFraction, minFit, minGrowthPerHour, minObservation, minSamples, minSustained, oomLifetimeFraction)",
 			Unknown:   true,
-			Known:     []string{"horizon", "limitFraction", "minFit", "minGrowthPerHour", "minObservation", "minSamples", "minSustained", "oomLifetimeFraction"},
+			Known:     []string{"growthHorizon", "horizon", "limitFraction", "minFit", "minGrowthPerHour", "minObservation", "minSamples", "minSustained", "oomLifetimeFraction"},
 		},
 	}
 	if !reflect.DeepEqual(errs, want) {

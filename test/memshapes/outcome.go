@@ -32,9 +32,6 @@ func (o Outcome) Met(s Shape) bool {
 	if len(o.Kills) > s.Kills {
 		return false
 	}
-	if s.Limitation != "" {
-		return o.Recreated
-	}
 	if !s.Leak {
 		return !o.Recreated
 	}

@@ -186,9 +186,6 @@ func TestCatalogue(t *testing.T) {
 					}
 					if !o.Met(s) {
 						want := "never recreated"
-						if s.Limitation != "" {
-							want = "recreated at the defaults, the limit docs/rules.md names (" + s.Limitation + ")"
-						}
 						if s.Leak {
 							want = fmt.Sprintf("recreated before %.0f%% of its limit", 100*limitFraction)
 						}

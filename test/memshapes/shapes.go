@@ -20,13 +20,6 @@ type Shape struct {
 	// Leak is true for a shape the rule must recreate before its working
 	// set reaches 90% of Limit, false for one it must never recreate.
 	Leak bool
-	// Limitation, for a healthy shape, says why the rule recreates it at
-	// the defaults all the same, and what to change: a limit
-	// docs/rules.md names, kept in the catalogue so that the backtest
-	// shows it and the table stays true (such a shape must be recreated
-	// at the defaults: when the rule learns to leave it alone, the
-	// catalogue and the docs say so).
-	Limitation string
 	// Kills is how many instances the kernel may kill for running out of
 	// memory before that: a leak that reaches its limit within the rule's
 	// minObservation is caught by the history its first instance leaves.
@@ -229,8 +222,7 @@ func Catalogue() []Shape {
 		{Name: "daily-traffic-100Mi", What: "follows the day's traffic: 100Mi more at the afternoon's peak than at night (13Mi/h at most)", Limit: 512 * Mi, For: 3 * day,
 			Bytes: sum(flat(200*Mi), daily(100*Mi), noise(2*Mi))},
 		{Name: "daily-traffic-300Mi", What: "follows the day's traffic: 300Mi more at the afternoon's peak than at night (39Mi/h at most)", Limit: 1024 * Mi, For: 3 * day,
-			Limitation: "its rise keeps a leak's pace for hours: raise minGrowthPerHour above it",
-			Bytes:      sum(flat(200*Mi), daily(300*Mi), noise(2*Mi))},
+			Bytes: sum(flat(200*Mi), daily(300*Mi), noise(2*Mi))},
 		{Name: "warm-up-300Mi-2h", What: "a heap growing by 300Mi, time constant 2h", Limit: 1024 * Mi, For: 12 * time.Hour,
 			Bytes: sum(flat(100*Mi), warmUp(300*Mi, 2*time.Hour), noise(2*Mi))},
 		{Name: "burst-oom", What: "holds 150Mi; a burst of 400Mi after 20 minutes kills its first instance, the next holds", Limit: 512 * Mi, Kills: 1, For: 8 * time.Hour,

@@ -24,9 +24,6 @@ func table(shapes []Shape, outcomes [][]Outcome) string {
 		if s.Leak {
 			must = fmt.Sprintf("recreated before %.0f%%", 100*limitFraction)
 		}
-		if s.Limitation != "" {
-			must = "never recreated, but is at the defaults: " + s.Limitation
-		}
 		if s.Kills == 1 {
 			must = "its first instance may run out of memory; the next " + must
 		}
