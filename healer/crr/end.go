@@ -33,17 +33,9 @@ func (r *Reconciler) end(ctx context.Context, crr *v1beta1.ContainerRecreateRequ
 
 // finalStates keeps every container's finished state and fails the rest.
 func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1.ContainerRecreateRequestContainerRecreateState {
-	byName := map[string]v1beta1.ContainerRecreateRequestContainerRecreateState{}
-	for _, s := range crr.Status.ContainerRecreateStates {
-		byName[s.Name] = s
-	}
-	out := make([]v1beta1.ContainerRecreateRequestContainerRecreateState, 0, len(crr.Spec.Containers))
-	for _, c := range crr.Spec.Containers {
-		s, ok := byName[c.Name]
-		if !ok {
-			s = v1beta1.ContainerRecreateRequestContainerRecreateState{Name: c.Name}
-		}
-		if s.Phase != v1beta1.PhaseSucceeded && s.Phase != v1beta1.PhaseFailed {
+	out := crr.States()
+	for i := range out {
+		if s := &out[i]; !s.Finished() {
 			s.Phase = v1beta1.PhaseFailed
 			backOff, inBackOff := strings.CutPrefix(s.Message, v1beta1.BackOffMessage)
 			switch {
@@ -58,7 +50,6 @@ func finalStates(crr *v1beta1.ContainerRecreateRequest, reason string) []v1beta1
 				s.Message = fmt.Sprintf("not recreated: %s", reason)
 			}
 		}
-		out = append(out, s)
 	}
 	return out
 }

@@ -203,18 +203,8 @@ func (r *Reconciler) countCreated(crr *v1beta1.ContainerRecreateRequest) {
 	initCompleted(crr.Namespace, source)
 }
 
-// eventOnBoth records an event on the request (related: the pod) and on the
-// pod (related: the request), so that both describe commands show it. A
-// pod that is gone (nil) gets none and is not named as related: a nil
-// *Pod in the recorder's interface is not a nil interface, and client-go's
-// recorder dereferences it to build the reference. Its action is
-// Recreate.
+// eventOnBoth records an event on the request and on its pod (see
+// v1beta1.RecordOnBoth).
 func (r *Reconciler) eventOnBoth(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, note string) {
-	const action = "Recreate"
-	if pod == nil {
-		r.Recorder.Eventf(crr, nil, eventType, reason, action, "%s", note)
-		return
-	}
-	r.Recorder.Eventf(crr, pod, eventType, reason, action, "%s", note)
-	r.Recorder.Eventf(pod, crr, eventType, reason, action, "%s (ContainerRecreateRequest %s)", note, crr.Name)
+	v1beta1.RecordOnBoth(r.Recorder, crr, pod, v1beta1.Event{Type: eventType, Reason: reason, Note: note})
 }

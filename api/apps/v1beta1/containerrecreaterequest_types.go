@@ -230,27 +230,6 @@ func (r *ContainerRecreateRequest) Deadline() (time.Time, bool) {
 	return r.CreationTimestamp.Add(SecondsDuration(*r.Spec.ActiveDeadlineSeconds)), true
 }
 
-// ResultOf sums up per-container states: Succeeded when all succeeded,
-// Failed when none did, PartiallySucceeded otherwise; empty for no states.
-func ResultOf(states []ContainerRecreateRequestContainerRecreateState) ContainerRecreateRequestResult {
-	succeeded := 0
-	for _, s := range states {
-		if s.Phase == PhaseSucceeded {
-			succeeded++
-		}
-	}
-	switch {
-	case len(states) == 0:
-		return ""
-	case succeeded == len(states):
-		return ResultSucceeded
-	case succeeded == 0:
-		return ResultFailed
-	default:
-		return ResultPartiallySucceeded
-	}
-}
-
 // ConditionPreRecreateGrace is True once the pod has been made not ready
 // for the unready grace period; its lastTransitionTime says when. It is
 // False (reason NoReadinessGate) when the pod has no readiness gate, so
