@@ -20,9 +20,10 @@ func TestBackOffIsToldOnce(t *testing.T) {
 	crr := &v1beta1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
 	state := &v1beta1.ContainerRecreateRequestContainerRecreateState{Name: "app", Phase: v1beta1.PhaseRecreating}
+	p := e.newPass(crr, pod, nil)
 
 	waiting := &corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
-	e.awaitKubelet(crr, pod, waiting, state)
+	p.awaitKubelet(waiting, state)
 	if state.Message != "stopped; waiting for the kubelet to start a new container" || len(events.seen) != 0 {
 		t.Fatalf("no back-off: message %q, events %v", state.Message, events.seen)
 	}
@@ -30,7 +31,7 @@ func TestBackOffIsToldOnce(t *testing.T) {
 		Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=app pod=web_shop(u1)",
 	}}}
 	for range 3 {
-		e.awaitKubelet(crr, pod, backOff, state)
+		p.awaitKubelet(backOff, state)
 	}
 	if !strings.HasPrefix(state.Message, "stopped; the kubelet holds the restart in its back-off: back-off 10s restarting failed container=app") {
 		t.Errorf("back-off: message %q", state.Message)
@@ -48,10 +49,10 @@ func TestBackOffIsToldOnce(t *testing.T) {
 	ended := &corev1.ContainerStatus{Name: "app", RestartCount: 2, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		StartedAt: metav1.NewTime(at), FinishedAt: metav1.NewTime(at.Add(30 * time.Second)),
 	}}}
-	e.awaitKubelet(crr, pod, ended, state)
-	e.awaitKubelet(crr, pod, backOff, state)
+	p.awaitKubelet(ended, state)
+	p.awaitKubelet(backOff, state)
 	want := v1beta1.BackOffMessage + "the container stopped was the kubelet's restart 2 and ran 30s, less than 10m0s"
-	e.awaitKubelet(crr, pod, ended, state)
+	p.awaitKubelet(ended, state)
 	if !strings.HasPrefix(state.Message, want) {
 		t.Errorf("foretold back-off: message %q, want it to start %q", state.Message, want)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -38,9 +37,7 @@ type StatusWriter interface {
 }
 
 // Recorder records events on the request and its pod.
-type Recorder interface {
-	Eventf(regarding, related runtime.Object, eventType, reason, action, note string, args ...any)
-}
+type Recorder = v1beta1.EventRecorder
 
 // LivePods reads a pod from the API server, not from the cache.
 type LivePods interface {
@@ -177,7 +174,7 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 			s.Message = "waiting for the daemon to find the node's container runtime"
 		})
 	}
-	return e.pass(ctx, crr, pod, rt)
+	return e.newPass(crr, pod, rt).run(ctx)
 }
 
 // queue keeps a request Pending behind the one running on the same pod.

@@ -108,8 +108,10 @@ func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 	e := &Executor{Store: &staleStore{pod: reporting("x", 0, true, true)}, Clock: clocktesting.NewFakePassiveClock(at.Add(time.Minute))}
 	step := func(rt *runtimeOf, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, state *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
 		t.Helper()
-		client := &cri.Client{Runtime: rt}
-		m, err := e.advance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state)
+		p := e.newPass(crr, pod, &cri.Client{Runtime: rt})
+		p.st.ContainerRecreateStates = []v1beta1.ContainerRecreateRequestContainerRecreateState{*state}
+		defer func() { *state = p.st.ContainerRecreateStates[0] }()
+		m, err := p.advance(context.Background(), 0)
 		target := m.stop
 		if err != nil || target == "" {
 			if err != nil {
@@ -117,7 +119,7 @@ func TestOnlyAnInstanceStartedAfterTheRequestCountsAsRecreated(t *testing.T) {
 			}
 			return false
 		}
-		stopped, err := e.stopInstance(context.Background(), crr, pod, client, &crr.Spec.Containers[0], state, target, nil, time.Time{})
+		stopped, err := p.stopInstance(context.Background(), 0, target, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

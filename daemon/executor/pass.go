@@ -2,14 +2,11 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,48 +25,167 @@ const defaultGrace = 30 * time.Second
 // take: the kill after the grace, and the runtime's own work.
 const stopKillMargin = 10 * time.Second
 
-// pass advances the request as far as it can go now and writes its status:
-// each container's stop is recorded as soon as it happens, the rest once.
-func (e *Executor) pass(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) (Result, error) {
-	now := e.Clock.Now()
-	// The zero time, for a request without one, is no deadline below.
+// pass is one pass over a request: what each of its steps reads (the
+// executor, the request, its pod, the node's runtime, the request's
+// strategy and deadline) and the status it builds. A stop that goes on in
+// the background takes a copy of its own (see stopInBackground).
+type pass struct {
+	e        *Executor
+	crr      *v1beta1.ContainerRecreateRequest
+	pod      *corev1.Pod
+	rt       *cri.Client
+	strategy v1beta1.ContainerRecreateRequestStrategy
+	// deadline is when the request's activeDeadlineSeconds passes; the
+	// zero time, for a request without one, is no deadline.
+	deadline time.Time
+	// st is the status the pass builds, written by write.
+	st *v1beta1.ContainerRecreateRequestStatus
+}
+
+// newPass begins a pass over the request on its pod through the runtime.
+func (e *Executor) newPass(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client) *pass {
 	deadline, _ := crr.Deadline()
-	if !deadline.IsZero() && !now.Before(deadline) {
+	st := crr.Status.DeepCopy()
+	st.ContainerRecreateStates = crr.States()
+	return &pass{e: e, crr: crr, pod: pod, rt: rt, strategy: crr.EffectiveStrategy(), deadline: deadline, st: st}
+}
+
+// run advances the request as far as it can go now and writes its status:
+// each container's stop is recorded as soon as it happens, the rest once.
+func (p *pass) run(ctx context.Context) (Result, error) {
+	now := p.e.Clock.Now()
+	if !p.deadline.IsZero() && !now.Before(p.deadline) {
 		// Nothing more is stopped; the manager ends the request.
 		return Result{}, nil
 	}
-	st := crr.Status.DeepCopy()
-	st.Phase = v1beta1.PhaseRecreating
-	st.ContainerRecreateStates = statesFor(crr)
-	wait, why, err := e.unreadyGrace(ctx, crr, pod, now)
+	p.st.Phase = v1beta1.PhaseRecreating
+	wait, why, err := p.unreadyGrace(ctx, now)
 	if err != nil {
 		return Result{}, err
 	}
 	if why != "" {
-		st.Message = why
-		return Result{RequeueAfter: wait}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+		p.st.Message = why
+		return Result{RequeueAfter: wait}, p.write(ctx)
 	}
-	st.Message = ""
-	s := strategy(crr)
-	failUnrecreatable(crr, pod, st)
-	wake, err := e.advanceInOrder(ctx, crr, pod, rt, st, deadline)
+	p.st.Message = ""
+	failUnrecreatable(p.crr, p.pod, p.st)
+	wake, err := p.advanceInOrder(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	failFast(st, s)
-	st.ContainerStatusSnapshot = snapshot(crr, pod, st)
-	if allFinished(st) {
-		t := metav1.NewTime(e.Clock.Now())
-		st.Phase, st.CompletionTime = v1beta1.PhaseCompleted, &t
-		st.Result = v1beta1.ResultOf(st.ContainerRecreateStates)
-		for _, cs := range st.ContainerRecreateStates {
+	failFast(p.st, p.strategy)
+	p.st.ContainerStatusSnapshot = snapshot(p.crr, p.pod, p.st)
+	if p.st.AllFinished() {
+		t := metav1.NewTime(p.e.Clock.Now())
+		p.st.Phase, p.st.CompletionTime = v1beta1.PhaseCompleted, &t
+		p.st.Result = v1beta1.ResultOf(p.st.ContainerRecreateStates)
+		for _, cs := range p.st.ContainerRecreateStates {
 			recreations.WithLabelValues(string(cs.Phase)).Inc()
 		}
 	}
-	if !deadline.IsZero() {
-		wake = append(wake, deadline.Sub(e.Clock.Now()))
+	if !p.deadline.IsZero() {
+		wake = append(wake, p.deadline.Sub(p.e.Clock.Now()))
 	}
-	return Result{RequeueAfter: v1beta1.SoonestWake(wake)}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *st })
+	return Result{RequeueAfter: v1beta1.SoonestWake(wake)}, p.write(ctx)
+}
+
+// write writes a copy of the status the pass has built so far.
+func (p *pass) write(ctx context.Context) error {
+	st := p.st.DeepCopy()
+	return p.e.writeStatus(ctx, p.crr, func(w *v1beta1.ContainerRecreateRequestStatus) { *w = *st })
+}
+
+// advanceInOrder advances the unfinished containers in stopOrder and stops
+// at most one of them at a time: a container lets the next one go once it
+// is past its stop (stopped, exited by itself, or replaced by the
+// kubelet), or with orderedRecreate once it has finished. A stop made
+// within the pass lets the next container be stopped in the same pass; a
+// stop that goes on in the background (under Run) holds the next ones
+// until a later pass records it. It returns when to look again.
+func (p *pass) advanceInOrder(ctx context.Context) ([]time.Duration, error) {
+	order := stopOrder(p.crr, p.pod)
+	var wake []time.Duration
+	for k, i := range order {
+		state := &p.st.ContainerRecreateStates[i]
+		if state.Finished() {
+			continue
+		}
+		if failFast(p.st, p.strategy) {
+			break
+		}
+		m, err := p.advance(ctx, i)
+		if err != nil {
+			return wake, err
+		}
+		wake = append(wake, m.wake)
+		if m.stop != "" {
+			stopped, err := p.stopOne(ctx, i, m.stop)
+			if err != nil || !stopped {
+				p.waitBehind(order[k+1:], i)
+				return wake, err
+			}
+			m.past = true
+		}
+		if !m.past || p.strategy.OrderedRecreate && !state.Finished() {
+			p.waitBehind(order[k+1:], i)
+			return wake, nil
+		}
+	}
+	return wake, nil
+}
+
+// waitBehind says, in the state of each container of behind not yet
+// begun, which container it waits for.
+func (p *pass) waitBehind(behind []int, first int) {
+	why := fmt.Sprintf("waiting for container %s to be stopped first: containers are stopped one after another", p.crr.Spec.Containers[first].Name)
+	if p.strategy.OrderedRecreate {
+		why = fmt.Sprintf("waiting for container %s to be recreated and started first (orderedRecreate)", p.crr.Spec.Containers[first].Name)
+	}
+	for _, i := range behind {
+		if s := &p.st.ContainerRecreateStates[i]; s.Phase == v1beta1.PhasePending {
+			s.Message = why
+		}
+	}
+}
+
+// stopOne stops the instance id of the request's container i. The stop
+// about to start is recorded first, and with it a preStop hook, so that a
+// daemon that dies while it runs does not run it again; a hook recorded as started before this
+// pass was cut short by a restart and is not run again. Under Run the stop
+// goes on in the background (see stopInBackground) and the next pass
+// records it; a single pass waits for it and records it at once. It says
+// whether the container was stopped within this pass.
+func (p *pass) stopOne(ctx context.Context, i int, id string) (bool, error) {
+	c, s := &p.crr.Spec.Containers[i], &p.st.ContainerRecreateStates[i]
+	var resumed *metav1.Time
+	if c.PreStop != nil && s.PreStopStartedAt != nil {
+		resumed = s.PreStopStartedAt
+	} else {
+		if c.PreStop != nil {
+			now := metav1.NewTime(p.e.Clock.Now())
+			s.PreStopStartedAt = &now
+		}
+		// Recorded before anything is stopped, with the request's
+		// resourceVersion: the manager, which ends a request it finds
+		// not begun (Rejuv paused), either ends it first, and this write
+		// fails, or finds it Recreating.
+		s.Message = stoppingMessage
+		if err := p.write(ctx); err != nil {
+			return false, err
+		}
+	}
+	if p.e.requeue != nil {
+		p.stopInBackground(ctx, i, id, resumed)
+		return false, nil
+	}
+	stopped, err := p.stopInstance(ctx, i, id, resumed)
+	if stopped {
+		// Recorded at once: a restarted daemon must not stop it again.
+		if werr := p.write(ctx); werr != nil {
+			return true, errors.Join(err, werr)
+		}
+	}
+	return stopped, err
 }
 
 // move is what advance found for a container: when to look again, the
@@ -87,35 +203,35 @@ type move struct {
 // the runtime's, not only what the pod's status reports: a container the
 // kubelet has started but not yet reported (its postStart hook still runs)
 // predates the request too, and is what a stop must reach.
-func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	c *v1beta1.ContainerRecreateRequestContainer, state *v1beta1.ContainerRecreateRequestContainerRecreateState) (move, error) {
+func (p *pass) advance(ctx context.Context, i int) (move, error) {
+	c, state := &p.crr.Spec.Containers[i], &p.st.ContainerRecreateStates[i]
 	state.Phase = v1beta1.PhaseRecreating
-	if _, ok := e.stopping.Load(stopKey(crr.UID, c.Name)); ok {
+	if _, ok := p.e.stopping.Load(stopKey(p.crr.UID, c.Name)); ok {
 		state.Message = stoppingMessage
 		return move{}, nil
 	}
-	if _, ok := e.stopped(crr, c.Name); ok {
+	if _, ok := p.e.stopped(p.crr, c.Name); ok {
 		state.IsKilled = true
 	}
-	cs := pods.ContainerStatus(pod, c.Name)
-	in, err := newestInstance(ctx, rt, pod, c.Name)
+	cs := pods.ContainerStatus(p.pod, c.Name)
+	in, err := newestInstance(ctx, p.rt, p.pod, c.Name)
 	if err != nil {
 		return move{}, err
 	}
 	if in == nil {
-		e.awaitKubelet(crr, pod, cs, state)
+		p.awaitKubelet(cs, state)
 		return move{past: true}, nil
 	}
-	if in.since(crr, state) {
+	if in.since(p.crr, state) {
 		if in.reported(cs) {
-			return move{wake: e.waitStarted(ctx, crr, pod, rt, cs, state), past: true}, nil
+			return move{wake: p.waitStarted(ctx, cs, state), past: true}, nil
 		}
 		state.Message = "a new container was created; waiting for the kubelet to report it"
 		return move{past: true}, nil
 	}
 	switch {
 	case state.IsKilled:
-		e.awaitKubelet(crr, pod, cs, state)
+		p.awaitKubelet(cs, state)
 		return move{past: true}, nil
 	case in.state == runtimeapi.ContainerState_CONTAINER_EXITED:
 		state.Message = exitedMessage
@@ -124,7 +240,7 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 	// The instance predates the request and runs, or is starting: an
 	// instance the status does not report yet has not finished starting.
 	starting := !in.reported(cs) || cs.State.Running == nil || (cs.Started != nil && !*cs.Started)
-	if starting && !strategy(crr).ForceRecreate {
+	if starting && !p.strategy.ForceRecreate {
 		state.Message = "waiting for the container to finish starting before stopping it (forceRecreate stops it at once)"
 		return move{}, nil
 	}
@@ -134,117 +250,42 @@ func (e *Executor) advance(ctx context.Context, crr *v1beta1.ContainerRecreateRe
 // exitedMessage says that a container exited without this request's stop.
 const exitedMessage = "the container exited without being stopped; waiting for the kubelet to start a new one"
 
-// stop runs the preStop hook and stops the container's instance id through
-// the CRI within the grace period, unless it has exited already; it says
-// whether it stopped it. A hook that started before (hookStarted, from the
-// request's status: the daemon restarted while it ran) is not run again,
-// and the grace is counted from its start. Neither the hook nor the stop
-// is made once the pod is being deleted (errPodDeleting).
-func (e *Executor) stop(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client, c *v1beta1.ContainerRecreateRequestContainer, id string, hookStarted *metav1.Time, deadline time.Time) (bool, error) {
-	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name, "containerID", id)
-	grace := defaultGrace
-	if g := strategy(crr).TerminationGracePeriodSeconds; g != nil {
-		grace = v1beta1.SecondsDuration(*g)
-	}
-	pctx, cancelGrace := context.WithTimeout(ctx, grace)
-	defer cancelGrace()
-	if !deadline.IsZero() {
-		var cancelDeadline context.CancelFunc
-		pctx, cancelDeadline = context.WithDeadline(pctx, deadline)
-		defer cancelDeadline()
-	}
-	// A container that has exited (by a crash, or by this request's stop
-	// seen through a stale cache) gets neither its preStop nor a stop.
-	if cur, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); err == nil &&
-		cur.Status.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-		log.Info("container already exited; not running its preStop or stopping it")
-		return false, nil
-	}
-	if e.deleting(pod) {
-		log.Info("the pod is being deleted; not running the container's preStop or stopping it")
-		return false, errPodDeleting
-	}
-	start := time.Now()
-	if hookStarted != nil {
-		start = hookStarted.Time
-		log.Info("preStop started before the daemon restarted; not running it again", "started", start.UTC().Format(time.RFC3339))
-	} else {
-		if err := preStop(pctx, rt.Runtime, c.PreStop, id, pod, c.Ports); err != nil {
-			log.Info("preStop failed; stopping anyway", "error", err.Error())
-			e.event(crr, pod, corev1.EventTypeWarning, "PreStopFailed", "container %s: %v; stopping it anyway", c.Name, err)
-		}
-		phaseSeconds.WithLabelValues("prestop").Observe(time.Since(start).Seconds())
-	}
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		return false, fmt.Errorf("stop container %s of pod %s/%s: activeDeadlineSeconds passed during preStop; not stopped", c.Name, pod.Namespace, pod.Name)
-	}
-	if e.deleting(pod) {
-		log.Info("the pod is being deleted since the preStop started; not stopping the container")
-		return false, errPodDeleting
-	}
-	// What is left of the grace, and no more than is left until the
-	// request's deadline: a request never stops a container after it
-	// ended. The runtime's call always has a deadline, with or without
-	// the request's: that grace, then the runtime's kill.
-	now := time.Now()
-	left := max(0, grace-now.Sub(start))
-	if !deadline.IsZero() {
-		left = min(left, max(0, deadline.Sub(now)))
-	}
-	stopCtx, cancelStop := context.WithDeadline(ctx, now.Add(left).Add(stopKillMargin))
-	defer cancelStop()
-	seconds := int64(math.Ceil(left.Seconds()))
-	log.Info("stopping container", "grace", left.Round(time.Second).String())
-	e.event(crr, pod, corev1.EventTypeNormal, "StoppingContainer", "container %s (grace %s)", c.Name, left.Round(time.Second))
-	stopStart := time.Now()
-	if _, err := rt.Runtime.StopContainer(stopCtx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: seconds}); err != nil && status.Code(err) != codes.NotFound {
-		return false, fmt.Errorf("stop container %s of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
-	}
-	phaseSeconds.WithLabelValues("stop").Observe(time.Since(stopStart).Seconds())
-	e.stops.Store(stopKey(crr.UID, c.Name), &stopRecord{at: time.Now()})
-	log.Info("stopped container", "took", time.Since(stopStart).Round(time.Millisecond).String())
-	return true, nil
-}
-
 // waitStarted checks the new container: running (and ready, where it has a
 // readiness probe) for minStartedSeconds, counted from its start as the
 // runtime reports it (nanoseconds, not the API's seconds).
-func (e *Executor) waitStarted(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, rt *cri.Client,
-	cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) time.Duration {
+func (p *pass) waitStarted(ctx context.Context, cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) time.Duration {
 	if cs.State.Running == nil {
-		e.awaitKubelet(crr, pod, cs, state)
+		p.awaitKubelet(cs, state)
 		return 0
 	}
-	if spec := pods.FindContainer(pod, cs.Name).Spec; spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
+	if spec := pods.FindContainer(p.pod, cs.Name).Spec; spec != nil && spec.ReadinessProbe != nil && !cs.Ready {
 		state.Message = "the new container runs; waiting for it to be ready"
 		return 0
 	}
 	startedAt := cs.State.Running.StartedAt.Time
-	if st, err := rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: runtimeID(cs.ContainerID)}); err == nil && st.Status.GetStartedAt() > 0 {
+	if st, err := p.rt.Runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: runtimeID(cs.ContainerID)}); err == nil && st.Status.GetStartedAt() > 0 {
 		startedAt = time.Unix(0, st.Status.GetStartedAt())
 	}
-	need := time.Duration(strategy(crr).MinStartedSeconds) * time.Second
-	if ran := e.Clock.Now().Sub(startedAt); ran < need {
+	need := time.Duration(p.strategy.MinStartedSeconds) * time.Second
+	if ran := p.e.Clock.Now().Sub(startedAt); ran < need {
 		state.Message = fmt.Sprintf("the new container runs; succeeded once it has run %s", need)
 		return need - ran
 	}
 	state.Phase = v1beta1.PhaseSucceeded
 	state.Message = ""
-	phaseSeconds.WithLabelValues("min_started").Observe(e.Clock.Now().Sub(startedAt).Seconds())
-	if r, ok := e.stopped(crr, cs.Name); ok && r.timed.CompareAndSwap(false, true) {
+	phaseSeconds.WithLabelValues("min_started").Observe(p.e.Clock.Now().Sub(startedAt).Seconds())
+	if r, ok := p.e.stopped(p.crr, cs.Name); ok && r.timed.CompareAndSwap(false, true) {
 		phaseSeconds.WithLabelValues("restart_wait").Observe(startedAt.Sub(r.at).Seconds())
 	}
 	return 0
 }
 
 // event records an event on the request (related: the pod) and on the pod.
-func (e *Executor) event(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, eventType, reason, note string, args ...any) {
-	if e.Recorder == nil {
+func (p *pass) event(eventType, reason, note string, args ...any) {
+	if p.e.Recorder == nil {
 		return
 	}
-	msg := fmt.Sprintf(note, args...)
-	e.Recorder.Eventf(crr, pod, eventType, reason, "Recreate", "%s", msg)
-	e.Recorder.Eventf(pod, crr, eventType, reason, "Recreate", "%s (ContainerRecreateRequest %s)", msg, crr.Name)
+	v1beta1.RecordOnBoth(p.e.Recorder, p.crr, p.pod, v1beta1.Event{Type: eventType, Reason: reason, Note: fmt.Sprintf(note, args...)})
 }
 
 // reasonBackOff is the event saying a recreation waits for the kubelet's
@@ -257,7 +298,7 @@ const reasonBackOff = "RecreateBackOff"
 // minutes: the kubelet reports the back-off late, if at all, so the
 // container's status foretells it), it says so, and the first time in a
 // RecreateBackOff event on the request and pod: why the recreation is slow.
-func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) {
+func (p *pass) awaitKubelet(cs *corev1.ContainerStatus, state *v1beta1.ContainerRecreateRequestContainerRecreateState) {
 	why := ""
 	if cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
 		why = cs.State.Waiting.Message
@@ -270,7 +311,7 @@ func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *core
 		return
 	}
 	if !strings.HasPrefix(state.Message, v1beta1.BackOffMessage) {
-		e.event(crr, pod, corev1.EventTypeWarning, reasonBackOff,
+		p.event(corev1.EventTypeWarning, reasonBackOff,
 			"container %s: the kubelet holds its restart in the crash-loop back-off, as for any container it restarted less than %s before: %s", cs.Name, pods.BackOffWindow, why)
 	}
 	state.Message = v1beta1.BackOffMessage + why
@@ -283,19 +324,19 @@ func (e *Executor) awaitKubelet(crr *v1beta1.ContainerRecreateRequest, pod *core
 // restarted) may show the pod not ready since long before, from an
 // earlier moment, while it is Ready and in its Services: stopping then
 // would fail its clients' requests.
-func (e *Executor) unreadyGrace(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, string, error) {
-	wait, why := graceLeft(crr, pod, now)
-	if why != "" || e.Live == nil || !holdsUnready(crr, pod) {
+func (p *pass) unreadyGrace(ctx context.Context, now time.Time) (time.Duration, string, error) {
+	wait, why := graceLeft(p.crr, p.pod, now)
+	if why != "" || p.e.Live == nil || !holdsUnready(p.crr, p.pod) {
 		return wait, why, nil
 	}
-	live, err := e.Live.GetPod(ctx, pod.Namespace, pod.Name)
+	live, err := p.e.Live.GetPod(ctx, p.pod.Namespace, p.pod.Name)
 	if err != nil {
-		return 0, "", fmt.Errorf("read pod %s/%s before stopping its containers after the unready grace: %w", pod.Namespace, pod.Name, err)
+		return 0, "", fmt.Errorf("read pod %s/%s before stopping its containers after the unready grace: %w", p.pod.Namespace, p.pod.Name, err)
 	}
-	if live.UID != pod.UID {
+	if live.UID != p.pod.UID {
 		return 0, "", nil
 	}
-	wait, why = graceLeft(crr, live, now)
+	wait, why = graceLeft(p.crr, live, now)
 	return wait, why, nil
 }
 
@@ -303,7 +344,7 @@ func (e *Executor) unreadyGrace(ctx context.Context, crr *v1beta1.ContainerRecre
 // an unready grace before it stops a container: it asks for one, the pod
 // has the KruisePodReady gate, and nothing has been stopped yet.
 func holdsUnready(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) bool {
-	return strategy(crr).UnreadyGracePeriodSeconds != nil && !anyKilled(crr) && pods.HasReadinessGate(pod)
+	return crr.EffectiveStrategy().UnreadyGracePeriodSeconds != nil && !crr.AnyKilled() && pods.HasReadinessGate(pod)
 }
 
 // graceLeft says how long to wait before stopping anything, and why:
@@ -317,7 +358,7 @@ func graceLeft(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.
 	if !holdsUnready(crr, pod) {
 		return 0, ""
 	}
-	g := strategy(crr).UnreadyGracePeriodSeconds
+	g := crr.EffectiveStrategy().UnreadyGracePeriodSeconds
 	if !meta.IsStatusConditionTrue(crr.Status.Conditions, v1beta1.ConditionPreRecreateGrace) {
 		return time.Second, "waiting for the manager to make the pod unready"
 	}
@@ -330,59 +371,4 @@ func graceLeft(crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod, now time.
 		return until.Sub(now), fmt.Sprintf("the pod is not ready; containers are stopped after the unready grace (%ds)", *g)
 	}
 	return 0, ""
-}
-
-func anyKilled(crr *v1beta1.ContainerRecreateRequest) bool {
-	for _, s := range crr.Status.ContainerRecreateStates {
-		if s.IsKilled {
-			return true
-		}
-	}
-	return false
-}
-
-func strategy(crr *v1beta1.ContainerRecreateRequest) v1beta1.ContainerRecreateRequestStrategy {
-	if crr.Spec.Strategy == nil {
-		return v1beta1.ContainerRecreateRequestStrategy{}
-	}
-	return *crr.Spec.Strategy
-}
-
-// statesFor returns one state per container, keeping the recorded ones.
-func statesFor(crr *v1beta1.ContainerRecreateRequest) []v1beta1.ContainerRecreateRequestContainerRecreateState {
-	byName := map[string]v1beta1.ContainerRecreateRequestContainerRecreateState{}
-	for _, s := range crr.Status.ContainerRecreateStates {
-		byName[s.Name] = s
-	}
-	out := make([]v1beta1.ContainerRecreateRequestContainerRecreateState, len(crr.Spec.Containers))
-	for i, c := range crr.Spec.Containers {
-		s, ok := byName[c.Name]
-		if !ok {
-			s = v1beta1.ContainerRecreateRequestContainerRecreateState{Name: c.Name, Phase: v1beta1.PhasePending}
-		}
-		out[i] = s
-	}
-	return out
-}
-
-func finished(s *v1beta1.ContainerRecreateRequestContainerRecreateState) bool {
-	return s.Phase == v1beta1.PhaseSucceeded || s.Phase == v1beta1.PhaseFailed
-}
-
-func allFinished(st *v1beta1.ContainerRecreateRequestStatus) bool {
-	for i := range st.ContainerRecreateStates {
-		if !finished(&st.ContainerRecreateStates[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func failRest(st *v1beta1.ContainerRecreateRequestStatus, why string) {
-	for i := range st.ContainerRecreateStates {
-		s := &st.ContainerRecreateStates[i]
-		if !finished(s) {
-			s.Phase, s.Message = v1beta1.PhaseFailed, why
-		}
-	}
 }

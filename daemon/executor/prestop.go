@@ -20,12 +20,14 @@ import (
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 )
 
-// preStop runs a container's preStop hook before its stop, as the kubelet
-// would: exec in the container through the CRI, an HTTP GET or a TCP
-// connection to the pod's own IP (hookHost), or a sleep. ctx bounds it (the
-// grace period and the request's deadline). A failed hook is reported; the
-// stop goes on, as with the kubelet.
-func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1.ProbeHandler, containerID string, pod *corev1.Pod, ports []corev1.ContainerPort) error {
+// preStop runs the preStop hook of the request's container c in its
+// instance containerID before its stop, as the kubelet would: exec in the
+// container through the CRI, an HTTP GET or a TCP connection to the pod's
+// own IP (hookHost), or a sleep. ctx bounds it (the grace period and the
+// request's deadline). A failed hook is reported; the stop goes on, as
+// with the kubelet.
+func (p *pass) preStop(ctx context.Context, c *v1beta1.ContainerRecreateRequestContainer, containerID string) error {
+	h, pod, ports := c.PreStop, p.pod, c.Ports
 	switch {
 	case h == nil:
 		return nil
@@ -34,7 +36,7 @@ func preStop(ctx context.Context, rt runtimeapi.RuntimeServiceClient, h *v1beta1
 		if d, ok := ctx.Deadline(); ok {
 			timeout = max(1, int64(time.Until(d).Seconds()))
 		}
-		resp, err := rt.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: containerID, Cmd: h.Exec.Command, Timeout: timeout})
+		resp, err := p.rt.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: containerID, Cmd: h.Exec.Command, Timeout: timeout})
 		if err != nil {
 			return fmt.Errorf("preStop exec %q: %w", strings.Join(h.Exec.Command, " "), err)
 		}

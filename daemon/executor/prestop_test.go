@@ -150,7 +150,7 @@ func TestPreStopCallsOnlyThePodsOwnIP(t *testing.T) {
 	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
 
 	toOther := hook(t, other, corev1.URISchemeHTTP, "/steal")
-	err = preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: toOther}, "c1", pod, nil)
+	err = (&pass{pod: pod}).preStop(context.Background(), &v1beta1.ContainerRecreateRequestContainer{PreStop: &v1beta1.ProbeHandler{HTTPGet: toOther}}, "c1")
 	if reached.Load() != 0 {
 		t.Errorf("a preStop httpGet with host %s reached that host from the daemon", toOther.Host)
 	}
@@ -158,7 +158,7 @@ func TestPreStopCallsOnlyThePodsOwnIP(t *testing.T) {
 		t.Errorf("a preStop httpGet with another host: %v; want not run, naming lifecycle.preStop.httpGet.host, nothing it answered", err)
 	}
 	tcp := &corev1.TCPSocketAction{Host: toOther.Host, Port: toOther.Port}
-	err = preStop(context.Background(), nil, &v1beta1.ProbeHandler{TCPSocket: tcp}, "c1", pod, nil)
+	err = (&pass{pod: pod}).preStop(context.Background(), &v1beta1.ContainerRecreateRequestContainer{PreStop: &v1beta1.ProbeHandler{TCPSocket: tcp}}, "c1")
 	if reached.Load() != 0 {
 		t.Errorf("a preStop tcpSocket with host %s reached that host", tcp.Host)
 	}
@@ -169,7 +169,7 @@ func TestPreStopCallsOnlyThePodsOwnIP(t *testing.T) {
 	for _, host := range []string{"", pod.Status.PodIP} {
 		h := hook(t, srv, corev1.URISchemeHTTP, "/drain")
 		h.Host = host
-		if err := preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: h}, "c1", pod, nil); err != nil {
+		if err := (&pass{pod: pod}).preStop(context.Background(), &v1beta1.ContainerRecreateRequestContainer{PreStop: &v1beta1.ProbeHandler{HTTPGet: h}}, "c1"); err != nil {
 			t.Errorf("a preStop httpGet with host %q at the pod's own IP: %v; want run", host, err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestPreStopCallsOnlyThePodsOwnIP(t *testing.T) {
 	}
 
 	noIP := &corev1.Pod{}
-	if err := preStop(context.Background(), nil, &v1beta1.ProbeHandler{HTTPGet: hook(t, srv, corev1.URISchemeHTTP, "/drain")}, "c1", noIP, nil); err == nil || own.Load() != 2 {
+	if err := (&pass{pod: noIP}).preStop(context.Background(), &v1beta1.ContainerRecreateRequestContainer{PreStop: &v1beta1.ProbeHandler{HTTPGet: hook(t, srv, corev1.URISchemeHTTP, "/drain")}}, "c1"); err == nil || own.Load() != 2 {
 		t.Errorf("a pod without an IP: %v, own hook called %d times; want not run (the daemon's own address is not the pod's)", err, own.Load())
 	}
 }

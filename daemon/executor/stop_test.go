@@ -47,7 +47,9 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	rt := &stopRecorder{}
 	deadline := time.Now().Add(5 * time.Second)
 	e := &Executor{Store: &staleStore{pod: &corev1.Pod{}}}
-	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, deadline); err != nil {
+	p := e.newPass(crr, &corev1.Pod{}, &cri.Client{Runtime: rt})
+	p.deadline = deadline
+	if _, err := p.stop(context.Background(), 0, "abc", nil); err != nil {
 		t.Fatal(err)
 	}
 	if rt.timeout > 5 {
@@ -60,7 +62,7 @@ func TestStopIsBoundedByTheRequestsDeadline(t *testing.T) {
 	// bounded, by the grace and the kill margin.
 	rt = &stopRecorder{}
 	called := time.Now()
-	if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil || rt.timeout != 30 {
+	if _, err := e.newPass(crr, &corev1.Pod{}, &cri.Client{Runtime: rt}).stop(context.Background(), 0, "abc", nil); err != nil || rt.timeout != 30 {
 		t.Errorf("without a deadline: %v, grace %ds, want 30s", err, rt.timeout)
 	}
 	if !rt.hasDeadline || rt.deadline.After(called.Add(30*time.Second+stopKillMargin+time.Second)) {
@@ -82,7 +84,7 @@ func TestLongestGraceIsNotNoGrace(t *testing.T) {
 		}}
 		rt := &stopRecorder{}
 		e := &Executor{Store: &staleStore{pod: &corev1.Pod{}}}
-		if _, err := e.stop(context.Background(), crr, &corev1.Pod{}, &cri.Client{Runtime: rt}, &crr.Spec.Containers[0], "abc", nil, time.Time{}); err != nil {
+		if _, err := e.newPass(crr, &corev1.Pod{}, &cri.Client{Runtime: rt}).stop(context.Background(), 0, "abc", nil); err != nil {
 			t.Fatal(err)
 		}
 		if rt.timeout < v1beta1.MaxGracePeriodSeconds || rt.timeout > math.MaxInt64/int64(time.Second) {
