@@ -33,7 +33,7 @@ func benchProgram(b *testing.B, names ...string) *policy.Program {
 		}
 		prules = append(prules, policy.Rule{Name: name, Builtin: name, Module: r.Source, Parameters: resolved})
 	}
-	p, err := policy.NewEngine(policy.Options{Clock: func() time.Time { return benchNow }}).Program(context.Background(), policy.Ref{Namespace: "shop", Name: "web"}, prules)
+	p, err := policy.NewEngine(policy.Options{}).Program(context.Background(), policy.Ref{Namespace: "shop", Name: "web"}, prules)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func BenchmarkEvaluateWarm(b *testing.B) {
 			ctx := context.Background()
 			i := 0
 			for b.Loop() {
-				if _, err := p.Evaluate(ctx, targets[i%len(targets)]); err != nil {
+				if _, err := p.Evaluate(ctx, targets[i%len(targets)], benchNow); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -103,7 +103,7 @@ func BenchmarkEvaluateCold(b *testing.B) {
 			for b.Loop() {
 				t := targets[i%len(targets)]
 				policytest.Restart(t.Pod, "app", benchNow.Add(-time.Duration(i%600)*time.Second))
-				if _, err := p.Evaluate(ctx, t); err != nil {
+				if _, err := p.Evaluate(ctx, t, benchNow); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -11,7 +11,7 @@ import (
 // each rule's matched container names, failing on any rule error.
 func matchesOf(t *testing.T, p *Program) map[string][]string {
 	t.Helper()
-	res, err := p.Evaluate(context.Background(), target(time.Now(), "app", "proxy"))
+	res, err := p.Evaluate(context.Background(), target(time.Now(), "app", "proxy"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

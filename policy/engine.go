@@ -25,8 +25,6 @@ type Options struct {
 	// MemoryLimit bounds what each evaluation for one pod may allocate,
 	// in bytes; DefaultMemoryLimit when zero.
 	MemoryLimit uint64
-	// Clock gives input.now and time.now_ns(); time.Now when nil.
-	Clock func() time.Time
 	// Log receives Rego print output at debug level (V(1)).
 	Log logr.Logger
 	// Pods caches converted pods; one of NewPodCache's when nil.
@@ -103,9 +101,6 @@ func NewEngine(o Options) *Engine {
 	}
 	if o.MemoryLimit == 0 {
 		o.MemoryLimit = DefaultMemoryLimit
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
 	}
 	if o.Pods == nil {
 		o.Pods = NewPodCache(0)

@@ -75,7 +75,7 @@ func TestProgramCompilesOncePerGeneration(t *testing.T) {
 func TestPoliciesWithTheSameRulesShareTheirCompilationButNotTheirName(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	e := NewEngine(Options{Clock: func() time.Time { return now }})
+	e := NewEngine(Options{})
 	// name depends only on input.policy: an instant rule, evaluated once
 	// per time and policy; both policies are evaluated at the same time.
 	rules := []Rule{{Name: "custom", Module: `package custom
@@ -98,7 +98,7 @@ recreate contains {"container": c.name, "reason": name} if {
 	}
 	target := Target{Pod: policytest.Pod(1, now), Containers: []ContainerCandidate{{Name: "app"}}}
 	for _, p := range []*Program{a, b} {
-		res, err := p.Evaluate(ctx, target)
+		res, err := p.Evaluate(ctx, target, now)
 		if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 || res[0].Matches[0].Reason != p.Policy().Name {
 			t.Errorf("policy %s: %v %+v, want its own name as the reason", p.Policy(), err, res)
 		}
@@ -125,7 +125,7 @@ func TestProgramKeepsCompileErrorOfGeneration(t *testing.T) {
 func TestEvaluateConcurrently(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	e := NewEngine(Options{Clock: func() time.Time { return now }})
+	e := NewEngine(Options{})
 	p, err := e.Program(ctx, Ref{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 		wg.Go(func() {
 			for round := range 3 {
 				for i, target := range pods {
-					res, err := p.Evaluate(ctx, target)
+					res, err := p.Evaluate(ctx, target, now)
 					if err != nil || res[0].Err != nil {
 						t.Errorf("pod %d round %d: %v %v", i, round, err, res[0].Err)
 						return
@@ -165,7 +165,7 @@ func TestEvaluateUnknownCandidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Evaluate(ctx, Target{Pod: policytest.Pod(1, time.Now()), Containers: []ContainerCandidate{{Name: "setup"}}})
+	_, err = p.Evaluate(ctx, Target{Pod: policytest.Pod(1, time.Now()), Containers: []ContainerCandidate{{Name: "setup"}}}, time.Now())
 	if err == nil || !strings.Contains(err.Error(), `container "setup" is not in the pod`) {
 		t.Errorf("a completed init container as candidate: got %v, want an error naming it", err)
 	}

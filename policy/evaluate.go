@@ -101,18 +101,13 @@ var (
 	keyPolicy     = ast.StringTerm("policy")
 )
 
-// Evaluate runs every rule of the program for the target pod at the time of
-// the engine's clock, each bounded by the deadline. A rule's failure is in
-// its result and does not stop the others; the error returned is for a
-// target that cannot be converted.
-func (p *Program) Evaluate(ctx context.Context, t Target) ([]RuleResult, error) {
-	return p.EvaluateAt(ctx, t, p.opts.Clock())
-}
-
-// EvaluateAt is Evaluate at the time now: input.now and time.now_ns().
-// Pods evaluated at one time share what the rules compute from the time
-// alone (see instantRules).
-func (p *Program) EvaluateAt(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
+// Evaluate runs every rule of the program for the target pod at the time
+// now (input.now and time.now_ns()), each bounded by the deadline. A
+// rule's failure is in its result and does not stop the others; the error
+// returned is for a target that cannot be converted. Pods evaluated at one
+// time share what the rules compute from the time alone (see
+// instantRules).
+func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
 	podName := t.Pod.Namespace + "/" + t.Pod.Name
 	in, err := p.inputOf(t)
 	if err != nil {

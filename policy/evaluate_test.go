@@ -33,7 +33,7 @@ func target(now time.Time, containers ...string) Target {
 func TestDeadlineStopsEndlessRule(t *testing.T) {
 	p := program(t, Options{Deadline: 200 * time.Millisecond}, Rule{Name: "endless", Module: policytest.Endless}, Rule{Name: "custom", Module: notReadyRule})
 	start := time.Now()
-	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestDeadlineStopsEndlessRule(t *testing.T) {
 		t.Errorf("the other rule failed too: %v", res[1].Err)
 	}
 	// The program stays usable after a stopped evaluation.
-	res, err = p.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err = p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || res[1].Err != nil {
 		t.Errorf("next evaluation: %v %v", err, res[1].Err)
 	}
@@ -64,8 +64,8 @@ recreate contains {"container": c.name, "reason": sprintf("%s %d", [input.now, t
 	time.now_ns() == time.parse_rfc3339_ns(input.now)
 }
 `
-	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "clock", Module: rule})
-	res, err := p.Evaluate(context.Background(), target(now, "app"))
+	p := program(t, Options{}, Rule{Name: "clock", Module: rule})
+	res, err := p.Evaluate(context.Background(), target(now, "app"), now)
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
@@ -87,7 +87,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 	input.signals == {"queue": 1.5}
 }
 `
-	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "doc", Module: rule, Parameters: map[string]any{"limit": 3}})
+	p := program(t, Options{}, Rule{Name: "doc", Module: rule, Parameters: map[string]any{"limit": 3}})
 	tg := target(now)
 	tg.Signals = map[string]float64{"queue": 1.5}
 	tg.Containers = []ContainerCandidate{
@@ -97,7 +97,7 @@ recreate contains {"container": c.name, "reason": json.marshal(c)} if {
 			Signals: map[string]float64{"gcPause": 0.25}},
 		{Name: "proxy"},
 	}
-	res, err := p.Evaluate(context.Background(), tg)
+	res, err := p.Evaluate(context.Background(), tg, now)
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
@@ -143,7 +143,7 @@ func TestResultValidation(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := program(t, Options{}, Rule{Name: "r", Module: "package x\nimport rego.v1\n" + tc.body + "\n"})
-			res, err := p.Evaluate(context.Background(), target(time.Now(), "app", "proxy"))
+			res, err := p.Evaluate(context.Background(), target(time.Now(), "app", "proxy"), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ no_data contains {"container": c.name, "signal": "memory"} if {
 }
 `
 	p := program(t, Options{}, Rule{Name: "mem", Module: rule})
-	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
@@ -190,7 +190,7 @@ func TestPrintGoesToDebugLog(t *testing.T) {
 	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
 	rule := "package x\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tprint(\"looking at\", c.name)\n\tfalse\n}\n"
 	p := program(t, Options{Log: log}, Rule{Name: "chatty", Module: rule})
-	if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+	if _, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], `"message"="looking at app"`) || !strings.Contains(lines[0], `"rule"="chatty"`) || !strings.Contains(lines[0], `"line"=5`) {
@@ -209,11 +209,11 @@ recreate contains {"container": c.name, "reason": sprintf("%v", [c.signals.gcPau
 	c.signals.gcPause > 0.1
 }
 `
-	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
+	p := program(t, Options{}, Rule{Name: "sig", Module: rule})
 	tg := target(now)
 	for _, v := range []float64{0.5, 0.05, 0.75} {
 		tg.Containers = []ContainerCandidate{{Name: "app", Signals: map[string]float64{"gcPause": v}}}
-		res, err := p.Evaluate(context.Background(), tg)
+		res, err := p.Evaluate(context.Background(), tg, now)
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
 		}
@@ -242,7 +242,7 @@ no_data contains {"container": c.name, "signal": "signals.queue"} if {
 	not input.signals.queue
 }
 `
-	p := program(t, Options{Clock: func() time.Time { return now }}, Rule{Name: "sig", Module: rule})
+	p := program(t, Options{}, Rule{Name: "sig", Module: rule})
 	tg := target(now)
 	tg.Containers = []ContainerCandidate{{Name: "app"}}
 	for _, step := range []struct {
@@ -250,7 +250,7 @@ no_data contains {"container": c.name, "signal": "signals.queue"} if {
 		noData  int
 	}{{nil, 1}, {map[string]float64{"queue": 1}, 0}, {nil, 1}, {map[string]float64{"queue": 2}, 0}} {
 		tg.Signals = step.signals
-		res, err := p.Evaluate(context.Background(), tg)
+		res, err := p.Evaluate(context.Background(), tg, now)
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
 		}

@@ -60,14 +60,14 @@ recreate contains {"container": "app", "reason": sprintf("%v", [input.parameters
 	if got := folded.combined.recreate.compiler.Modules["0.rego"].String(); !strings.Contains(got, "[90]") || strings.Contains(got, "mul(") {
 		t.Errorf("the combined module still multiplies: %s", got)
 	}
-	res, err := folded.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := folded.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || len(res[0].Matches) != 1 || res[0].Matches[0].Reason != "90" {
 		t.Errorf("reason: %+v, %v; want 90", res, err)
 	}
 	shadowed := program(t, Options{}, rule(`package a
 mul(x, y) := 7
 recreate contains {"container": "app", "reason": sprintf("%v", [input.parameters.f * 100])} if true`))
-	res, err = shadowed.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err = shadowed.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || len(res[0].Matches) != 1 || res[0].Matches[0].Reason != "7" {
 		t.Errorf("with mul defined by the module, reason: %+v, %v; want 7", res, err)
 	}

@@ -129,7 +129,7 @@ func TestHostileRulesStopWithinTheirBounds(t *testing.T) {
 			}
 			p := program(t, o, rules...)
 			before, start := allocated(), time.Now()
-			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 			took, alloc := time.Since(start), allocated()-before
 			if err != nil {
 				t.Fatal(err)

@@ -74,7 +74,7 @@ recreate contains "app" if now_ns >= cutoff
 		at   time.Duration
 		want bool
 	}{{0, false}, {time.Hour, true}, {time.Hour, true}, {0, false}, {30 * time.Minute, true}} {
-		res, err := p.EvaluateAt(context.Background(), target(start, "app"), start.Add(step.at))
+		res, err := p.Evaluate(context.Background(), target(start, "app"), start.Add(step.at))
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
 		}
@@ -89,7 +89,7 @@ func TestInstantRuleUndefined(t *testing.T) {
 never := 1 if input.now == "then"
 recreate contains "app" if not never
 `})
-	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}

@@ -34,7 +34,7 @@ func TestMemoryBoundStopsAGreedyRule(t *testing.T) {
 	rule := Rule{Name: "greedy", Module: policytest.Greedy}
 	unbounded := program(t, Options{Deadline: 500 * time.Millisecond, MemoryLimit: 1 << 40}, rule)
 	before := allocated()
-	res, err := unbounded.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := unbounded.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestMemoryBoundStopsAGreedyRule(t *testing.T) {
 	bounded := program(t, Options{Deadline: 20 * time.Second, MemoryLimit: testMemoryLimit}, rule)
 	for round := range 3 {
 		before, start := allocated(), time.Now()
-		res, err := bounded.Evaluate(context.Background(), target(time.Now(), "app"))
+		res, err := bounded.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestMemoryBoundChargesOnlyTheGreedy(t *testing.T) {
 	busy := program(t, o, Rule{Name: "busy", Module: busyRule})
 
 	before := allocated()
-	res, err := busy.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := busy.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {
 		t.Fatalf("busy rule alone: %v %v %v", err, res[0].Err, res[0].Matches)
 	}
@@ -99,7 +99,7 @@ func TestMemoryBoundChargesOnlyTheGreedy(t *testing.T) {
 					return
 				default:
 				}
-				res, err := busy.Evaluate(context.Background(), target(time.Now(), "app"))
+				res, err := busy.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 				mu.Lock()
 				busyRuns++
 				if err == nil {
@@ -116,7 +116,7 @@ func TestMemoryBoundChargesOnlyTheGreedy(t *testing.T) {
 		})
 	}
 	for round := range 10 {
-		res, err := greedy.Evaluate(context.Background(), target(time.Now(), "app"))
+		res, err := greedy.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

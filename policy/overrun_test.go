@@ -42,7 +42,7 @@ func TestAnOverrunIsRecordedAndHaltsThePolicy(t *testing.T) {
 	}
 	p := program(t, Options{Deadline: 100 * time.Millisecond, Journal: j}, Rule{Name: "fine", Module: notReadyRule}, Rule{Name: "stall", Module: stallingRule})
 	start := time.Now()
-	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestAnOverrunIsRecordedAndHaltsThePolicy(t *testing.T) {
 	// Run alone from then on, the rule that stalls is the one named.
 	q := program(t, Options{Deadline: 100 * time.Millisecond}, Rule{Name: "fine", Module: notReadyRule}, Rule{Name: "stall", Module: stallingRule})
 	q.split.Store(true)
-	if _, err := q.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+	if _, err := q.Evaluate(context.Background(), target(time.Now(), "app"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if s := q.Stopped(); s == nil || strings.Join(s.Rules, ",") != "stall" {
@@ -87,7 +87,7 @@ func TestStuckNamesTheEvaluation(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -118,7 +118,7 @@ func TestThreeStopsInARowHaltTheRule(t *testing.T) {
 		if s := p.Stopped(); s != nil {
 			t.Fatalf("after %d evaluations: stopped %+v, want not yet", i, s)
 		}
-		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+		if _, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestThreeStopsInARowHaltTheRule(t *testing.T) {
 	}
 
 	bound := program(t, Options{}, Rule{Name: "fine", Module: notReadyRule}, Rule{Name: "big", Module: "package big\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(0, 200000)) > 0\n}\n"})
-	if _, err := bound.Evaluate(context.Background(), target(time.Now(), "app")); err != nil {
+	if _, err := bound.Evaluate(context.Background(), target(time.Now(), "app"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if s := bound.Stopped(); s == nil || strings.Join(s.Rules, ",") != "big" || !errors.Is(s.Err, ErrBound) {

@@ -68,11 +68,11 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 		}
 		rs = append(rs, Rule{Name: name, Builtin: name, Module: r.Source, Parameters: params})
 	}
-	p := program(t, Options{Clock: func() time.Time { return now }}, rs...)
+	p := program(t, Options{}, rs...)
 	if !p.perContainer || !p.timeless {
 		t.Fatalf("premise: the memory rules are per container (%v) and read no time (%v)", p.perContainer, p.timeless)
 	}
-	whole := program(t, Options{Clock: func() time.Time { return now }}, rs...)
+	whole := program(t, Options{}, rs...)
 	whole.perContainer = false
 	leak := &MemoryWindow{WorkingSetBytes: 470 << 20, Samples: 40, WindowSeconds: 1200, SlopeBytesPerSecond: 30 << 20 / 3600, R2: 0.95,
 		StartSlopeBytesPerSecond: 30 << 20 / 3600, EndSlopeBytesPerSecond: 30 << 20 / 3600, LatestSlopeBytesPerSecond: 30 << 20 / 3600}
@@ -92,7 +92,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 	var proxyResults []*entryVerdict
 	for i, step := range steps {
 		step()
-		got, err := p.Evaluate(ctx, tg)
+		got, err := p.Evaluate(ctx, tg, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestPerContainerResultsAreThoseOfTheWholePod(t *testing.T) {
 			proxy, _ := doc.latest("proxy")
 			proxyResults = append(proxyResults, results.of(p).verdictOf(proxy.id))
 		}
-		want, err := whole.Evaluate(ctx, tg)
+		want, err := whole.Evaluate(ctx, tg, now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,9 +34,9 @@ func builtinRules(t *testing.T) []Rule {
 func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	p := program(t, Options{Clock: func() time.Time { return now }}, builtinRules(t)...)
+	p := program(t, Options{}, builtinRules(t)...)
 	// The same rules without a cache of pods: every pod converted afresh.
-	freshEngine := NewEngine(Options{Clock: func() time.Time { return now }})
+	freshEngine := NewEngine(Options{})
 	freshEngine.opts.Pods = nil
 	fresh, err := freshEngine.Program(ctx, Ref{Namespace: "shop", Name: "web"}, builtinRules(t))
 	if err != nil {
@@ -47,7 +47,7 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			{Name: "app", Memory: &MemoryWindow{WorkingSetBytes: 480 << 20, Samples: 20, WindowSeconds: 3600, SlopeBytesPerSecond: 100, R2: 0.9}},
 			{Name: "proxy"},
 		}}
-		if _, err := p.Evaluate(ctx, tg); err != nil {
+		if _, err := p.Evaluate(ctx, tg, now); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := p.opts.Pods.cached(tg.Pod)
@@ -63,11 +63,11 @@ func TestChangedPodGivesTheResultsOfAFreshConversion(t *testing.T) {
 			if round == 2 {
 				tg.Containers[1].Memory = &MemoryWindow{WorkingSetBytes: 10 << 20}
 			}
-			got, err := p.Evaluate(ctx, tg)
+			got, err := p.Evaluate(ctx, tg, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := fresh.Evaluate(ctx, tg)
+			want, err := fresh.Evaluate(ctx, tg, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ no_data contains {"container": c.name, "signal": "label"} if {
 		if label != "" {
 			tg.Pod.Labels["tier"] = label
 		}
-		res, err := p.Evaluate(context.Background(), tg)
+		res, err := p.Evaluate(context.Background(), tg, time.Now())
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
 		}
@@ -153,12 +153,12 @@ func TestBuiltinsConcurrently(t *testing.T) {
 			at := now.Add(time.Duration(g) * 7 * time.Minute)
 			wg.Go(func() {
 				for i, tg := range targets {
-					got, err := p.EvaluateAt(ctx, tg, at)
+					got, err := p.Evaluate(ctx, tg, at)
 					if err != nil {
 						t.Errorf("round %d pod %d: %v", round, i, err)
 						return
 					}
-					want, err := fresh.EvaluateAt(ctx, tg, at)
+					want, err := fresh.Evaluate(ctx, tg, at)
 					if err != nil {
 						t.Errorf("round %d pod %d: %v", round, i, err)
 						return
@@ -214,7 +214,7 @@ recreate contains c.name if {
 		{"two policies of one history, windows moving", 2, true, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := NewEngine(Options{Clock: func() time.Time { return now }})
+			e := NewEngine(Options{})
 			pod := policytest.Pod(3, now)
 			var programs []*Program
 			var targets []Target
@@ -243,7 +243,7 @@ recreate contains c.name if {
 							targets[k].Containers[i].Memory = &m
 						}
 					}
-					if _, err := p.Evaluate(ctx, targets[k]); err != nil {
+					if _, err := p.Evaluate(ctx, targets[k], now); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -131,7 +131,7 @@ recreate contains c.name if { some c in input.containers; p := input.pod; p.spec
 	}
 	target := Target{Pod: policytest.Pod(3, time.Now()), Containers: []ContainerCandidate{{Name: "app"}}}
 	for _, p := range []*Program{a, b, a, b} {
-		res, err := p.Evaluate(ctx, target)
+		res, err := p.Evaluate(ctx, target, time.Now())
 		if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {
 			t.Fatalf("policy %s: %v %+v", p.Policy(), err, res)
 		}

@@ -15,13 +15,13 @@ import (
 func TestAProgramEvaluatedRuleByRuleKeepsNoResults(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	e := NewEngine(Options{Clock: func() time.Time { return now }})
+	e := NewEngine(Options{})
 	p, err := e.Program(ctx, Ref{Namespace: "shop", Name: "web"}, []Rule{{Name: "custom", Module: notReadyRule}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tg := Target{Pod: policytest.Pod(3, now), Containers: []ContainerCandidate{{Name: "app"}}}
-	if _, err := p.Evaluate(ctx, tg); err != nil {
+	if _, err := p.Evaluate(ctx, tg, now); err != nil {
 		t.Fatal(err)
 	}
 	_, results := e.Pods().cached(tg.Pod)
@@ -29,7 +29,7 @@ func TestAProgramEvaluatedRuleByRuleKeepsNoResults(t *testing.T) {
 		t.Fatal("premise: the program kept no results of the pod evaluated whole")
 	}
 	p.split.Store(true)
-	res, err := p.Evaluate(ctx, tg)
+	res, err := p.Evaluate(ctx, tg, now)
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
@@ -43,7 +43,7 @@ func TestAProgramEvaluatedRuleByRuleKeepsNoResults(t *testing.T) {
 func TestAPodKeepsNothingForARetiredProgram(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	e := NewEngine(Options{Clock: func() time.Time { return now }})
+	e := NewEngine(Options{})
 	pod := policytest.Pod(3, now)
 	gen := func(name string, generation int64) *Program {
 		p, err := e.Program(ctx, Ref{Namespace: "shop", Name: name, Generation: generation}, []Rule{{Name: "custom", Module: notReadyRule}})
@@ -54,7 +54,7 @@ func TestAPodKeepsNothingForARetiredProgram(t *testing.T) {
 	}
 	evaluate := func(p *Program, recreations int) {
 		tg := Target{Pod: pod, Containers: []ContainerCandidate{{Name: "app", Recreations: recreations}}}
-		if _, err := p.Evaluate(ctx, tg); err != nil {
+		if _, err := p.Evaluate(ctx, tg, now); err != nil {
 			t.Fatal(err)
 		}
 	}

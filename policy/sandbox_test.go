@@ -147,7 +147,7 @@ func TestBuiltinsThatAllocateByArgumentAreBounded(t *testing.T) {
 			// A deadline long enough to build the operands: the bound, not
 			// the deadline, must stop the call.
 			p := program(t, Options{Deadline: 20 * time.Second}, Rule{Name: "big", Module: module})
-			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"))
+			res, err := p.Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestBuiltinsThatAllocateByArgumentAreBounded(t *testing.T) {
 	module := "package small\nimport rego.v1\nrecreate contains c.name if {\n\tsome c in input.containers\n\tcount(numbers.range(1, 1000)) == 1000\n\tbits.lsh(1, 10) == 1024\n" +
 		"\tconcat(\",\", [\"a\", \"b\"]) == \"a,b\"\n\tsprintf(\"%05d %s\", [7, \"x\"]) == \"00007 x\"\n\tjson.marshal({\"a\": [1]}) == `{\"a\":[1]}`\n\tsort([2, 1]) == [1, 2]\n" +
 		"\tcount(sprintf(\"%01000000d\", [1])) == 1000000\n}\n"
-	res, err := program(t, Options{}, Rule{Name: "small", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"))
+	res, err := program(t, Options{}, Rule{Name: "small", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 	if err != nil || res[0].Err != nil || len(res[0].Matches) != 1 {
 		t.Errorf("within the bound: %v %v %v", err, res[0].Err, res[0].Matches)
 	}

@@ -20,7 +20,7 @@ func TestBuiltinsAreScopedToTheEngine(t *testing.T) {
 	evaluate := func(body string) RuleResult {
 		t.Helper()
 		module := "package scoped\nimport rego.v1\nr(a, b) := [a, b]\nrecreate contains c.name if {\n\tsome c in input.containers\n\t" + body + "\n}\n"
-		res, err := program(t, Options{}, Rule{Name: "scoped", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"))
+		res, err := program(t, Options{}, Rule{Name: "scoped", Module: module}).Evaluate(context.Background(), target(time.Now(), "app"), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

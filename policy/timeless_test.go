@@ -71,7 +71,7 @@ recreate contains {"container": c.name, "reason": rejuv.format_bytes(c.memory.wo
 	tg.Containers[0].Memory = &MemoryWindow{WorkingSetBytes: 50 << 20, Samples: 3}
 	evaluate := func(want int) {
 		t.Helper()
-		res, err := p.Evaluate(context.Background(), tg)
+		res, err := p.Evaluate(context.Background(), tg, time.Now())
 		if err != nil || res[0].Err != nil {
 			t.Fatal(err, res[0].Err)
 		}

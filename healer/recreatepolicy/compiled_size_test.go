@@ -55,7 +55,7 @@ func TestCompiledSizeOverItsBoundsIsACondition(t *testing.T) {
 	t.Logf("RulesCompiled: %s", cond.Message)
 
 	// A manager whose bound fits one 12 KB table (3.1 MiB estimated) and not two.
-	c.Engine = policy.NewEngine(policy.Options{Clock: c.clock.Now, MaxCompiledBytes: 5 << 20})
+	c.Engine = policy.NewEngine(policy.Options{MaxCompiledBytes: 5 << 20})
 	first := tablePolicy(t, ns, "first", 12_000)
 	second := tablePolicy(t, ns, "second", 12_001)
 	c.reconcile(t, first)

@@ -41,7 +41,7 @@ func newController(t *testing.T, deadline time.Duration) *testReconciler {
 	rec := events.NewFakeRecorder(1000)
 	return &testReconciler{
 		Reconciler: &Reconciler{Client: admin, Reader: admin, Clock: clk, Recorder: rec,
-			Engine: policy.NewEngine(policy.Options{Clock: clk.Now, Deadline: deadline})},
+			Engine: policy.NewEngine(policy.Options{Deadline: deadline})},
 		clock: clk, recorder: rec,
 	}
 }

@@ -63,7 +63,7 @@ func judgeOf(t *testing.T, p *v1alpha1.RecreatePolicy, pods []corev1.Pod, now ti
 		t.Fatal(errs.ToAggregate())
 	}
 	in := previewRead(p, spec, pods, nil, nil, now)
-	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }})
+	engine := policy.NewEngine(policy.Options{})
 	program, err := engine.Program(context.Background(), policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
 	if err != nil {
 		t.Fatal(err)

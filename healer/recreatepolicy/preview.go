@@ -134,9 +134,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 // what comes of their verdicts, into out: each pod whose containers the
 // patterns name with what the rules said and what was decided.
 func previewRules(ctx context.Context, p *v1alpha1.RecreatePolicy, pl *plan, in PreviewInput, out *Preview) error {
-	now := pl.in.now
-	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }})
-	program, err := engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, pl.in.spec.Rules)
+	program, err := policy.NewEngine(policy.Options{}).Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, pl.in.spec.Rules)
 	if err != nil {
 		return fmt.Errorf("RecreatePolicy %s: %w", p.Name, err)
 	}

@@ -201,7 +201,7 @@ func (j *judge) pod(ctx context.Context, pod *corev1.Pod) (podVerdict, bool) {
 	restartable := j.spec.Containers.Candidates(pod)
 	var memory memoryNotes
 	target := j.target(pod, out.containers, &memory)
-	results, err := j.program.EvaluateAt(ctx, target, j.now)
+	results, err := j.program.Evaluate(ctx, target, j.now)
 	if err != nil {
 		out.err = err
 		return out, true

@@ -77,7 +77,7 @@ func replayWith(t testing.TB, s Shape, seed uint64, params map[string]apiextensi
 	// The replay judges the rule's verdicts, not its speed: a deadline
 	// that a loaded machine cannot miss (the default, 250 ms, was missed
 	// at idle priority beside the whole suite).
-	engine := policy.NewEngine(policy.Options{Clock: clock.Now, Deadline: time.Minute})
+	engine := policy.NewEngine(policy.Options{Deadline: time.Minute})
 	program, err := engine.Program(ctx, policy.Ref{Namespace: rp.Namespace, Name: rp.Name, UID: rp.UID, Generation: 1}, parsed.Rules)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func replayWith(t testing.TB, s Shape, seed uint64, params map[string]apiextensi
 		if w == nil {
 			t.Fatalf("%s: no window after %s: %s", s.Name, age, why)
 		}
-		results, err := program.EvaluateAt(ctx, policy.Target{Pod: pod, Containers: []policy.ContainerCandidate{{Name: "app", Memory: w}}}, clock.Now())
+		results, err := program.Evaluate(ctx, policy.Target{Pod: pod, Containers: []policy.ContainerCandidate{{Name: "app", Memory: w}}}, clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func benchmarkPolicy(b *testing.B, name string, builtins []BuiltinRule, trouble 
 	for range rounds {
 		// Each round starts from the same fleet.
 		fleetTargets = Targets(fleetPods(), trouble, now)
-		engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second})
+		engine := policy.NewEngine(policy.Options{Deadline: time.Second})
 		compileStart := time.Now()
 		program, err = engine.Program(ctx, policy.Ref{Namespace: "shop", Name: "web", Generation: 1}, prules)
 		if err != nil {
@@ -105,7 +105,7 @@ func benchmarkPolicy(b *testing.B, name string, builtins []BuiltinRule, trouble 
 		}
 		compiled = time.Since(compileStart)
 		evaluate = func(i int) int {
-			res, err := program.Evaluate(ctx, fleetTargets[i])
+			res, err := program.Evaluate(ctx, fleetTargets[i], now)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -189,17 +189,17 @@ func benchmarkPolicy(b *testing.B, name string, builtins []BuiltinRule, trouble 
 // converts them from scratch.
 func sameAsAfresh(b *testing.B, program *policy.Program, prules []policy.Rule, fleetTargets []policy.Target) {
 	ctx := context.Background()
-	fresh, err := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second}).
+	fresh, err := policy.NewEngine(policy.Options{Deadline: time.Second}).
 		Program(ctx, policy.Ref{Namespace: "shop", Name: "web", Generation: 1}, prules)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, t := range fleetTargets {
-		got, err := program.Evaluate(ctx, t)
+		got, err := program.Evaluate(ctx, t, now)
 		if err != nil {
 			b.Fatal(err)
 		}
-		want, err := fresh.Evaluate(ctx, t)
+		want, err := fresh.Evaluate(ctx, t, now)
 		if err != nil {
 			b.Fatal(err)
 		}

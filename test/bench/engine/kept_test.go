@@ -96,7 +96,7 @@ func measureKept(b *testing.B, rules [][]BuiltinRule, trouble, move bool) keptBy
 	}
 
 	before := heap.Live()
-	engine := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second})
+	engine := policy.NewEngine(policy.Options{Deadline: time.Second})
 	programs := programsOf(b, engine, rules)
 	compiled := heap.Live()
 	for pass := range keptPasses {
@@ -107,7 +107,7 @@ func measureKept(b *testing.B, rules [][]BuiltinRule, trouble, move bool) keptBy
 		}
 		for i := range fleet {
 			for k, p := range programs {
-				res, err := p.Evaluate(ctx, targets[k][i])
+				res, err := p.Evaluate(ctx, targets[k][i], now)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -66,14 +66,14 @@ func measureEngine(ctx context.Context) (enginePass, error) {
 	}
 	now := time.Now()
 	targets, wholeTargets := engine.Targets(pods, true, now), engine.Targets(whole, true, now)
-	program, err := policy.NewEngine(policy.Options{Clock: func() time.Time { return now }, Deadline: time.Second}).
+	program, err := policy.NewEngine(policy.Options{Deadline: time.Second}).
 		Program(ctx, policy.Ref{Namespace: "scale", Name: "leaks", Generation: 1}, rules)
 	if err != nil {
 		return out, fmt.Errorf("compile the memory policy: %w", err)
 	}
 	var evalErr error
 	evaluate := func(i int) int {
-		res, err := program.Evaluate(ctx, targets[i])
+		res, err := program.Evaluate(ctx, targets[i], now)
 		n, ruleErr := engine.Matches(res)
 		if err == nil {
 			err = ruleErr
