@@ -5,4 +5,7 @@
 // period: caught, missed and unneeded. It runs the manager's own windows
 // (package workingset) and passes (recreatepolicy.Replay), not a copy of
 // them.
+//
+// Shared with the kubectl plugin on purpose: kubectl rejuv policy backtest
+// runs it on the user's machine.
 package backtest

@@ -7,4 +7,7 @@
 // clients' side is here too: how the stop is written (Write), when the
 // manager has confirmed it (Observed) and what is still under way
 // (ReadUnderWay), for kubectl rejuv pause and the uninstall's preparation.
+//
+// Shared with the kubectl plugin on purpose: kubectl rejuv pause writes and
+// watches the stop through it.
 package pause

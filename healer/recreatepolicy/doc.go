@@ -4,4 +4,7 @@
 // client call) and acts on the plan (the requests that get through, events),
 // then writes the status once; PreviewPolicy runs the same steps and
 // renders the plan. It never stops a container itself.
+//
+// Shared with the kubectl plugin on purpose: kubectl rejuv policy test and
+// explain run PreviewPolicy, the controller's own steps.
 package recreatepolicy
