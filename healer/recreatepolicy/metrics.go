@@ -1,8 +1,6 @@
 package recreatepolicy
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -130,9 +128,9 @@ func observeDecisions(p *v1alpha1.RecreatePolicy, decided []v1alpha1.Decision) {
 }
 
 // observeHolds records the holds that ended.
-func observeHolds(p *v1alpha1.RecreatePolicy, ended []endedHold) {
+func observeHolds(p *v1alpha1.RecreatePolicy, ended []planner.EndedHold) {
 	for _, h := range ended {
-		heldBackSeconds.WithLabelValues(p.Name, p.Namespace, string(h.gate)).Observe(h.held.Seconds())
+		heldBackSeconds.WithLabelValues(p.Name, p.Namespace, string(h.Gate)).Observe(h.Held.Seconds())
 	}
 }
 
@@ -157,12 +155,6 @@ func observeLimits(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
 	}
 	limits.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(*s.MaxPerHour))
 	limitsUsed.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(s.CreatedLastHour))
-}
-
-// endedHold is how long a gate held one candidate back.
-type endedHold struct {
-	gate v1alpha1.DecisionOutcome
-	held time.Duration
 }
 
 // observeVerdicts counts one pass's evaluations, by outcome, and the

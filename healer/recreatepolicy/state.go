@@ -34,7 +34,7 @@ type state struct {
 // policyState is what the controller remembers of one policy.
 type policyState struct {
 	history history
-	holds   holds
+	holds   planner.Holds
 	// written is the resourceVersion its last status write returned.
 	written string
 	// unwritten is the status its last pass could not write, with the
@@ -83,7 +83,7 @@ func (s *state) policy(key types.NamespacedName) *policyState {
 	}
 	ps := s.policies[key]
 	if ps == nil {
-		ps = &policyState{holds: holds{}}
+		ps = &policyState{holds: planner.Holds{}}
 		s.policies[key] = ps
 	}
 	return ps
@@ -122,11 +122,11 @@ func (s *state) history(key types.NamespacedName, keep map[types.UID]bool) *hist
 }
 
 // updateHolds takes one pass's decisions into the policy's holds and
-// returns the holds that ended (see holds.update).
-func (s *state) updateHolds(key types.NamespacedName, decided []v1alpha1.Decision, kindDecided func(planner.TriggerKind) bool, now time.Time) []endedHold {
+// returns the holds that ended (see planner.Holds.Update).
+func (s *state) updateHolds(key types.NamespacedName, decided []v1alpha1.Decision, kindDecided func(planner.TriggerKind) bool, now time.Time) []planner.EndedHold {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.policy(key).holds.update(decided, kindDecided, now)
+	return s.policy(key).holds.Update(decided, kindDecided, now)
 }
 
 // heldBy is the gate that held a policy's candidate back at its last
@@ -135,7 +135,7 @@ func (s *state) heldBy(key types.NamespacedName, pod string, kind planner.Trigge
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ps := s.policies[key]; ps != nil {
-		return ps.holds[holdKey{pod: pod, kind: kind}].gate
+		return ps.holds.HeldBy(pod, kind)
 	}
 	return ""
 }
