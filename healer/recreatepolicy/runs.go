@@ -113,26 +113,26 @@ func (pl *plan) fireSchedule(sched *policyspec.Schedule) (time.Duration, bool) {
 	if last := p.Status.LastScheduleTime; last != nil {
 		since = last.Time
 	}
-	t := schedule(sched, since, now)
-	p.Status.NextScheduleTime = &metav1.Time{Time: t.next}
-	pl.nextRun = t.next
-	wait := max(t.next.Sub(now), time.Second)
+	t := planner.TickAt(sched, since, now)
+	p.Status.NextScheduleTime = &metav1.Time{Time: t.Next}
+	pl.nextRun = t.Next
+	wait := max(t.Next.Sub(now), time.Second)
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule}
-	if !t.missed.IsZero() {
+	if !t.Missed.IsZero() {
 		pl.missedRuns++
-		pl.note(trigger, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.missed.UTC().Format(time.RFC3339)))
-		p.Status.LastScheduleTime = &metav1.Time{Time: t.missed}
+		pl.note(trigger, v1alpha1.OutcomeSkipped, fmt.Sprintf("run of %s missed by more than startingDeadlineSeconds", t.Missed.UTC().Format(time.RFC3339)))
+		p.Status.LastScheduleTime = &metav1.Time{Time: t.Missed}
 	}
-	if t.due.IsZero() {
+	if t.Due.IsZero() {
 		return wait, false
 	}
-	p.Status.LastScheduleTime = &metav1.Time{Time: t.due}
-	run := &v1alpha1.Run{ScheduledTime: metav1.NewTime(t.due)}
+	p.Status.LastScheduleTime = &metav1.Time{Time: t.Due}
+	run := &v1alpha1.Run{ScheduledTime: metav1.NewTime(t.Due)}
 	if !pl.startRun(run) {
 		return wait, false
 	}
 	pl.runs.events = append(pl.runs.events, policyEvent{corev1.EventTypeNormal, "RunStarted", "Run",
-		fmt.Sprintf("rolling restart of %d pods (schedule %s)", len(pl.in.pods), t.due.UTC().Format(time.RFC3339))})
+		fmt.Sprintf("rolling restart of %d pods (schedule %s)", len(pl.in.pods), t.Due.UTC().Format(time.RFC3339))})
 	return wait, true
 }
 

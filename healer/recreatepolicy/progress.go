@@ -1,8 +1,6 @@
 package recreatepolicy
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -10,40 +8,6 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
-
-// tick is what the schedule asks for at now.
-type tick struct {
-	// due is the latest fire time not yet handled, zero for none.
-	due time.Time
-	// missed is the latest fire time skipped because it is older than the
-	// starting deadline, zero for none.
-	missed time.Time
-	next   time.Time
-}
-
-// maxTicks bounds each walk over fire times, for a schedule that fires
-// often after a long time without the manager.
-const maxTicks = 10_000
-
-// schedule works out the fire times between the last handled one (or the
-// policy's creation) and now: a fire time later than the starting deadline
-// allows is missed, the latest one within it is due.
-func schedule(s *policyspec.Schedule, since, now time.Time) tick {
-	t := tick{next: s.Next(now)}
-	earliest := now.Add(-s.StartingDeadline)
-	x := s.Next(since)
-	for i := 0; x.Before(earliest) && i < maxTicks; i++ {
-		t.missed, x = x, s.Next(x)
-	}
-	if x.Before(earliest) {
-		// Too many to walk: the ones left are missed too.
-		x = s.Next(earliest.Add(-time.Nanosecond))
-	}
-	for i := 0; !x.After(now) && i < maxTicks; i++ {
-		t.due, x = x, s.Next(x)
-	}
-	return t
-}
 
 // runProgress is how far a run is for the pods selected now.
 type runProgress struct {

@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"testing"
@@ -30,9 +30,9 @@ func TestScheduleTicks(t *testing.T) {
 		{"down for hours, back in time for one", at(3, 0), at(9, 5), at(9, 0), at(8, 0), at(10, 0)},
 	}
 	for _, tc := range cases {
-		got := schedule(s, tc.since, tc.now)
-		if !got.due.Equal(tc.due) || !got.missed.Equal(tc.missed) || !got.next.Equal(tc.next) {
-			t.Errorf("%s: due %s missed %s next %s; want %s %s %s", tc.name, got.due, got.missed, got.next, tc.due, tc.missed, tc.next)
+		got := TickAt(s, tc.since, tc.now)
+		if !got.Due.Equal(tc.due) || !got.Missed.Equal(tc.missed) || !got.Next.Equal(tc.next) {
+			t.Errorf("%s: due %s missed %s next %s; want %s %s %s", tc.name, got.Due, got.Missed, got.Next, tc.due, tc.missed, tc.next)
 		}
 	}
 }
