@@ -15,8 +15,10 @@ import (
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
 // The steps of a pass after reading are pure: given what was read, the
@@ -27,7 +29,7 @@ import (
 // container app started an hour before now; askedFor annotates it so
 // that the annotated rule matches it.
 func passPod(name string, askedFor bool, now time.Time) corev1.Pod {
-	pod := *runPod(name, 0, strings.Repeat(name[len(name)-1:], 16), now.Add(-time.Hour))
+	pod := *policytest.RunningPod(name, 0, strings.Repeat(name[len(name)-1:], 16), now.Add(-time.Hour))
 	pod.Labels = map[string]string{"app": "web"}
 	pod.Status.ContainerStatuses[0].Ready = true
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
@@ -214,7 +216,7 @@ func TestPlanSaysAPodUpToDateOncePerRun(t *testing.T) {
 	}
 	at := now.Add(-time.Minute)
 	p.Spec.RestartAt, p.Status.RestartedAt = &metav1.Time{Time: at}, &metav1.Time{Time: at}
-	p.Status.Run = &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(at), Requested: true, Pods: 2, Baseline: baselineOf(baselinePods)}
+	p.Status.Run = &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(at), Requested: true, Pods: 2, Baseline: planner.BaselineOf(baselinePods)}
 	restarted := passPod("web-b", false, now)
 	restarted.Status.ContainerStatuses[0].RestartCount = 1
 	restarted.Status.ContainerStatuses[0].ContainerID = "containerd://bbbbbbbbbbbb0002"

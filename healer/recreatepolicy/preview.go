@@ -120,7 +120,7 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 		}
 	}
 	if spec.Schedule != nil || p.Spec.RestartAt != nil {
-		run := &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(in.Now), Requested: spec.Schedule == nil, Baseline: baselineOf(read.pods)}
+		run := &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(in.Now), Requested: spec.Schedule == nil, Baseline: planner.BaselineOf(read.pods)}
 		pl.carryRun(run, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, true)
 		out.Run = []Decided{}
 		for _, e := range pl.runs.decisions {

@@ -197,28 +197,6 @@ func snapshotID(crr *appsv1beta1.ContainerRecreateRequest, name string) string {
 	return ""
 }
 
-// byAnother says whether crr succeeded on instances another request made:
-// it stopped none of its containers, and each new instance its snapshot
-// names followed another request's stop (crr was queued behind it on the
-// pod, and found the instances new once its turn came). It did not
-// recreate the pod; the pod was started again by something else.
-func byAnother(crr *appsv1beta1.ContainerRecreateRequest, madeBy map[string]types.UID) bool {
-	if crr.Status.Phase != appsv1beta1.PhaseCompleted || crr.Status.Result != appsv1beta1.ResultSucceeded || len(crr.Status.ContainerStatusSnapshot) == 0 {
-		return false
-	}
-	for _, s := range crr.Status.ContainerRecreateStates {
-		if s.IsKilled {
-			return false
-		}
-	}
-	for _, cs := range crr.Status.ContainerStatusSnapshot {
-		if by, ok := madeBy[cs.ContainerID]; !ok || by == crr.UID {
-			return false
-		}
-	}
-	return true
-}
-
 // unfinished says whether crr has neither completed nor is being deleted.
 func unfinished(crr *appsv1beta1.ContainerRecreateRequest) bool {
 	return crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil

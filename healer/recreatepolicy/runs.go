@@ -55,29 +55,29 @@ func (pl *plan) carryRun(run *v1alpha1.Run, requests map[types.UID]*appsv1beta1.
 	p, sec, now := pl.p, &pl.runs, pl.in.now
 	at := run.ScheduledTime.Time
 	trigger := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: run.Requested}
-	prog := progress(trigger, pl.in.pods, pl.in.spec.Containers, requests, run.Baseline, pl.in.facts.madeBy)
-	run.Recreated, run.UpToDate, run.Skipped = int32(prog.recreated), int32(len(prog.upToDate)), int32(len(prog.skipped))
+	prog := planner.Progress(trigger, pl.in.pods, pl.in.spec.Containers, requests, run.Baseline, pl.in.facts.madeBy)
+	run.Recreated, run.UpToDate, run.Skipped = int32(prog.Recreated), int32(len(prog.UpToDate)), int32(len(prog.Skipped))
 	if started {
-		for _, c := range prog.leftAlone {
+		for _, c := range prog.LeftAlone {
 			pl.outside(sec, c, v1alpha1.OutcomeSkipped, unrestartableMessage(c.Pod, c.Containers))
 		}
 	}
-	for _, c := range prog.upToDate {
+	for _, c := range prog.UpToDate {
 		pl.upToDate(c)
 	}
 	switch {
-	case prog.failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
-		msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.failed.Name, prog.failed.Spec.PodName, prog.failed.Status.Result, prog.failed.Status.Message)
+	case prog.Failed != nil && p.Spec.Rollout.OnFailure != v1alpha1.RolloutContinue:
+		msg := fmt.Sprintf("ContainerRecreateRequest %s for pod %s ended %s: %s", prog.Failed.Name, prog.Failed.Spec.PodName, prog.Failed.Status.Result, prog.Failed.Status.Message)
 		run.State, run.Message, run.CompletionTime = v1alpha1.RunHalted, v1alpha1.Truncate(msg, v1alpha1.MaxReasonLength), &metav1.Time{Time: now}
 		pl.halt(sec, v1alpha1.ReasonRunFailed, "the "+runName(run)+" halted: "+msg)
 		return false
-	case len(prog.pending) == 0 && !anyInFlight(pl.in.pods, pl.in.facts) && !anyActive(requests):
+	case len(prog.Pending) == 0 && !anyInFlight(pl.in.pods, pl.in.facts) && !anyActive(requests):
 		run.State, run.CompletionTime = v1alpha1.RunCompleted, &metav1.Time{Time: now}
 		sec.events = append(sec.events, policyEvent{corev1.EventTypeNormal, "RunCompleted", "Run",
-			fmt.Sprintf("rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.recreated, len(prog.upToDate), len(prog.skipped))})
+			fmt.Sprintf("rolling restart of %s done: %d pods recreated, %d up to date (started again since the run began), %d skipped", at.UTC().Format(time.RFC3339), prog.Recreated, len(prog.UpToDate), len(prog.Skipped))})
 		return false
 	}
-	for _, c := range prog.pending {
+	for _, c := range prog.Pending {
 		pl.admit(sec, c)
 	}
 	return true
@@ -175,8 +175,8 @@ func (pl *plan) startRun(run *v1alpha1.Run) bool {
 		pl.note(trigger, v1alpha1.OutcomeSkipped, runName(run)+" not started: the "+runName(current)+" is still going")
 		return false
 	}
-	baseline := baselineOf(pl.in.pods)
-	if size := baselineBytes(baseline); size > v1alpha1.MaxBaselineBytes {
+	baseline := planner.BaselineOf(pl.in.pods)
+	if size := planner.BaselineBytes(baseline); size > v1alpha1.MaxBaselineBytes {
 		msg := fmt.Sprintf("%s not started: what it would record of its %d pods in status.run.baseline is %d bytes, over its bound of %d bytes; select fewer pods (or pods of fewer containers) per policy",
 			runName(run), len(pl.in.pods), size, v1alpha1.MaxBaselineBytes)
 		pl.note(trigger, v1alpha1.OutcomeSkipped, msg)

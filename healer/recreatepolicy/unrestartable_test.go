@@ -12,6 +12,7 @@ import (
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
 
 // TestRunLeavesAloneContainersTheKubeletWouldNotRestart: a run recreates
@@ -25,26 +26,26 @@ func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 	run := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: true}
 	started := at.Add(-time.Hour)
 
-	plain := runPod("plain", 0, "p1", started)
-	never := runPod("never", 0, "n1", started)
+	plain := policytest.RunningPod("plain", 0, "p1", started)
+	never := policytest.RunningPod("never", 0, "n1", started)
 	never.Spec.RestartPolicy = corev1.RestartPolicyNever
-	mixed := runPod("mixed", 0, "m1", started)
+	mixed := policytest.RunningPod("mixed", 0, "m1", started)
 	mixed.Spec.Containers = append(mixed.Spec.Containers, corev1.Container{Name: "web"})
 	mixed.Spec.Containers[0].RestartPolicy = new(corev1.ContainerRestartPolicyNever)
-	other := runPod("other", 0, "o1", started)
+	other := policytest.RunningPod("other", 0, "o1", started)
 	other.Spec.Containers[0].Name = "db"
 	pods := []*corev1.Pod{plain, never, mixed, other}
 
-	p := progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil)
+	p := planner.Progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil)
 	var pending []string
-	for _, c := range p.pending {
+	for _, c := range p.Pending {
 		pending = append(pending, c.Pod.Name+":"+strings.Join(c.Containers, ","))
 	}
 	if want := []string{"plain:app", "mixed:web"}; !slices.Equal(pending, want) {
 		t.Errorf("pending %v, want %v", pending, want)
 	}
-	if len(p.skipped) != 2 || p.skipped[0] != never || p.skipped[1] != other {
-		t.Errorf("skipped %d pods, want never and other", len(p.skipped))
+	if len(p.Skipped) != 2 || p.Skipped[0] != never || p.Skipped[1] != other {
+		t.Errorf("skipped %d pods, want never and other", len(p.Skipped))
 	}
 	want := map[string]struct {
 		containers []string
@@ -54,10 +55,10 @@ func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 		"mixed": {[]string{"app"}, "spec.containers[0].restartPolicy is Never: the kubelet would not start container app again once stopped"},
 		"other": {nil, "the policy's containers name none of the pod's containers and native sidecars"},
 	}
-	if len(p.leftAlone) != len(want) {
-		t.Errorf("%d pods with containers left alone, want %d", len(p.leftAlone), len(want))
+	if len(p.LeftAlone) != len(want) {
+		t.Errorf("%d pods with containers left alone, want %d", len(p.LeftAlone), len(want))
 	}
-	for _, c := range p.leftAlone {
+	for _, c := range p.LeftAlone {
 		w, ok := want[c.Pod.Name]
 		if !ok {
 			t.Errorf("pod %s: containers %v left alone", c.Pod.Name, c.Containers)

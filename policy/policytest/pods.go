@@ -161,3 +161,16 @@ func Restart(pod *corev1.Pod, name string, at time.Time) {
 		st.ContainerID = fmt.Sprintf("containerd://%064x", rv+1)
 	}
 }
+
+// RunningPod is a running pod named name in namespace shop, on node-a,
+// whose container app runs as instance restarts of id, started at started.
+func RunningPod(name string, restarts int32, id string, started time.Time) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name + "-uid")},
+		Spec:       corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "app"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", ContainerID: "containerd://" + id, RestartCount: restarts,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
+		}}},
+	}
+}
