@@ -14,6 +14,7 @@ import (
 
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // confirmUnready reads again, from the API server, the pod of each
@@ -65,12 +66,12 @@ const budgetListPage = 500
 // counts (the disruption controller's own pass, a few seconds), and so may
 // the manager's cache (a watch backs off for up to half a minute after the
 // API server restarts): both may still count healthy a pod whose node was
-// just lost. The rule is the pass's (disruptionCheck), with the pods as the
+// just lost. The rule is the pass's (planner.DisruptionCheck), with the pods as the
 // API server has them, read a page at a time and counted, not kept.
 func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodDisruptionBudget, candidates []*planned, inFlight map[types.UID]bool) error {
 	for i := range budgets {
 		pdb := &budgets[i]
-		sel := pdbSelector(pdb)
+		sel := planner.PDBSelector(pdb)
 		if sel == nil {
 			continue
 		}
@@ -93,7 +94,7 @@ func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodD
 		if err != nil {
 			return fmt.Errorf("count the healthy pods of PodDisruptionBudget %s/%s from the API server before charging it: %w", pdb.Namespace, pdb.Name, err)
 		}
-		allowed := budgetAllows(pdb, healthy)
+		allowed := planner.BudgetAllows(pdb, healthy)
 		for _, e := range covered {
 			if allowed < 1 {
 				e.decision.Outcome = v1alpha1.OutcomeDisruptionBudget
@@ -118,7 +119,7 @@ func (r *Reconciler) liveHealthy(ctx context.Context, namespace string, sel labe
 		}
 		for i := range list.Items {
 			pod := &list.Items[i]
-			if countsHealthy(pod, recreating(pod.UID)) {
+			if planner.CountsHealthy(pod, recreating(pod.UID)) {
 				healthy++
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // A policy charges the PodDisruptionBudgets covering a pod before it asks
@@ -36,12 +37,6 @@ const chargeTries = 5
 // disruptedPods as disrupted.
 const disruptedTimeout = 2 * time.Minute
 
-// pdbCovers says whether the budget's selector selects pod.
-func pdbCovers(pdb *policyv1.PodDisruptionBudget, pod *corev1.Pod) bool {
-	sel := pdbSelector(pdb)
-	return sel != nil && sel.Matches(labels.Set(pod.Labels))
-}
-
 // chargeAll charges the budgets for the pods at the time at, one write
 // of each budget's status for all the pods it covers, from the budgets as
 // the pass read them (read again only when a write conflicts); budgets
@@ -53,7 +48,7 @@ func (r *Reconciler) chargeAll(ctx context.Context, budgets []policyv1.PodDisrup
 	refused = map[string]string{}
 	charged := make([]map[string]time.Time, len(budgets))
 	for i := range budgets {
-		sel := pdbSelector(&budgets[i])
+		sel := planner.PDBSelector(&budgets[i])
 		if sel == nil {
 			continue
 		}
@@ -86,7 +81,7 @@ func (r *Reconciler) chargeAll(ctx context.Context, budgets []policyv1.PodDisrup
 // coveredByAny says whether one of the budgets covers pod.
 func coveredByAny(budgets []policyv1.PodDisruptionBudget, pod *corev1.Pod) bool {
 	for i := range budgets {
-		if pdbCovers(&budgets[i], pod) {
+		if planner.PDBCovers(&budgets[i], pod) {
 			return true
 		}
 	}

@@ -73,7 +73,7 @@ type policyEvent struct {
 func newPlan(p *v1alpha1.RecreatePolicy, in *passInput, explain bool) *plan {
 	s := newSituation(p, in)
 	if in.budgets != nil {
-		s.Disruption = disruptionCheck(in.budgets, in.namespacePods, in.facts.inFlight)
+		s.Disruption = planner.DisruptionCheck(in.budgets, in.namespacePods, in.facts.inFlight)
 	}
 	return &plan{p: p, in: in, s: s, explain: explain}
 }

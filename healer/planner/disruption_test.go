@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"testing"
@@ -44,7 +44,7 @@ func TestDisruptionOfAnUnreadyPod(t *testing.T) {
 		{"budget short, AlwaysAllow", budget(3, &always), "sick", true},
 	}
 	for _, tc := range cases {
-		ok, why := disruptionCheck([]policyv1.PodDisruptionBudget{tc.pdb}, pods, nil).Allows(tc.target)
+		ok, why := DisruptionCheck([]policyv1.PodDisruptionBudget{tc.pdb}, pods, nil).Allows(tc.target)
 		if ok != tc.allowed {
 			t.Errorf("%s: allowed %v (%s), want %v", tc.name, ok, why, tc.allowed)
 		}
@@ -85,7 +85,7 @@ func TestBudgetSelectorsAsTheEvictionAPIReadsThem(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pdbs := []policyv1.PodDisruptionBudget{budget(tc.selector)}
-		ok, why := disruptionCheck(pdbs, pods, nil).Allows(tc.target)
+		ok, why := DisruptionCheck(pdbs, pods, nil).Allows(tc.target)
 		if ok != tc.allowed {
 			t.Errorf("%s: disruption allowed %v (%s), want %v", tc.name, ok, why, tc.allowed)
 		}
@@ -93,7 +93,7 @@ func TestBudgetSelectorsAsTheEvictionAPIReadsThem(t *testing.T) {
 		if tc.target == "bare" {
 			pod = &pods[1]
 		}
-		if got := pdbCovers(&pdbs[0], pod); got == tc.allowed {
+		if got := PDBCovers(&pdbs[0], pod); got == tc.allowed {
 			t.Errorf("%s: budget charged for the pod %v, want %v", tc.name, got, !tc.allowed)
 		}
 	}
@@ -115,7 +115,7 @@ func TestDisruptionAllowsWithoutTaking(t *testing.T) {
 		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 		Status:     policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1},
 	}
-	d := disruptionCheck([]policyv1.PodDisruptionBudget{pdb}, pods, nil)
+	d := DisruptionCheck([]policyv1.PodDisruptionBudget{pdb}, pods, nil)
 	for range 3 {
 		if ok, why := d.Allows("a"); !ok {
 			t.Fatalf("asking again spent the budget: %s", why)

@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"fmt"
@@ -13,21 +13,21 @@ import (
 	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
-// disruptionCheck tells whether the PodDisruptionBudgets covering a pod
+// DisruptionCheck tells whether the PodDisruptionBudgets covering a pod
 // allow one more disruption. Recreating a container makes the pod unready
 // for a while, which is a disruption as budgets count them. A budget's
 // status lags: it counts a pod healthy until its container stops, so a
 // pod whose request is in flight is charged here from the moment the
 // request exists. namespacePods are all the pods of the policy's
 // namespace, which a budget may cover beyond the policy's selection.
-func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1.Pod, inFlight map[types.UID]bool) *disruptions {
-	d := &disruptions{pdbs: pdbs, byUID: make(map[types.UID]*corev1.Pod, len(namespacePods)),
+func DisruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1.Pod, inFlight map[types.UID]bool) *Disruptions {
+	d := &Disruptions{pdbs: pdbs, byUID: make(map[types.UID]*corev1.Pod, len(namespacePods)),
 		selectors: make([]labels.Selector, len(pdbs)), allowed: make([]int32, len(pdbs))}
 	for i := range namespacePods {
 		d.byUID[namespacePods[i].UID] = &namespacePods[i]
 	}
 	for i := range pdbs {
-		sel := pdbSelector(&pdbs[i])
+		sel := PDBSelector(&pdbs[i])
 		if sel == nil {
 			continue
 		}
@@ -38,31 +38,31 @@ func disruptionCheck(pdbs []policyv1.PodDisruptionBudget, namespacePods []corev1
 		var healthy int32
 		for j := range namespacePods {
 			pod := &namespacePods[j]
-			if sel.Matches(labels.Set(pod.Labels)) && countsHealthy(pod, inFlight[pod.UID]) {
+			if sel.Matches(labels.Set(pod.Labels)) && CountsHealthy(pod, inFlight[pod.UID]) {
 				healthy++
 			}
 		}
-		d.allowed[i] = budgetAllows(&pdbs[i], healthy)
+		d.allowed[i] = BudgetAllows(&pdbs[i], healthy)
 	}
 	return d
 }
 
-// countsHealthy says whether Rejuv's own count of a budget's pods counts
+// CountsHealthy says whether Rejuv's own count of a budget's pods counts
 // pod healthy: Ready, not being deleted, and not being recreated.
-func countsHealthy(pod *corev1.Pod, recreating bool) bool {
+func CountsHealthy(pod *corev1.Pod, recreating bool) bool {
 	return pod.DeletionTimestamp == nil && pods.Ready(pod) && !recreating
 }
 
-// budgetAllows is how many disruptions the budget allows: the lower of
+// BudgetAllows is how many disruptions the budget allows: the lower of
 // its status's and of healthy, Rejuv's own count of its pods, over those
 // it wants healthy.
-func budgetAllows(pdb *policyv1.PodDisruptionBudget, healthy int32) int32 {
+func BudgetAllows(pdb *policyv1.PodDisruptionBudget, healthy int32) int32 {
 	return min(pdb.Status.DisruptionsAllowed, healthy-pdb.Status.DesiredHealthy)
 }
 
-// disruptions is what the namespace's budgets allow, less what the pass
+// Disruptions is what the namespace's budgets allow, less what the pass
 // has taken.
-type disruptions struct {
+type Disruptions struct {
 	pdbs      []policyv1.PodDisruptionBudget
 	byUID     map[types.UID]*corev1.Pod
 	selectors []labels.Selector
@@ -70,7 +70,7 @@ type disruptions struct {
 }
 
 // covering are the indexes of the budgets that cover the pod.
-func (d *disruptions) covering(pod *corev1.Pod) []int {
+func (d *Disruptions) covering(pod *corev1.Pod) []int {
 	var out []int
 	for i := range d.pdbs {
 		if d.selectors[i] != nil && d.selectors[i].Matches(labels.Set(pod.Labels)) {
@@ -81,7 +81,7 @@ func (d *disruptions) covering(pod *corev1.Pod) []int {
 }
 
 // Allows implements planner.Disruption.
-func (d *disruptions) Allows(uid types.UID) (bool, string) {
+func (d *Disruptions) Allows(uid types.UID) (bool, string) {
 	pod := d.byUID[uid]
 	if pod == nil {
 		return true, ""
@@ -109,7 +109,7 @@ func (d *disruptions) Allows(uid types.UID) (bool, string) {
 
 // Take implements planner.Disruption: a Ready pod admitted spends one
 // disruption of each budget covering it.
-func (d *disruptions) Take(uid types.UID) {
+func (d *Disruptions) Take(uid types.UID) {
 	pod := d.byUID[uid]
 	if pod == nil || !pods.Ready(pod) {
 		return
@@ -119,13 +119,19 @@ func (d *disruptions) Take(uid types.UID) {
 	}
 }
 
-// pdbSelector is the budget's selector as the eviction API reads it
+// PDBSelector is the budget's selector as the eviction API reads it
 // (policy/v1): an empty selector covers every pod of the namespace, a null
 // one none; nil for one that does not parse, which covers no pod.
-func pdbSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
+func PDBSelector(pdb *policyv1.PodDisruptionBudget) labels.Selector {
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	if err != nil {
 		return nil
 	}
 	return sel
+}
+
+// PDBCovers says whether the budget's selector selects pod.
+func PDBCovers(pdb *policyv1.PodDisruptionBudget, pod *corev1.Pod) bool {
+	sel := PDBSelector(pdb)
+	return sel != nil && sel.Matches(labels.Set(pod.Labels))
 }
