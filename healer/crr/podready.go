@@ -164,9 +164,7 @@ func holdingRequest(ctx context.Context, reader client.Reader, pod *corev1.Pod) 
 		return false, fmt.Errorf("list the ContainerRecreateRequests of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	for i := range list.Items {
-		crr := &list.Items[i]
-		s := crr.Spec.Strategy
-		if crr.Status.Phase != v1beta1.PhaseCompleted && crr.DeletionTimestamp == nil && s != nil && s.UnreadyGracePeriodSeconds != nil {
+		if list.Items[i].MayHoldUnready() {
 			return true, nil
 		}
 	}

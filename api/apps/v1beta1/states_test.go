@@ -105,3 +105,29 @@ func TestRecordOnBoth(t *testing.T) {
 		t.Fatalf("events %+v, want one on the request, naming no pod", l)
 	}
 }
+
+// TestMayHoldUnready: a request asking for an unready grace may hold its
+// pod until it completes or is being deleted; one without a grace never.
+func TestMayHoldUnready(t *testing.T) {
+	grace := int64(5)
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name string
+		r    ContainerRecreateRequest
+		want bool
+	}{
+		{"no strategy", ContainerRecreateRequest{}, false},
+		{"no grace", ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: &ContainerRecreateRequestStrategy{}}}, false},
+		{"a grace, pending", ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: &ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: &grace}}}, true},
+		{"a grace, recreating", ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: &ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: &grace}},
+			Status: ContainerRecreateRequestStatus{Phase: PhaseRecreating}}, true},
+		{"a grace, completed", ContainerRecreateRequest{Spec: ContainerRecreateRequestSpec{Strategy: &ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: &grace}},
+			Status: ContainerRecreateRequestStatus{Phase: PhaseCompleted}}, false},
+		{"a grace, being deleted", ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+			Spec: ContainerRecreateRequestSpec{Strategy: &ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: &grace}}}, false},
+	} {
+		if got := tc.r.MayHoldUnready(); got != tc.want {
+			t.Errorf("%s: MayHoldUnready() = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
