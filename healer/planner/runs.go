@@ -108,10 +108,8 @@ func byAnother(crr *appsv1beta1.ContainerRecreateRequest, madeBy map[string]type
 	if crr.Status.Phase != appsv1beta1.PhaseCompleted || crr.Status.Result != appsv1beta1.ResultSucceeded || len(crr.Status.ContainerStatusSnapshot) == 0 {
 		return false
 	}
-	for _, s := range crr.Status.ContainerRecreateStates {
-		if s.IsKilled {
-			return false
-		}
+	if crr.AnyKilled() {
+		return false
 	}
 	for _, cs := range crr.Status.ContainerStatusSnapshot {
 		if by, ok := madeBy[cs.ContainerID]; !ok || by == crr.UID {
