@@ -26,19 +26,19 @@ const createWorkers = 16
 // requests done with, then, section by section, sends the section's
 // events, creates the requests of its admitted candidates and records
 // each decision, in order.
-func (r *Reconciler) act(ctx context.Context, pl *plan) error {
-	for _, released := range pl.in.released {
-		r.releaseCompleted(ctx, pl.in.budgets, released)
+func (r *Reconciler) act(ctx context.Context, pl *planner.Plan) error {
+	for _, released := range pl.In.Released {
+		r.releaseCompleted(ctx, pl.In.Budgets, released)
 	}
-	for _, sec := range []*section{&pl.rules, &pl.runs} {
-		for _, e := range sec.events {
-			r.eventf(pl.p, nil, e.eventType, e.reason, e.action, "%s", e.message)
+	for _, sec := range []*planner.Section{&pl.Rules, &pl.Runs} {
+		for _, e := range sec.Events {
+			r.eventf(pl.Policy, nil, e.Type, e.Reason, e.Action, "%s", e.Message)
 		}
-		if err := r.createAdmitted(ctx, pl, sec.decisions); err != nil {
+		if err := r.createAdmitted(ctx, pl, sec.Decisions); err != nil {
 			return err
 		}
-		for i := range sec.decisions {
-			r.record(ctx, pl.p, &sec.decisions[i])
+		for i := range sec.Decisions {
+			r.record(ctx, pl.Policy, &sec.Decisions[i])
 		}
 	}
 	return nil
@@ -54,10 +54,10 @@ func (r *Reconciler) act(ctx context.Context, pl *plan) error {
 // back. A request that
 // exists already (a retry, a restarted manager) is not created again; the
 // charges of pods whose request was not created are taken back.
-func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []planned) error {
-	var admitted []*planned
+func (r *Reconciler) createAdmitted(ctx context.Context, pl *planner.Plan, decisions []planner.Planned) error {
+	var admitted []*planner.Planned
 	for i := range decisions {
-		if e := &decisions[i]; e.gated && e.decision.Outcome == v1alpha1.OutcomeCreated {
+		if e := &decisions[i]; e.Gated && e.Decision.Outcome == v1alpha1.OutcomeCreated {
 			admitted = append(admitted, e)
 		}
 	}
@@ -67,60 +67,60 @@ func (r *Reconciler) createAdmitted(ctx context.Context, pl *plan, decisions []p
 	if err := r.confirmUnready(ctx, admitted); err != nil {
 		return err
 	}
-	if err := r.confirmBudgets(ctx, pl.in.budgets, admitted, pl.in.facts.inFlight); err != nil {
+	if err := r.confirmBudgets(ctx, pl.In.Budgets, admitted, pl.In.Facts.InFlight); err != nil {
 		return err
 	}
-	now := pl.in.now
-	var charged []*planned
+	now := pl.In.Now
+	var charged []*planner.Planned
 	for _, e := range admitted {
-		if e.decision.Outcome == v1alpha1.OutcomeCreated {
+		if e.Decision.Outcome == v1alpha1.OutcomeCreated {
 			charged = append(charged, e)
 		}
 	}
-	if len(pl.in.budgets) > 0 && len(charged) > 0 {
+	if len(pl.In.Budgets) > 0 && len(charged) > 0 {
 		pods := make([]*corev1.Pod, len(charged))
 		for i, e := range charged {
-			pods[i] = e.c.Pod
+			pods[i] = e.Candidate.Pod
 		}
-		refused, err := r.chargeAll(ctx, pl.in.budgets, pods, now)
+		refused, err := r.chargeAll(ctx, pl.In.Budgets, pods, now)
 		if err != nil {
 			return err
 		}
 		for _, e := range charged {
-			if why, ok := refused[e.c.Pod.Name]; ok {
-				e.decision.Outcome, e.decision.Message = v1alpha1.OutcomeDisruptionBudget, why
+			if why, ok := refused[e.Candidate.Pod.Name]; ok {
+				e.Decision.Outcome, e.Decision.Message = v1alpha1.OutcomeDisruptionBudget, why
 			}
 		}
 	}
 	var creates errgroup.Group
 	creates.SetLimit(createWorkers)
 	for _, e := range charged {
-		if e.decision.Outcome == v1alpha1.OutcomeCreated {
-			creates.Go(func() error { return r.create(ctx, pl, e.c, &e.decision) })
+		if e.Decision.Outcome == v1alpha1.OutcomeCreated {
+			creates.Go(func() error { return r.create(ctx, pl, e.Candidate, &e.Decision) })
 		}
 	}
 	err := creates.Wait()
 	back := map[string]time.Time{}
 	for _, e := range charged {
-		if e.decision.Outcome != v1alpha1.OutcomeCreated && e.decision.Outcome != v1alpha1.OutcomeDisruptionBudget {
-			back[e.c.Pod.Name] = now
+		if e.Decision.Outcome != v1alpha1.OutcomeCreated && e.Decision.Outcome != v1alpha1.OutcomeDisruptionBudget {
+			back[e.Candidate.Pod.Name] = now
 		}
 	}
 	if len(back) > 0 {
-		r.releaseCompleted(ctx, pl.in.budgets, back)
+		r.releaseCompleted(ctx, pl.In.Budgets, back)
 	}
 	return err
 }
 
 // record counts one decision, and for a candidate the gates saw, logs it
 // and sends the dry run's or the recurrence's events.
-func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *planned) {
-	dec := e.decision
-	decisions.WithLabelValues(p.Name, p.Namespace, string(e.kind), string(dec.Outcome)).Inc()
-	if !e.gated {
+func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *planner.Planned) {
+	dec := e.Decision
+	decisions.WithLabelValues(p.Name, p.Namespace, string(e.Kind), string(dec.Outcome)).Inc()
+	if !e.Gated {
 		return
 	}
-	c := e.c
+	c := e.Candidate
 	switch dec.Outcome {
 	case v1alpha1.OutcomeDryRun:
 		r.eventf(p, c.Pod, corev1.EventTypeNormal, "DryRun", "Recreate",
@@ -133,12 +133,12 @@ func (r *Reconciler) record(ctx context.Context, p *v1alpha1.RecreatePolicy, e *
 
 // create creates the candidate's request, recording the outcome in dec;
 // a request whose pod's budgets were charged says when.
-func (r *Reconciler) create(ctx context.Context, pl *plan, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
-	p, now := pl.p, pl.in.now
-	c.Attempt = pl.in.facts.attempt(p, c)
+func (r *Reconciler) create(ctx context.Context, pl *planner.Plan, c *planner.PodCandidate, dec *v1alpha1.Decision) error {
+	p, now := pl.Policy, pl.In.Now
+	c.Attempt = pl.In.Facts.Attempt(p, c)
 	crr := planner.Request(p, c)
 	dec.Request = crr.Name
-	if coveredByAny(pl.in.budgets, c.Pod) {
+	if coveredByAny(pl.In.Budgets, c.Pod) {
 		crr.Annotations[appsv1beta1.DisruptionChargedAnnotation] = now.UTC().Format(time.RFC3339)
 	}
 	err := r.Requests.create(ctx, r.Client, crr)

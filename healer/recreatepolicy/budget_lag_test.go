@@ -59,12 +59,12 @@ func TestABudgetIsCountedFromTheAPIServerBeforeItIsCharged(t *testing.T) {
 				pod("web-c", tc.lostReady), pod("web-d", tc.lostReady)).Build()
 			r := &Reconciler{Reader: live}
 			// The candidate as the manager's cache shows it: Ready.
-			e := &planned{c: &planner.PodCandidate{Pod: pod("web-b", corev1.ConditionTrue)}, gated: true, decision: v1alpha1.Decision{Pod: "web-b", Outcome: v1alpha1.OutcomeCreated}}
-			if err := r.confirmBudgets(context.Background(), []policyv1.PodDisruptionBudget{budget}, []*planned{e}, map[types.UID]bool{}); err != nil {
+			e := &planner.Planned{Candidate: &planner.PodCandidate{Pod: pod("web-b", corev1.ConditionTrue)}, Gated: true, Decision: v1alpha1.Decision{Pod: "web-b", Outcome: v1alpha1.OutcomeCreated}}
+			if err := r.confirmBudgets(context.Background(), []policyv1.PodDisruptionBudget{budget}, []*planner.Planned{e}, map[types.UID]bool{}); err != nil {
 				t.Fatal(err)
 			}
-			if e.decision.Outcome != tc.want || !strings.Contains(e.decision.Message, tc.wantReason) {
-				t.Errorf("decision %s: %q; want %s, saying %q", e.decision.Outcome, e.decision.Message, tc.want, tc.wantReason)
+			if e.Decision.Outcome != tc.want || !strings.Contains(e.Decision.Message, tc.wantReason) {
+				t.Errorf("decision %s: %q; want %s, saying %q", e.Decision.Outcome, e.Decision.Message, tc.want, tc.wantReason)
 			}
 		})
 	}

@@ -26,11 +26,11 @@ import (
 // policy past its budgets. A pod Ready there (the same pod, by UID) is held
 // back with Unavailable until a pass that counts it; a pod gone is left to
 // its request, which the webhook refuses.
-func (r *Reconciler) confirmUnready(ctx context.Context, admitted []*planned) error {
+func (r *Reconciler) confirmUnready(ctx context.Context, admitted []*planner.Planned) error {
 	var reads errgroup.Group
 	reads.SetLimit(createWorkers)
 	for _, e := range admitted {
-		pod := e.c.Pod
+		pod := e.Candidate.Pod
 		if apipods.Ready(pod) {
 			continue
 		}
@@ -43,7 +43,7 @@ func (r *Reconciler) confirmUnready(ctx context.Context, admitted []*planned) er
 				return fmt.Errorf("read pod %s/%s, which the cache shows unready, before recreating it: %w", pod.Namespace, pod.Name, err)
 			}
 			if live.UID == pod.UID && apipods.Ready(live) {
-				e.decision.Outcome, e.decision.Message = v1alpha1.OutcomeUnavailable, readyAgainMessage(pod)
+				e.Decision.Outcome, e.Decision.Message = v1alpha1.OutcomeUnavailable, readyAgainMessage(pod)
 			}
 			return nil
 		})
@@ -68,16 +68,16 @@ const budgetListPage = 500
 // API server restarts): both may still count healthy a pod whose node was
 // just lost. The rule is the pass's (planner.DisruptionCheck), with the pods as the
 // API server has them, read a page at a time and counted, not kept.
-func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodDisruptionBudget, candidates []*planned, inFlight map[types.UID]bool) error {
+func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodDisruptionBudget, candidates []*planner.Planned, inFlight map[types.UID]bool) error {
 	for i := range budgets {
 		pdb := &budgets[i]
 		sel := planner.PDBSelector(pdb)
 		if sel == nil {
 			continue
 		}
-		var covered []*planned
+		var covered []*planner.Planned
 		for _, e := range candidates {
-			if pod := e.c.Pod; e.decision.Outcome == v1alpha1.OutcomeCreated && apipods.Ready(pod) && sel.Matches(labels.Set(pod.Labels)) {
+			if pod := e.Candidate.Pod; e.Decision.Outcome == v1alpha1.OutcomeCreated && apipods.Ready(pod) && sel.Matches(labels.Set(pod.Labels)) {
 				covered = append(covered, e)
 			}
 		}
@@ -88,7 +88,7 @@ func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodD
 		// they are healthy until their requests exist.
 		admitted := map[types.UID]bool{}
 		for _, e := range covered {
-			admitted[e.c.Pod.UID] = true
+			admitted[e.Candidate.Pod.UID] = true
 		}
 		healthy, err := r.liveHealthy(ctx, pdb.Namespace, sel, func(uid types.UID) bool { return inFlight[uid] && !admitted[uid] })
 		if err != nil {
@@ -97,8 +97,8 @@ func (r *Reconciler) confirmBudgets(ctx context.Context, budgets []policyv1.PodD
 		allowed := planner.BudgetAllows(pdb, healthy)
 		for _, e := range covered {
 			if allowed < 1 {
-				e.decision.Outcome = v1alpha1.OutcomeDisruptionBudget
-				e.decision.Message = fmt.Sprintf("PodDisruptionBudget %s allows no disruption now: %d of its pods are healthy as the API server has them, %d desired, counting the pods being recreated as disrupted", pdb.Name, healthy, pdb.Status.DesiredHealthy)
+				e.Decision.Outcome = v1alpha1.OutcomeDisruptionBudget
+				e.Decision.Message = fmt.Sprintf("PodDisruptionBudget %s allows no disruption now: %d of its pods are healthy as the API server has them, %d desired, counting the pods being recreated as disrupted", pdb.Name, healthy, pdb.Status.DesiredHealthy)
 				continue
 			}
 			allowed--

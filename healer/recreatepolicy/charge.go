@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
@@ -32,10 +31,6 @@ import (
 
 // chargeTries bounds the retries of a charge whose write conflicts.
 const chargeTries = 5
-
-// disruptedTimeout is how long the disruption controller counts a pod of
-// disruptedPods as disrupted.
-const disruptedTimeout = 2 * time.Minute
 
 // chargeAll charges the budgets for the pods at the time at, one write
 // of each budget's status for all the pods it covers, from the budgets as
@@ -164,14 +159,4 @@ func (r *Reconciler) releaseCompleted(ctx context.Context, pdbs []policyv1.PodDi
 	for i := range pdbs {
 		r.releaseEntries(ctx, &pdbs[i], completed)
 	}
-}
-
-// chargedAt reads when a request's budgets were charged.
-func chargedAt(crr *appsv1beta1.ContainerRecreateRequest) (time.Time, bool) {
-	v := crr.Annotations[appsv1beta1.DisruptionChargedAnnotation]
-	if v == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	return t, err == nil
 }

@@ -1,7 +1,7 @@
 // Package recreatepolicy is the policy controller: a pass over a
 // RecreatePolicy reads its pods and requests, judges them by its rules,
-// plans (the planner's gates, its schedule and runs, its conditions; no
-// client call) and acts on the plan (the requests that get through, events),
+// has the planner plan the pass (healer/planner: no client call) and acts
+// on the plan (the requests that get through, budget charges, events),
 // then writes the status once; PreviewPolicy runs the same steps and
 // renders the plan. It never stops a container itself.
 //

@@ -9,6 +9,7 @@ import (
 
 	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // The budget charges of requests deleted before they completed (by hand,
@@ -28,7 +29,7 @@ func (s *state) requestDeleted(o client.Object) {
 	if !ok || crr.Status.Phase == appsv1beta1.PhaseCompleted {
 		return
 	}
-	at, charged := chargedAt(crr)
+	at, charged := planner.ChargedAt(crr)
 	if !charged {
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -37,24 +36,6 @@ func (r *Reconciler) evaluationBudget() time.Duration {
 		return r.EvaluationBudget
 	}
 	return DefaultEvaluationBudget
-}
-
-// ruleHalts are the reasons a policy halts for what its rules cost; a
-// clean pass of a new generation lifts them.
-var ruleHalts = []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted}
-
-// quarantined says whether this generation of the policy is halted for
-// what its rules cost: the evaluation budget, a rule the sandbox stopped,
-// or a manager that restarted during one. Its rules are not evaluated
-// again, so that one policy's rules cannot take a worker at every pass,
-// or the manager at every restart.
-func (r *Reconciler) quarantined(p *v1alpha1.RecreatePolicy) bool {
-	for _, reason := range ruleHalts {
-		if c := haltedFor(p, reason); c != nil && c.ObservedGeneration == p.Generation {
-			return true
-		}
-	}
-	return false
 }
 
 // stoppedMessage says which rule the sandbox stopped and why.

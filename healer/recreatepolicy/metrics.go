@@ -175,26 +175,26 @@ func observeVerdicts(p *v1alpha1.RecreatePolicy, program *policy.Program, v rule
 
 // observe sets the metrics of one pass as planned and acted on, and takes
 // its decisions into the policy's holds.
-func (r *Reconciler) observe(pl *plan) {
-	p := pl.p
+func (r *Reconciler) observe(pl *planner.Plan) {
+	p := pl.Policy
 	switch {
-	case pl.verdicts != nil:
-		observeNoData(p, pl.verdicts.noData)
-	case pl.rulesDecided:
+	case pl.Verdicts != nil:
+		observeNoData(p, pl.Verdicts.NoData)
+	case pl.RulesDecided:
 		// No rules.
 		observeNoData(p, nil)
 	}
-	if !pl.nextRun.IsZero() {
-		nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.nextRun.Unix()))
-		missedRuns.WithLabelValues(p.Name, p.Namespace).Add(float64(pl.missedRuns))
+	if !pl.NextRun.IsZero() {
+		nextRun.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.NextRun.Unix()))
+		missedRuns.WithLabelValues(p.Name, p.Namespace).Add(float64(pl.MissedRuns))
 	}
-	selectedPods.WithLabelValues(p.Name, p.Namespace).Set(float64(len(pl.in.pods)))
-	activeRecreations.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.in.facts.own))
-	observeLimits(p, pl.s)
-	decided := pl.decisions()
+	selectedPods.WithLabelValues(p.Name, p.Namespace).Set(float64(len(pl.In.Pods)))
+	activeRecreations.WithLabelValues(p.Name, p.Namespace).Set(float64(pl.In.Facts.Own))
+	observeLimits(p, pl.Situation)
+	decided := pl.Decisions()
 	observeDecisions(p, decided)
 	observeHalted(p)
 	key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-	ended := r.state.updateHolds(key, decided, func(kind planner.TriggerKind) bool { return kind == planner.TriggerSchedule || pl.rulesDecided }, pl.in.now)
+	ended := r.state.updateHolds(key, decided, func(kind planner.TriggerKind) bool { return kind == planner.TriggerSchedule || pl.RulesDecided }, pl.In.Now)
 	observeHolds(p, ended)
 }

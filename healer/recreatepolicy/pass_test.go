@@ -58,26 +58,26 @@ func oneAtATime() *v1alpha1.RecreatePolicy {
 }
 
 // judgeOf reads pods as a pass would and judges them by the policy's rules.
-func judgeOf(t *testing.T, p *v1alpha1.RecreatePolicy, pods []corev1.Pod, now time.Time, budget time.Duration) (*passInput, ruleVerdicts) {
+func judgeOf(t *testing.T, p *v1alpha1.RecreatePolicy, pods []corev1.Pod, now time.Time, budget time.Duration) (*planner.Input, ruleVerdicts) {
 	t.Helper()
 	spec, errs := policyspec.Parse(&p.Spec)
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	in := previewRead(p, spec, pods, nil, nil, now)
+	in := planner.InputOf(p, spec, pods, nil, nil, now)
 	engine := policy.NewEngine(policy.Options{})
 	program, err := engine.Program(context.Background(), policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := newJudge(context.Background(), p, program, in, &history{}, noMemory("none here"), nil, budget)
-	return in, j.all(context.Background(), in.pods, nil)
+	return in, j.all(context.Background(), in.Pods, nil)
 }
 
-func outcomes(sec section) []string {
+func outcomes(sec planner.Section) []string {
 	var out []string
-	for _, e := range sec.decisions {
-		out = append(out, e.decision.Pod+" "+string(e.decision.Outcome))
+	for _, e := range sec.Decisions {
+		out = append(out, e.Decision.Pod+" "+string(e.Decision.Outcome))
 	}
 	return out
 }
@@ -91,20 +91,20 @@ func TestPlanAdmitsTheRulesCandidatesInOrder(t *testing.T) {
 	p := oneAtATime()
 	pods := []corev1.Pod{passPod("web-a", true, now), passPod("web-b", false, now), passPod("web-c", true, now), passPod("web-d", true, now)}
 	in, v := judgeOf(t, p, pods, now, 0)
-	if len(v.candidates) != 3 || v.evaluated != 4 || v.outcomes["match"] != 3 || v.outcomes["no_match"] != 1 {
-		t.Fatalf("judged %d pods, %d candidates, outcomes %v; want 4 pods, 3 candidates (3 match, 1 no_match)", v.evaluated, len(v.candidates), v.outcomes)
+	if len(v.Candidates) != 3 || v.evaluated != 4 || v.outcomes["match"] != 3 || v.outcomes["no_match"] != 1 {
+		t.Fatalf("judged %d pods, %d candidates, outcomes %v; want 4 pods, 3 candidates (3 match, 1 no_match)", v.evaluated, len(v.Candidates), v.outcomes)
 	}
 
-	pl := planPass(p, in, true, &v, time.Second)
+	pl := planner.Pass(p, in, true, &v.Verdicts)
 	want := []string{"web-a Created", "web-c Unavailable", "web-d Unavailable"}
-	if got := outcomes(pl.rules); !slices.Equal(got, want) {
+	if got := outcomes(pl.Rules); !slices.Equal(got, want) {
 		t.Errorf("rule decisions %v, want %v", got, want)
 	}
-	if len(pl.runs.decisions) != 0 {
-		t.Errorf("run decisions %v without a schedule", outcomes(pl.runs))
+	if len(pl.Runs.Decisions) != 0 {
+		t.Errorf("run decisions %v without a schedule", outcomes(pl.Runs))
 	}
-	if pl.requeue != policyspec.DefaultEvaluationInterval || !pl.rulesDecided {
-		t.Errorf("requeue %s, rules decided %v; want %s, true", pl.requeue, pl.rulesDecided, policyspec.DefaultEvaluationInterval)
+	if pl.Requeue != policyspec.DefaultEvaluationInterval || !pl.RulesDecided {
+		t.Errorf("requeue %s, rules decided %v; want %s, true", pl.Requeue, pl.RulesDecided, policyspec.DefaultEvaluationInterval)
 	}
 	if p.Status.SelectedPods != 4 || p.Status.LastEvaluationTime == nil || !p.Status.LastEvaluationTime.Time.Equal(now) {
 		t.Errorf("status: %d selected, evaluated at %v; want 4 at %s", p.Status.SelectedPods, p.Status.LastEvaluationTime, now)
@@ -112,7 +112,7 @@ func TestPlanAdmitsTheRulesCandidatesInOrder(t *testing.T) {
 	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady); c == nil || c.Reason != v1alpha1.ReasonActive {
 		t.Errorf("Ready condition %+v, want Active", c)
 	}
-	if got := len(pl.decisions()); got != 3 {
+	if got := len(pl.Decisions()); got != 3 {
 		t.Errorf("%d decisions in all, want 3", got)
 	}
 }
@@ -129,21 +129,21 @@ func TestPlanHaltsOnMatchingTooManyPods(t *testing.T) {
 	p := passPolicy(spec)
 	pods := []corev1.Pod{passPod("web-a", true, now), passPod("web-b", true, now), passPod("web-c", true, now), passPod("web-d", false, now)}
 	in, v := judgeOf(t, p, pods, now, 0)
-	pl := planPass(p, in, true, &v, time.Second)
-	if c := haltedFor(p, v1alpha1.ReasonBlastRadius); c == nil {
+	pl := planner.Pass(p, in, true, &v.Verdicts)
+	if c := planner.HaltedFor(p, v1alpha1.ReasonBlastRadius); c == nil {
 		t.Fatalf("conditions %+v: not halted for the blast radius", p.Status.Conditions)
 	}
-	if len(pl.rules.events) != 1 || pl.rules.events[0].reason != "Halted" {
-		t.Errorf("events %+v, want one Halted", pl.rules.events)
+	if len(pl.Rules.Events) != 1 || pl.Rules.Events[0].Reason != "Halted" {
+		t.Errorf("events %+v, want one Halted", pl.Rules.Events)
 	}
-	for _, e := range pl.rules.decisions {
-		if e.decision.Outcome == v1alpha1.OutcomeCreated {
-			t.Errorf("pod %s admitted by a halted policy", e.decision.Pod)
+	for _, e := range pl.Rules.Decisions {
+		if e.Decision.Outcome == v1alpha1.OutcomeCreated {
+			t.Errorf("pod %s admitted by a halted policy", e.Decision.Pod)
 		}
 	}
-	again := planPass(p, in, true, &v, time.Second)
-	if len(again.rules.events) != 0 {
-		t.Errorf("a second pass over the halted policy sends events %+v", again.rules.events)
+	again := planner.Pass(p, in, true, &v.Verdicts)
+	if len(again.Rules.Events) != 0 {
+		t.Errorf("a second pass over the halted policy sends events %+v", again.Rules.Events)
 	}
 }
 
@@ -155,23 +155,23 @@ func TestPlanHaltsOverTheEvaluationBudget(t *testing.T) {
 	p := passPolicy(rulePolicy("web", annotated))
 	pods := []corev1.Pod{passPod("web-a", true, now), passPod("web-b", true, now)}
 	in, v := judgeOf(t, p, pods, now, time.Nanosecond)
-	if v.overBudget == nil || v.overBudget.evaluated != 0 || len(v.candidates) != 0 {
-		t.Fatalf("over budget %+v with %d candidates; want over at the first pod, none", v.overBudget, len(v.candidates))
+	if v.overBudget == nil || v.overBudget.evaluated != 0 || len(v.Candidates) != 0 {
+		t.Fatalf("over budget %+v with %d candidates; want over at the first pod, none", v.overBudget, len(v.Candidates))
 	}
-	pl := planPass(p, in, true, &v, time.Nanosecond)
-	c := haltedFor(p, v1alpha1.ReasonEvaluationBudget)
+	pl := planner.Pass(p, in, true, &v.Verdicts)
+	c := planner.HaltedFor(p, v1alpha1.ReasonEvaluationBudget)
 	if c == nil || !strings.Contains(c.Message, "for 0 of the 2 selected pods") {
 		t.Errorf("Halted condition %+v, want one for the evaluation budget naming 0 of 2 pods", c)
 	}
-	if len(pl.decisions()) != 0 || pl.rulesDecided || pl.requeue != 0 {
-		t.Errorf("decisions %v, rules decided %v, requeue %s; want none, false, 0", pl.decisions(), pl.rulesDecided, pl.requeue)
+	if len(pl.Decisions()) != 0 || pl.RulesDecided || pl.Requeue != 0 {
+		t.Errorf("decisions %v, rules decided %v, requeue %s; want none, false, 0", pl.Decisions(), pl.RulesDecided, pl.Requeue)
 	}
 }
 
 // TestPlanStartsAScheduledRun: a schedule due now starts a run over the
 // selected pods, with a RunStarted event and every pod a pending
 // decision admitted as far as maxUnavailable allows; a run with pods left
-// is looked at again within runRecheck.
+// is looked at again within planner.RunRecheck.
 func TestPlanStartsAScheduledRun(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	p := passPolicy(v1alpha1.RecreatePolicySpec{
@@ -185,21 +185,21 @@ func TestPlanStartsAScheduledRun(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	in := previewRead(p, spec, pods, nil, nil, now)
-	pl := planPass(p, in, false, nil, time.Second)
+	in := planner.InputOf(p, spec, pods, nil, nil, now)
+	pl := planner.Pass(p, in, false, nil)
 	run := p.Status.Run
 	if run == nil || run.State != v1alpha1.RunRunning || !run.ScheduledTime.Time.Equal(now) || run.Pods != 2 || len(run.Baseline) != 2 {
 		t.Fatalf("run %+v, want one running at %s over 2 pods with their baseline", run, now)
 	}
-	if len(pl.runs.events) != 1 || pl.runs.events[0].reason != "RunStarted" {
-		t.Errorf("events %+v, want one RunStarted", pl.runs.events)
+	if len(pl.Runs.Events) != 1 || pl.Runs.Events[0].Reason != "RunStarted" {
+		t.Errorf("events %+v, want one RunStarted", pl.Runs.Events)
 	}
 	want := []string{"web-a Created", "web-b Unavailable"}
-	if got := outcomes(pl.runs); !slices.Equal(got, want) {
+	if got := outcomes(pl.Runs); !slices.Equal(got, want) {
 		t.Errorf("run decisions %v, want %v", got, want)
 	}
-	if pl.requeue != runRecheck || !pl.nextRun.Equal(now.Add(24*time.Hour)) {
-		t.Errorf("requeue %s, next run %s; want %s, %s", pl.requeue, pl.nextRun, runRecheck, now.Add(24*time.Hour))
+	if pl.Requeue != planner.RunRecheck || !pl.NextRun.Equal(now.Add(24*time.Hour)) {
+		t.Errorf("requeue %s, next run %s; want %s, %s", pl.Requeue, pl.NextRun, planner.RunRecheck, now.Add(24*time.Hour))
 	}
 }
 
@@ -225,15 +225,15 @@ func TestPlanSaysAPodUpToDateOncePerRun(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	in := previewRead(p, spec, pods, nil, nil, now)
-	pl := planPass(p, in, false, nil, time.Second)
+	in := planner.InputOf(p, spec, pods, nil, nil, now)
+	pl := planner.Pass(p, in, false, nil)
 	want := []string{"web-b UpToDate", "web-a Created"}
-	if got := outcomes(pl.runs); !slices.Equal(got, want) {
+	if got := outcomes(pl.Runs); !slices.Equal(got, want) {
 		t.Fatalf("run decisions %v, want %v", got, want)
 	}
-	flush(p, pl.decisions())
-	next := planPass(p, previewRead(p, spec, pods, nil, nil, now.Add(time.Second)), false, nil, time.Second)
-	if got := outcomes(next.runs); !slices.Equal(got, []string{"web-a Created"}) {
+	flush(p, pl.Decisions())
+	next := planner.Pass(p, planner.InputOf(p, spec, pods, nil, nil, now.Add(time.Second)), false, nil)
+	if got := outcomes(next.Runs); !slices.Equal(got, []string{"web-a Created"}) {
 		t.Errorf("next pass's run decisions %v, want only web-a Created", got)
 	}
 }
@@ -251,16 +251,16 @@ func TestPlanCountsRequestsInFlight(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "by-hand", Labels: map[string]string{appsv1beta1.PodUIDLabel: string(pods[1].UID)}},
 		Spec:       appsv1beta1.ContainerRecreateRequestSpec{PodName: "web-b"},
 	}
-	in := previewRead(p, parsed, pods, []appsv1beta1.ContainerRecreateRequest{byHand}, nil, now)
-	if !in.facts.inFlight[types.UID("web-b-uid")] {
+	in := planner.InputOf(p, parsed, pods, []appsv1beta1.ContainerRecreateRequest{byHand}, nil, now)
+	if !in.Facts.InFlight[types.UID("web-b-uid")] {
 		t.Fatal("the request made by hand is not read as in flight")
 	}
-	pl := planPass(p, in, true, &v, time.Second)
-	if got := outcomes(pl.rules); !slices.Equal(got, []string{"web-a Unavailable"}) {
+	pl := planner.Pass(p, in, true, &v.Verdicts)
+	if got := outcomes(pl.Rules); !slices.Equal(got, []string{"web-a Unavailable"}) {
 		t.Errorf("rule decisions %v, want web-a held for maxUnavailable", got)
 	}
-	if pl.s.Unavailable != 1 || pl.s.MaxUnavailable != 1 {
-		t.Errorf("unavailable %d of %d, want 1 of 1", pl.s.Unavailable, pl.s.MaxUnavailable)
+	if pl.Situation.Unavailable != 1 || pl.Situation.MaxUnavailable != 1 {
+		t.Errorf("unavailable %d of %d, want 1 of 1", pl.Situation.Unavailable, pl.Situation.MaxUnavailable)
 	}
 }
 
@@ -273,11 +273,11 @@ func TestJudgeLeavesUnrestartableContainersAlone(t *testing.T) {
 	pod := passPod("web-a", true, now)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	in, v := judgeOf(t, p, []corev1.Pod{pod}, now, 0)
-	if len(v.candidates) != 0 || len(v.unrestartable) != 1 {
-		t.Fatalf("%d candidates, %d unrestartable; want 0, 1", len(v.candidates), len(v.unrestartable))
+	if len(v.Candidates) != 0 || len(v.Unrestartable) != 1 {
+		t.Fatalf("%d candidates, %d unrestartable; want 0, 1", len(v.Candidates), len(v.Unrestartable))
 	}
-	pl := planPass(p, in, true, &v, time.Second)
-	if got := outcomes(pl.rules); !slices.Equal(got, []string{"web-a Skipped"}) || pl.rules.decisions[0].gated {
+	pl := planner.Pass(p, in, true, &v.Verdicts)
+	if got := outcomes(pl.Rules); !slices.Equal(got, []string{"web-a Skipped"}) || pl.Rules.Decisions[0].Gated {
 		t.Errorf("rule decisions %v, want web-a Skipped outside the gates", got)
 	}
 }

@@ -110,21 +110,21 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 	}
 	// The plan builds a status: on a copy.
 	p = p.DeepCopy()
-	read := previewRead(p, spec, in.Pods, in.Requests, in.DisruptionBudgets, in.Now)
-	read.paused = in.Paused
-	pl := newPlan(p, read, true)
-	out := &Preview{Selected: len(read.pods)}
+	read := planner.InputOf(p, spec, in.Pods, in.Requests, in.DisruptionBudgets, in.Now)
+	read.Paused = in.Paused
+	pl := planner.NewPlan(p, read, true)
+	out := &Preview{Selected: len(read.Pods)}
 	if len(spec.Rules) > 0 {
 		if err := previewRules(ctx, p, pl, in, out); err != nil {
 			return nil, err
 		}
 	}
 	if spec.Schedule != nil || p.Spec.RestartAt != nil {
-		run := &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(in.Now), Requested: spec.Schedule == nil, Baseline: planner.BaselineOf(read.pods)}
-		pl.carryRun(run, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, true)
+		run := &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(in.Now), Requested: spec.Schedule == nil, Baseline: planner.BaselineOf(read.Pods)}
+		pl.CarryRun(run, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, true)
 		out.Run = []Decided{}
-		for _, e := range pl.runs.decisions {
-			out.Run = append(out.Run, Decided{Decision: e.decision, Gates: e.gates})
+		for _, e := range pl.Runs.Decisions {
+			out.Run = append(out.Run, Decided{Decision: e.Decision, Gates: e.Gates})
 		}
 	}
 	return out, nil
@@ -133,14 +133,14 @@ func PreviewPolicy(ctx context.Context, p *v1alpha1.RecreatePolicy, in PreviewIn
 // previewRules judges the selected pods by the policy's rules and plans
 // what comes of their verdicts, into out: each pod whose containers the
 // patterns name with what the rules said and what was decided.
-func previewRules(ctx context.Context, p *v1alpha1.RecreatePolicy, pl *plan, in PreviewInput, out *Preview) error {
-	program, err := policy.NewEngine(policy.Options{}).Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, pl.in.spec.Rules)
+func previewRules(ctx context.Context, p *v1alpha1.RecreatePolicy, pl *planner.Plan, in PreviewInput, out *Preview) error {
+	program, err := policy.NewEngine(policy.Options{}).Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, pl.In.Spec.Rules)
 	if err != nil {
 		return fmt.Errorf("RecreatePolicy %s: %w", p.Name, err)
 	}
 	// It sees each pod once: the history is estimated from the pods.
 	hist := &history{}
-	for _, pod := range pl.in.pods {
+	for _, pod := range pl.In.Pods {
 		hist.seed(pod)
 	}
 	var memory MemoryHistory = noMemory(in.NoMemory)
@@ -151,29 +151,29 @@ func previewRules(ctx context.Context, p *v1alpha1.RecreatePolicy, pl *plan, in 
 	if in.Signals != nil {
 		sigs = in.Signals
 	}
-	j := newJudge(ctx, p, program, pl.in, hist, memory, sigs, 0)
+	j := newJudge(ctx, p, program, pl.In, hist, memory, sigs, 0)
 	at := map[string]int{}
-	v := j.all(ctx, pl.in.pods, func(pod *corev1.Pod, pv podVerdict) {
+	v := j.all(ctx, pl.In.Pods, func(pod *corev1.Pod, pv podVerdict) {
 		at[pod.Name] = len(out.Pods)
 		out.Pods = append(out.Pods, podPreview(pod, pv))
 	})
-	for _, pod := range pl.in.pods {
+	for _, pod := range pl.In.Pods {
 		if pod.Name == in.InputOf {
 			if out.Inputs, err = inputs(program, j, pod); err != nil {
 				return err
 			}
 		}
 	}
-	pl.judged(&v, 0)
+	pl.Judged(&v.Verdicts)
 	switch {
 	case v.stopped != nil:
 		out.Halted = stoppedMessage(v.stopped)
-	case pl.s.Halted():
-		out.Halted = pl.s.HaltMessage()
+	case pl.Situation.Halted():
+		out.Halted = pl.Situation.HaltMessage()
 	}
-	for _, e := range pl.rules.decisions {
-		if pp := &out.Pods[at[e.c.Pod.Name]]; e.gated || pp.Decided == nil {
-			pp.Decided = &Decided{Decision: e.decision, Gates: e.gates}
+	for _, e := range pl.Rules.Decisions {
+		if pp := &out.Pods[at[e.Candidate.Pod.Name]]; e.Gated || pp.Decided == nil {
+			pp.Decided = &Decided{Decision: e.Decision, Gates: e.Gates}
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -54,8 +55,8 @@ func (q *quarantine) Start(ctx context.Context) error {
 // cache may not show the quarantine's own write yet.
 func (r *Reconciler) keepInterruption(p *v1alpha1.RecreatePolicy) {
 	i, ok := r.state.interruption(p.UID)
-	if ok && i.generation == p.Generation && haltedFor(p, v1alpha1.ReasonEvaluationInterrupted) == nil {
-		setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, i.message)
+	if ok && i.generation == p.Generation && planner.HaltedFor(p, v1alpha1.ReasonEvaluationInterrupted) == nil {
+		planner.SetCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, i.message)
 	}
 }
 
@@ -74,10 +75,10 @@ func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) er
 			}
 			return err
 		}
-		if p.UID != o.UID || p.Generation != o.Generation || r.quarantined(p) {
+		if p.UID != o.UID || p.Generation != o.Generation || planner.Quarantined(p) {
 			return nil
 		}
-		setCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
+		planner.SetCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
 		if err := r.Client.Status().Update(ctx, p); err != nil {
 			return err
 		}

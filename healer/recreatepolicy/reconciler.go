@@ -16,6 +16,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/pause"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy"
 )
@@ -102,15 +103,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var verdicts *ruleVerdicts
-	if program != nil && !r.quarantined(p) {
+	var verdicts *planner.Verdicts
+	if program != nil && !planner.Quarantined(p) {
 		v, cancelled := r.judge(ctx, p, program, in)
 		if cancelled {
 			// Its next generation is reconciled next, or it is gone.
 			ctrl.LoggerFrom(ctx).V(1).Info("pass cancelled: the policy changed or was deleted while its rules ran", "evaluated", v.evaluated)
 			return ctrl.Result{}, nil
 		}
-		verdicts = &v
+		verdicts = &v.Verdicts
 	}
 
 	// The decisions are made one policy of the namespace at a time.
@@ -119,18 +120,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.readAgain(ctx, p, in); err != nil {
 		return ctrl.Result{}, err
 	}
-	pl := planPass(p, in, program != nil, verdicts, r.evaluationBudget())
+	pl := planner.Pass(p, in, program != nil, verdicts)
 	if err := r.act(ctx, pl); err != nil {
 		return ctrl.Result{}, err
 	}
 	unlock()
 
 	r.observe(pl)
-	if err := r.writeStatus(ctx, original, p, pl.decisions(), spec.EvaluationInterval, now); err != nil {
+	if err := r.writeStatus(ctx, original, p, pl.Decisions(), spec.EvaluationInterval, now); err != nil {
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("policy reconciled", "selected", len(in.pods), "requeueAfter", pl.requeue)
-	return ctrl.Result{RequeueAfter: pl.requeue}, nil
+	ctrl.LoggerFrom(ctx).V(1).Info("policy reconciled", "selected", len(in.Pods), "requeueAfter", pl.Requeue)
+	return ctrl.Result{RequeueAfter: pl.Requeue}, nil
 }
 
 // readPolicy reads the policy into p, once the journal was read; live is
@@ -157,15 +158,15 @@ func (r *Reconciler) readPolicy(ctx context.Context, key types.NamespacedName, p
 // judge evaluates the policy's rules over the pods in, within the
 // evaluation budget; cancelled is true when the policy changed or was
 // deleted meanwhile.
-func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *passInput) (v ruleVerdicts, cancelled bool) {
-	keep := make(map[types.UID]bool, len(in.pods))
-	for _, pod := range in.pods {
+func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *planner.Input) (v ruleVerdicts, cancelled bool) {
+	keep := make(map[types.UID]bool, len(in.Pods))
+	for _, pod := range in.Pods {
 		keep[pod.UID] = true
 	}
 	hist := r.state.history(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, keep)
 	passCtx, done := r.state.startPass(ctx, p.UID, p.Generation)
 	defer done()
-	v = newJudge(passCtx, p, program, in, hist, r.Memory, r.Signals, r.evaluationBudget()).all(passCtx, in.pods, nil)
+	v = newJudge(passCtx, p, program, in, hist, r.Memory, r.Signals, r.evaluationBudget()).all(passCtx, in.Pods, nil)
 	observeVerdicts(p, program, v)
 	return v, passCtx.Err() != nil && ctx.Err() == nil
 }
@@ -187,33 +188,33 @@ func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (spe
 		}
 		msg := errs.ToAggregate().Error()
 		if scheduleErr {
-			setCondition(p, v1alpha1.ConditionScheduleValid, false, v1alpha1.ReasonInvalidSchedule, msg)
+			planner.SetCondition(p, v1alpha1.ConditionScheduleValid, false, v1alpha1.ReasonInvalidSchedule, msg)
 		}
 		if otherErr {
-			setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonInvalidParameters, msg)
+			planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonInvalidParameters, msg)
 		}
-		setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, msg)
+		planner.SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, msg)
 		return nil, nil, 0, false
 	}
 	if spec.Schedule != nil {
-		setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonScheduleParsed, "")
+		planner.SetCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonScheduleParsed, "")
 	} else {
-		setCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonNoSchedule, "")
+		planner.SetCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonNoSchedule, "")
 	}
 	if len(spec.Rules) > 0 {
 		var err error
 		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
 		if err != nil {
-			setCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
-			setCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
+			planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
+			planner.SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
 			if errors.Is(err, policy.ErrCompiledTotal) {
 				retry = compiledTotalRetry
 			}
 			return nil, nil, retry, false
 		}
-		setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonCompiled, "")
+		planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonCompiled, "")
 	} else {
-		setCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonNoRules, "")
+		planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonNoRules, "")
 	}
 	return spec, program, 0, true
 }

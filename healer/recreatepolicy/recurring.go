@@ -1,7 +1,6 @@
 package recreatepolicy
 
 import (
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,34 +9,6 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 )
-
-// recurringListed is how many held pods the MemoryRecurring condition
-// names.
-const recurringListed = 5
-
-// reportRecurring sets the MemoryRecurring condition from a pass's rule
-// decisions: True, naming the pods, while limits.memoryRecurrence holds
-// some back. The message names no elapsed time, so that it changes only
-// when the pods held do.
-func reportRecurring(p *v1alpha1.RecreatePolicy, decisions []planned) {
-	var held []string
-	for _, e := range decisions {
-		d := e.decision
-		if d.Outcome == v1alpha1.OutcomeRecurring {
-			held = append(held, fmt.Sprintf("%s (%s, %s)", d.Pod, strings.Join(d.Containers, ","), d.Trigger))
-		}
-	}
-	if len(held) == 0 {
-		setCondition(p, v1alpha1.ConditionMemoryRecurring, false, v1alpha1.ReasonNoRecurrence, "")
-		return
-	}
-	msg := fmt.Sprintf("%d pods held back, their memory rules matching again within limits.memoryRecurrence of recreating them: %s",
-		len(held), strings.Join(held[:min(len(held), recurringListed)], ", "))
-	if len(held) > recurringListed {
-		msg += fmt.Sprintf(" and %d more", len(held)-recurringListed)
-	}
-	setCondition(p, v1alpha1.ConditionMemoryRecurring, true, v1alpha1.ReasonLeakRecurred, msg)
-}
 
 // reportRecurrence sends the Warning events of a candidate that
 // limits.memoryRecurrence holds back, on the policy and the pod, at the

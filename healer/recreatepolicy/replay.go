@@ -94,24 +94,24 @@ func (r *Replay) Selects(podLabels map[string]string) bool {
 // requests of the candidates it admits are made (and complete) at now.
 func (r *Replay) Pass(ctx context.Context, now time.Time, pods []corev1.Pod, memory MemoryHistory) ReplayPass {
 	r.forget(now)
-	in := previewRead(r.p, r.spec, pods, r.requests, nil, now)
-	pl := newPlan(r.p, in, false)
+	in := planner.InputOf(r.p, r.spec, pods, r.requests, nil, now)
+	pl := planner.NewPlan(r.p, in, false)
 	j := newJudge(ctx, r.p, r.program, in, r.hist, memory, noSignals(noSignalsReplayed), 0)
-	v := j.all(ctx, in.pods, nil)
-	pl.judged(&v, 0)
-	out := ReplayPass{NoData: v.noData, Failures: v.failureText()}
-	if pl.s.Halted() {
-		out.Halted = pl.s.HaltMessage()
+	v := j.all(ctx, in.Pods, nil)
+	pl.Judged(&v.Verdicts)
+	out := ReplayPass{NoData: v.NoData, Failures: v.failureText()}
+	if pl.Situation.Halted() {
+		out.Halted = pl.Situation.HaltMessage()
 	}
 	if v.stopped != nil {
 		out.Halted = stoppedMessage(v.stopped)
 	}
-	for i := range pl.rules.decisions {
-		e := &pl.rules.decisions[i]
-		if e.gated && e.decision.Outcome == v1alpha1.OutcomeCreated {
-			e.decision.Request = r.keepRequest(pl, e.c, now)
+	for i := range pl.Rules.Decisions {
+		e := &pl.Rules.Decisions[i]
+		if e.Gated && e.Decision.Outcome == v1alpha1.OutcomeCreated {
+			e.Decision.Request = r.keepRequest(pl, e.Candidate, now)
 		}
-		out.Decisions = append(out.Decisions, e.decision)
+		out.Decisions = append(out.Decisions, e.Decision)
 	}
 	return out
 }
@@ -121,8 +121,8 @@ const noSignalsReplayed = "a replay does not query spec.signals"
 
 // keepRequest keeps the request of an admitted candidate, completed at now, and
 // returns its name.
-func (r *Replay) keepRequest(pl *plan, c *planner.PodCandidate, now time.Time) string {
-	c.Attempt = pl.in.facts.attempt(r.p, c)
+func (r *Replay) keepRequest(pl *planner.Plan, c *planner.PodCandidate, now time.Time) string {
+	c.Attempt = pl.In.Facts.Attempt(r.p, c)
 	crr := planner.Request(r.p, c)
 	r.made++
 	crr.UID = types.UID(fmt.Sprintf("replay-%d", r.made))

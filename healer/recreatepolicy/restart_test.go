@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
 // TestRestartAtRollsOnce: a policy with only restartAt waits for its time,
@@ -38,8 +39,8 @@ func TestRestartAtRollsOnce(t *testing.T) {
 	c.clock.SetTime(at.Add(time.Second))
 	// While pods are left, the run is looked at again without waiting for
 	// an event: a budget may let a pod through without one.
-	if res := c.reconcile(t, p); res.RequeueAfter != runRecheck {
-		t.Errorf("with the run going, requeue after %v, want %v", res.RequeueAfter, runRecheck)
+	if res := c.reconcile(t, p); res.RequeueAfter != planner.RunRecheck {
+		t.Errorf("with the run going, requeue after %v, want %v", res.RequeueAfter, planner.RunRecheck)
 	}
 	rolled := roll(t, c, p)
 	if rolled.requests != 3 || rolled.maxInFlight != 1 {

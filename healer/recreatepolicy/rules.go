@@ -19,13 +19,8 @@ import (
 // ruleVerdicts is what the rules said of the selected pods: the judge
 // step's output.
 type ruleVerdicts struct {
-	candidates []*planner.PodCandidate
-	// unrestartable are the pods the rules matched whose matched
-	// containers the kubelet would not start again once stopped (by the
-	// pod's restartPolicy or the container's own, see pods.Restartable):
-	// left alone, with a decision.
-	unrestartable []*planner.PodCandidate
-	noData        []v1alpha1.RuleNoData
+	// Verdicts are what planning reads of them.
+	planner.Verdicts
 	// failures are the rules that failed, with one error each and how many
 	// pods they failed for.
 	failures map[string]failure
@@ -57,7 +52,7 @@ type judge struct {
 	memory  MemoryHistory
 	values  *signals.Values
 	readers map[string][]string
-	facts   *requestFacts
+	facts   *planner.Facts
 	hist    *history
 	now     time.Time
 	// budget bounds the pass's evaluation, the signals' queries included;
@@ -67,9 +62,9 @@ type judge struct {
 
 // newJudge is the judge of one pass of the policy over in, its signals
 // queried once from sigs within budget (none when 0).
-func newJudge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *passInput, hist *history, memory MemoryHistory, sigs SignalSource, budget time.Duration) *judge {
-	return &judge{program: program, spec: in.spec, memory: memory, values: signalValues(ctx, p, sigs, budget, in.now),
-		readers: readersOf(p), facts: in.facts, hist: hist, now: in.now, budget: budget}
+func newJudge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *planner.Input, hist *history, memory MemoryHistory, sigs SignalSource, budget time.Duration) *judge {
+	return &judge{program: program, spec: in.Spec, memory: memory, values: signalValues(ctx, p, sigs, budget, in.Now),
+		readers: readersOf(p), facts: in.Facts, hist: hist, now: in.Now, budget: budget}
 }
 
 // all runs the program for every pod, within the budget, and sums up
@@ -119,10 +114,10 @@ func (j *judge) all(ctx context.Context, pods []*corev1.Pod, each func(*corev1.P
 			noData[k].Pods++
 		}
 		if pj.candidate != nil {
-			v.candidates = append(v.candidates, pj.candidate)
+			v.Candidates = append(v.Candidates, pj.candidate)
 		}
 		if pj.unrestartable != nil {
-			v.unrestartable = append(v.unrestartable, pj.unrestartable)
+			v.Unrestartable = append(v.Unrestartable, pj.unrestartable)
 		}
 		switch {
 		case pj.candidate != nil || pj.unrestartable != nil:
@@ -139,13 +134,20 @@ func (j *judge) all(ctx context.Context, pods []*corev1.Pod, each func(*corev1.P
 	}
 	v.took = time.Since(start)
 	for _, nd := range noData {
-		v.noData = append(v.noData, *nd)
+		v.NoData = append(v.NoData, *nd)
 	}
-	slices.SortFunc(v.noData, func(a, b v1alpha1.RuleNoData) int {
+	slices.SortFunc(v.NoData, func(a, b v1alpha1.RuleNoData) int {
 		return strings.Compare(a.Rule+"\x00"+a.Signal, b.Rule+"\x00"+b.Signal)
 	})
-	if len(v.noData) > v1alpha1.MaxNoData {
-		v.noData = v.noData[:v1alpha1.MaxNoData]
+	if len(v.NoData) > v1alpha1.MaxNoData {
+		v.NoData = v.NoData[:v1alpha1.MaxNoData]
+	}
+	v.Failures = v.failureText()
+	if v.stopped != nil {
+		v.Stopped = stoppedMessage(v.stopped)
+	}
+	if v.overBudget != nil {
+		v.OverBudget = v.overBudget.message(len(pods), j.budget)
 	}
 	return v
 }
@@ -178,7 +180,7 @@ func (j *judge) target(pod *corev1.Pod, containers []string, memory *memoryNotes
 		target.Containers = append(target.Containers, policy.ContainerCandidate{
 			Name: name, NotReadySince: notReady[name], Memory: memory.read(j.memory, pod, name),
 			Signals:     j.values.Container(pod.Name, name),
-			Recreations: j.facts.recreations[key], LastRecreation: j.facts.lastRecreated[key],
+			Recreations: j.facts.Recreations[key], LastRecreation: j.facts.LastRecreated[key],
 		})
 	}
 	return target

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/initiallist"
+	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 )
 
@@ -84,7 +85,7 @@ func (r *Reconciler) policiesRespecting(ctx context.Context, o client.Object) []
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if p := &list.Items[i]; respectsDisruptionBudgets(p) {
+		if p := &list.Items[i]; planner.RespectsDisruptionBudgets(p) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 		}
 	}

@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"slices"
@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/policy/policytest"
 )
@@ -23,7 +22,7 @@ import (
 // of the containers of.
 func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 	at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
-	run := planner.Trigger{Kind: planner.TriggerSchedule, Run: at, Requested: true}
+	run := Trigger{Kind: TriggerSchedule, Run: at, Requested: true}
 	started := at.Add(-time.Hour)
 
 	plain := policytest.RunningPod("plain", 0, "p1", started)
@@ -36,7 +35,7 @@ func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 	other.Spec.Containers[0].Name = "db"
 	pods := []*corev1.Pod{plain, never, mixed, other}
 
-	p := planner.Progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil)
+	p := Progress(run, pods, policyspec.Containers{"app", "web"}, map[types.UID]*appsv1beta1.ContainerRecreateRequest{}, nil, nil)
 	var pending []string
 	for _, c := range p.Pending {
 		pending = append(pending, c.Pod.Name+":"+strings.Join(c.Containers, ","))
@@ -64,7 +63,7 @@ func TestRunLeavesAloneContainersTheKubeletWouldNotRestart(t *testing.T) {
 			t.Errorf("pod %s: containers %v left alone", c.Pod.Name, c.Containers)
 			continue
 		}
-		if msg := unrestartableMessage(c.Pod, c.Containers); !slices.Equal(c.Containers, w.containers) || msg != w.message {
+		if msg := UnrestartableMessage(c.Pod, c.Containers); !slices.Equal(c.Containers, w.containers) || msg != w.message {
 			t.Errorf("pod %s: left alone %v: %q; want %v: %q", c.Pod.Name, c.Containers, msg, w.containers, w.message)
 		}
 		if c.Trigger != run || c.Reason != run.RunReason() {

@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"strings"
@@ -10,65 +10,64 @@ import (
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
-	"github.com/rejuv-dev/rejuv/healer/planner"
 )
 
-// requestFacts is what the namespace's ContainerRecreateRequests say about
+// Facts is what the namespace's ContainerRecreateRequests say about
 // a policy's pods and its own past recreations.
-type requestFacts struct {
-	// inFlight are pods with a request that has not completed, whoever
+type Facts struct {
+	// InFlight are pods with a request that has not completed, whoever
 	// created it.
-	inFlight map[types.UID]bool
-	// own are the policy's requests in flight.
-	own int
-	// lastRecreated and recreations are, per container, when the policy
+	InFlight map[types.UID]bool
+	// Own are the policy's requests in flight.
+	Own int
+	// LastRecreated and recreations are, per container, when the policy
 	// last asked for its recreation and how often it did.
-	lastRecreated map[planner.ContainerKey]time.Time
-	recreations   map[planner.ContainerKey]int
-	// lastRule is, per container, the rule whose match made the policy's
+	LastRecreated map[ContainerKey]time.Time
+	Recreations   map[ContainerKey]int
+	// LastRule is, per container, the rule whose match made the policy's
 	// last request for it; absent when a run made it.
-	lastRule map[planner.ContainerKey]string
-	// createdLastHour counts the policy's requests of the last hour.
-	createdLastHour int
-	// runs are the policy's requests of each scheduled run, by run time
+	LastRule map[ContainerKey]string
+	// CreatedLastHour counts the policy's requests of the last hour.
+	CreatedLastHour int
+	// Runs are the policy's requests of each scheduled run, by run time
 	// (RFC 3339) and pod UID.
-	runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
+	Runs map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest
 	// failed are the names of the policy's requests of a rule that
 	// failed, and of those a pause withdrew: the next request for the
 	// same finding or run's pod is a retry, named apart.
 	failed map[string]bool
-	// completedCharges are, by pod name, when the budgets were charged for
+	// CompletedCharges are, by pod name, when the budgets were charged for
 	// a policy's request of the namespace that has completed since:
 	// entries of the budgets' disruptedPods to take back.
-	completedCharges map[string]time.Time
-	// madeBy are, by container ID, the requests (whoever made them) whose
+	CompletedCharges map[string]time.Time
+	// MadeBy are, by container ID, the requests (whoever made them) whose
 	// stop the instance followed: it stopped the container (isKilled) and
 	// its snapshot names the instance. A request queued behind another of
 	// its pod succeeds on the instance that one made, stopping nothing.
-	madeBy map[string]types.UID
+	MadeBy map[string]types.UID
 }
 
-// gatherRequests sums up crrs for policy p. The policy's own requests are
+// GatherRequests sums up crrs for policy p. The policy's own requests are
 // those it controls (its UID), not those that carry its name in the
 // rejuv.dev/policy label, which whoever may create a request could set;
 // and only a policy's request carries a charge of the budgets.
-func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *requestFacts {
-	f := &requestFacts{
-		inFlight:      map[types.UID]bool{},
-		lastRecreated: map[planner.ContainerKey]time.Time{},
-		recreations:   map[planner.ContainerKey]int{},
-		lastRule:      map[planner.ContainerKey]string{},
-		runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
+func GatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *Facts {
+	f := &Facts{
+		InFlight:      map[types.UID]bool{},
+		LastRecreated: map[ContainerKey]time.Time{},
+		Recreations:   map[ContainerKey]int{},
+		LastRule:      map[ContainerKey]string{},
+		Runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
 		failed:        map[string]bool{},
 
-		completedCharges: map[string]time.Time{},
-		madeBy:           map[string]types.UID{},
+		CompletedCharges: map[string]time.Time{},
+		MadeBy:           map[string]types.UID{},
 	}
 	for i := range crrs {
 		crr := &crrs[i]
 		for _, s := range crr.Status.ContainerRecreateStates {
 			if id := snapshotID(crr, s.Name); s.IsKilled && id != "" {
-				f.madeBy[id] = crr.UID
+				f.MadeBy[id] = crr.UID
 			}
 		}
 		uid := types.UID(crr.Labels[appsv1beta1.PodUIDLabel])
@@ -77,17 +76,17 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 				uid = pod.UID
 			}
 		}
-		active := unfinished(crr)
+		active := Unfinished(crr)
 		unseen := !active && uid != "" && recreationUnseen(crr, pods[crr.Spec.PodName], uid)
 		if (active || unseen) && uid != "" {
-			f.inFlight[uid] = true
+			f.InFlight[uid] = true
 		}
 		// A budget keeps one entry per pod, the latest charge's: a pod
 		// recreated twice within the timeout has two completed requests.
 		// A charge is taken back only once the cache shows the recreation.
 		owner := v1alpha1.ControllingPolicy(crr)
-		if at, ok := chargedAt(crr); ok && owner != nil && !active && !unseen && now.Sub(at) < disruptedTimeout && at.After(f.completedCharges[crr.Spec.PodName]) {
-			f.completedCharges[crr.Spec.PodName] = at
+		if at, ok := ChargedAt(crr); ok && owner != nil && !active && !unseen && now.Sub(at) < DisruptedTimeout && at.After(f.CompletedCharges[crr.Spec.PodName]) {
+			f.CompletedCharges[crr.Spec.PodName] = at
 		}
 		if owner == nil || owner.UID != p.UID {
 			continue
@@ -99,21 +98,21 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 			continue
 		}
 		if active {
-			f.own++
+			f.Own++
 		}
 		created := crr.CreationTimestamp.Time
 		if now.Sub(created) < time.Hour {
-			f.createdLastHour++
+			f.CreatedLastHour++
 		}
-		rule, byRule := strings.CutPrefix(crr.Labels[appsv1beta1.TriggerLabel], string(planner.TriggerRule)+".")
+		rule, byRule := strings.CutPrefix(crr.Labels[appsv1beta1.TriggerLabel], string(TriggerRule)+".")
 		for _, c := range crr.Spec.Containers {
-			key := planner.ContainerKey{Pod: uid, Container: c.Name}
-			f.recreations[key]++
-			if last, seen := f.lastRecreated[key]; !seen || created.After(last) {
-				f.lastRecreated[key] = created
-				delete(f.lastRule, key)
+			key := ContainerKey{Pod: uid, Container: c.Name}
+			f.Recreations[key]++
+			if last, seen := f.LastRecreated[key]; !seen || created.After(last) {
+				f.LastRecreated[key] = created
+				delete(f.LastRule, key)
 				if byRule {
-					f.lastRule[key] = rule
+					f.LastRule[key] = rule
 				}
 			}
 		}
@@ -121,25 +120,25 @@ func gatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 			f.failed[crr.Name] = true
 		}
 		if run := crr.Annotations[appsv1beta1.RunAnnotation]; run != "" && uid != "" {
-			if f.runs[run] == nil {
-				f.runs[run] = map[types.UID]*appsv1beta1.ContainerRecreateRequest{}
+			if f.Runs[run] == nil {
+				f.Runs[run] = map[types.UID]*appsv1beta1.ContainerRecreateRequest{}
 			}
-			f.runs[run][uid] = crr
+			f.Runs[run][uid] = crr
 		}
 	}
 	return f
 }
 
-// attempt is the first attempt at c whose request has not failed: the
-// policy's requests are named by their attempt (planner.Instance), and a
+// Attempt is the first attempt at c whose request has not failed: the
+// policy's requests are named by their attempt (Instance), and a
 // rule's finding whose request failed, its containers not recreated, is
 // tried again under the next name rather than taken for one in flight; so
 // is a run's pod whose request a pause withdrew (another failure of a
 // run's request halts the run instead).
-func (f *requestFacts) attempt(p *v1alpha1.RecreatePolicy, c *planner.PodCandidate) int {
+func (f *Facts) Attempt(p *v1alpha1.RecreatePolicy, c *PodCandidate) int {
 	try := *c
 	try.Attempt = 0
-	for f.failed[planner.RequestName(p, &try)] {
+	for f.failed[RequestName(p, &try)] {
 		try.Attempt++
 	}
 	return try.Attempt
@@ -197,7 +196,21 @@ func snapshotID(crr *appsv1beta1.ContainerRecreateRequest, name string) string {
 	return ""
 }
 
-// unfinished says whether crr has neither completed nor is being deleted.
-func unfinished(crr *appsv1beta1.ContainerRecreateRequest) bool {
+// Unfinished says whether crr has neither completed nor is being deleted.
+func Unfinished(crr *appsv1beta1.ContainerRecreateRequest) bool {
 	return crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
+}
+
+// DisruptedTimeout is how long the disruption controller counts a pod of
+// a PodDisruptionBudget's disruptedPods as disrupted.
+const DisruptedTimeout = 2 * time.Minute
+
+// ChargedAt reads when a request's budgets were charged.
+func ChargedAt(crr *appsv1beta1.ContainerRecreateRequest) (time.Time, bool) {
+	v := crr.Annotations[appsv1beta1.DisruptionChargedAnnotation]
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
 }

@@ -1,4 +1,4 @@
-package recreatepolicy
+package planner
 
 import (
 	"testing"
@@ -29,21 +29,22 @@ func TestAHaltNeverReplacesOneThatRanksHigher(t *testing.T) {
 		{"a run's halt over the blast radius", v1alpha1.ReasonBlastRadius, v1alpha1.ReasonRunFailed, v1alpha1.ReasonRunFailed, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := passPolicy(rulePolicy("web", annotated))
-			setCondition(p, v1alpha1.ConditionHalted, true, tc.held, "held: "+tc.held)
-			pl := &plan{p: p}
-			pl.halt(&pl.runs, tc.halt, "new: "+tc.halt)
+			p := &v1alpha1.RecreatePolicy{}
+			p.Generation = 1
+			SetCondition(p, v1alpha1.ConditionHalted, true, tc.held, "held: "+tc.held)
+			pl := &Plan{Policy: p}
+			pl.halt(&pl.Runs, tc.halt, "new: "+tc.halt)
 			c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted)
 			if c == nil || c.Reason != tc.want {
 				t.Errorf("Halted %+v, want reason %s", c, tc.want)
 			}
-			if got := (&Reconciler{}).quarantined(p); got != tc.quarantined {
+			if got := Quarantined(p); got != tc.quarantined {
 				t.Errorf("quarantined %v, want %v", got, tc.quarantined)
 			}
-			if len(pl.runs.events) != tc.events {
-				t.Errorf("events %+v, want %d", pl.runs.events, tc.events)
+			if len(pl.Runs.Events) != tc.events {
+				t.Errorf("events %+v, want %d", pl.Runs.Events, tc.events)
 			}
-			unhaltFor(p, v1alpha1.ReasonBlastRadius)
+			UnhaltFor(p, v1alpha1.ReasonBlastRadius)
 			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted); tc.want != v1alpha1.ReasonBlastRadius && c.Reason != tc.want {
 				t.Errorf("lifting the blast radius lifted %s", tc.want)
 			}
