@@ -1,15 +1,11 @@
 package planner
 
 import (
-	"fmt"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 )
 
@@ -47,35 +43,6 @@ func UnhaltFor(p *v1alpha1.RecreatePolicy, reason string) {
 	}
 }
 
-// finish sets the counts and the conditions that sum up the policy;
-// evalFailures sums up the rules that failed, "" for none.
-func (pl *Plan) finish(evalFailures string) {
-	p, s := pl.Policy, pl.Situation
-	p.Status.SelectedPods = int32(len(pl.In.Pods))
-	p.Status.ActiveRecreations = int32(pl.In.Facts.Own)
-	if meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionHalted) == nil {
-		Unhalt(p)
-	}
-	if max := p.Spec.Limits.MaxPerHour; max != nil && s.CreatedLastHour >= int(*max) {
-		SetCondition(p, v1alpha1.ConditionBudgetExhausted, true, v1alpha1.ReasonRateLimited,
-			fmt.Sprintf("%d recreations in the last hour, limits.maxPerHour is %d", s.CreatedLastHour, *max))
-	} else {
-		SetCondition(p, v1alpha1.ConditionBudgetExhausted, false, v1alpha1.ReasonWithinBudget, "")
-	}
-	switch {
-	case pl.In.Paused != "":
-		SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonPaused, pl.In.Paused)
-	case p.Spec.Suspend:
-		SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonSuspended, "spec.suspend is true")
-	case p.Spec.DryRun:
-		SetCondition(p, v1alpha1.ConditionReady, true, v1alpha1.ReasonDryRun, "decisions are recorded, no request is created")
-	case evalFailures != "":
-		SetCondition(p, v1alpha1.ConditionReady, true, v1alpha1.ReasonEvaluationFailed, evalFailures)
-	default:
-		SetCondition(p, v1alpha1.ConditionReady, true, v1alpha1.ReasonActive, "")
-	}
-}
-
 // RuleHalts are the reasons a policy halts for what its rules cost; a
 // clean pass of a new generation lifts them.
 var RuleHalts = []string{v1alpha1.ReasonEvaluationBudget, v1alpha1.ReasonRuleStopped, v1alpha1.ReasonEvaluationInterrupted}
@@ -94,42 +61,18 @@ func Quarantined(p *v1alpha1.RecreatePolicy) bool {
 	return false
 }
 
-// recurringListed is how many held pods the MemoryRecurring condition
-// names.
-const recurringListed = 5
-
-// reportRecurring sets the MemoryRecurring condition from a pass's rule
-// decisions: True, naming the pods, while limits.memoryRecurrence holds
-// some back. The message names no elapsed time, so that it changes only
-// when the pods held do.
-func reportRecurring(p *v1alpha1.RecreatePolicy, decisions []Planned) {
-	var held []string
-	for _, e := range decisions {
-		d := e.Decision
-		if d.Outcome == v1alpha1.OutcomeRecurring {
-			held = append(held, fmt.Sprintf("%s (%s, %s)", d.Pod, strings.Join(d.Containers, ","), d.Trigger))
-		}
+// haltRank orders the reasons a policy halts for, which share its one
+// Halted condition: a quarantine of its rules (RuleHalts) outranks a
+// halted run, which outranks the blast radius. A halt never replaces one
+// that ranks higher: a quarantine replaced by a run's halt would let the
+// rules be evaluated again in the same generation, and a run's halt
+// replaced by the blast radius would be lifted with it.
+func haltRank(reason string) int {
+	switch {
+	case slices.Contains(RuleHalts, reason):
+		return 2
+	case reason == v1alpha1.ReasonRunFailed || reason == v1alpha1.ReasonRunTooLarge:
+		return 1
 	}
-	if len(held) == 0 {
-		SetCondition(p, v1alpha1.ConditionMemoryRecurring, false, v1alpha1.ReasonNoRecurrence, "")
-		return
-	}
-	msg := fmt.Sprintf("%d pods held back, their memory rules matching again within limits.memoryRecurrence of recreating them: %s",
-		len(held), strings.Join(held[:min(len(held), recurringListed)], ", "))
-	if len(held) > recurringListed {
-		msg += fmt.Sprintf(" and %d more", len(held)-recurringListed)
-	}
-	SetCondition(p, v1alpha1.ConditionMemoryRecurring, true, v1alpha1.ReasonLeakRecurred, msg)
-}
-
-// UnrestartableMessage says why the pod's containers named are left
-// alone: for each, the field of the pod by which the kubelet would not
-// start it again once stopped (pods.Unrestartable). Without containers, the
-// policy names none of the pod's. A pod of many containers gets a
-// message cut to a decision's bound.
-func UnrestartableMessage(pod *corev1.Pod, containers []string) string {
-	if len(containers) == 0 {
-		return "the policy's containers name none of the pod's containers and native sidecars"
-	}
-	return v1alpha1.Truncate(pods.UnrestartableAll(pod, containers), v1alpha1.MaxReasonLength)
+	return 0
 }

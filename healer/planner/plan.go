@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,26 +103,6 @@ func NewPlan(p *v1alpha1.RecreatePolicy, in *Input, explain bool) *Plan {
 	return &Plan{Policy: p, In: in, Situation: s, explain: explain}
 }
 
-// Pass plans a pass of a policy: v is what its rules said (nil when they
-// were not judged: it has none, or they are quarantined), hasRules
-// whether it has rules.
-func Pass(p *v1alpha1.RecreatePolicy, in *Input, hasRules bool, v *Verdicts) *Plan {
-	pl := NewPlan(p, in, false)
-	if v != nil {
-		pl.Judged(v)
-	}
-	if next := pl.fireRuns(); next > 0 && (pl.Requeue == 0 || next < pl.Requeue) {
-		pl.Requeue = next
-	}
-	evalFailures := ""
-	if v != nil {
-		evalFailures = v.Failures
-	}
-	pl.finish(evalFailures)
-	pl.RulesDecided = !hasRules || (v != nil && v.OverBudget == "" && v.Stopped == "")
-	return pl
-}
-
 // newSituation is what the gates know of the policy's pods from its
 // requests, before the PodDisruptionBudgets are read.
 func newSituation(p *v1alpha1.RecreatePolicy, in *Input) *Situation {
@@ -142,44 +121,6 @@ func newSituation(p *v1alpha1.RecreatePolicy, in *Input) *Situation {
 		}
 	}
 	return s
-}
-
-// Judged plans what the rules said: the halts for what they cost or for
-// matching too many pods, else the gates' decision on each candidate and
-// the unrestartable left alone.
-func (pl *Plan) Judged(v *Verdicts) {
-	p, sec := pl.Policy, &pl.Rules
-	pl.Verdicts = v
-	p.Status.LastEvaluationTime = &metav1.Time{Time: pl.In.Now}
-	p.Status.NoData = v.NoData
-	if v.Failures != "" {
-		sec.Events = append(sec.Events, PolicyEvent{corev1.EventTypeWarning, v1alpha1.ReasonEvaluationFailed, "Evaluate", v.Failures})
-	}
-	switch {
-	case v.Stopped != "":
-		pl.halt(sec, v1alpha1.ReasonRuleStopped, v.Stopped)
-		return
-	case v.OverBudget != "":
-		pl.halt(sec, v1alpha1.ReasonEvaluationBudget, v.OverBudget)
-		return
-	}
-	for _, reason := range RuleHalts {
-		UnhaltFor(p, reason)
-	}
-	pl.Situation.Matching = len(v.Candidates)
-	if pl.Situation.Halted() {
-		pl.halt(sec, v1alpha1.ReasonBlastRadius, pl.Situation.HaltMessage())
-	} else {
-		UnhaltFor(p, v1alpha1.ReasonBlastRadius)
-	}
-	for _, c := range v.Candidates {
-		pl.admit(sec, c)
-	}
-	reportRecurring(p, sec.Decisions)
-	for _, c := range v.Unrestartable {
-		pl.outside(sec, c, v1alpha1.OutcomeSkipped, UnrestartableMessage(c.Pod, c.Containers))
-	}
-	pl.Requeue = pl.In.Spec.EvaluationInterval
 }
 
 // admit takes c through the gates, counting it against the limits when
@@ -237,22 +178,6 @@ func (pl *Plan) halt(sec *Section, reason, msg string) {
 		sec.Events = append(sec.Events, PolicyEvent{corev1.EventTypeWarning, "Halted", "Halt", msg})
 	}
 	SetCondition(pl.Policy, v1alpha1.ConditionHalted, true, reason, msg)
-}
-
-// haltRank orders the reasons a policy halts for, which share its one
-// Halted condition: a quarantine of its rules (RuleHalts) outranks a
-// halted run, which outranks the blast radius. A halt never replaces one
-// that ranks higher: a quarantine replaced by a run's halt would let the
-// rules be evaluated again in the same generation, and a run's halt
-// replaced by the blast radius would be lifted with it.
-func haltRank(reason string) int {
-	switch {
-	case slices.Contains(RuleHalts, reason):
-		return 2
-	case reason == v1alpha1.ReasonRunFailed || reason == v1alpha1.ReasonRunTooLarge:
-		return 1
-	}
-	return 0
 }
 
 // candidateDecision is the decision outcome, with msg, about candidate c.
