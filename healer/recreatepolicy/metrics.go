@@ -7,7 +7,6 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
-	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // Metrics of policies. Policy, rule and signal names are bounded by what
@@ -155,22 +154,6 @@ func observeLimits(p *v1alpha1.RecreatePolicy, s *planner.Situation) {
 	}
 	limits.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(*s.MaxPerHour))
 	limitsUsed.WithLabelValues(p.Name, p.Namespace, "max_per_hour").Set(float64(s.CreatedLastHour))
-}
-
-// observeVerdicts counts one pass's evaluations, by outcome, and the
-// rules' errors. Each rule's error counter exists from its first pass, at
-// 0, so that an increase over it counts the first errors too.
-func observeVerdicts(p *v1alpha1.RecreatePolicy, program *policy.Program, v ruleVerdicts) {
-	for _, rule := range program.Rules() {
-		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
-	}
-	for outcome, n := range v.outcomes {
-		evaluations.WithLabelValues(p.Name, p.Namespace, outcome).Add(float64(n))
-	}
-	for rule, f := range v.failures {
-		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule).Add(float64(f.pods))
-	}
-	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(v.took.Seconds())
 }
 
 // observe sets the metrics of one pass as planned and acted on, and takes

@@ -2,22 +2,19 @@ package recreatepolicy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
+	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/pause"
-	"github.com/rejuv-dev/rejuv/healer/planner"
-	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -60,177 +57,126 @@ type Reconciler struct {
 	state state
 }
 
-// +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rejuv.dev,resources=recreatepolicies/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-// Reconcile brings one policy up to date, in the steps of a pass: read
-// the pods and requests, judge them by the rules (outside the namespace's
-// lock), then under it read what the gates need, plan the decisions and
-// act on them, and write the status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	endPass, ok := r.state.startNamespacePass(req.Namespace, r.passesPerNamespace())
-	if !ok {
-		passesDeferred.WithLabelValues(req.Name, req.Namespace).Inc()
-		ctrl.LoggerFrom(ctx).V(1).Info("pass deferred: the namespace's policies hold their share of the workers", "share", r.passesPerNamespace(), "retryAfter", namespaceBusyRetry)
-		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
-	}
-	defer endPass()
-	p := &v1alpha1.RecreatePolicy{}
-	if live, err := r.readPolicy(ctx, req.NamespacedName, p); !live || err != nil {
-		return ctrl.Result{}, err
-	}
-	now := r.Clock.Now()
-	original := p.DeepCopy()
-	r.carryUnwritten(p)
-	p.Status.ObservedGeneration = p.Generation
-	r.keepInterruption(p)
-
-	spec, program, retry, ok := r.check(ctx, p)
-	if !ok || spec.Schedule == nil {
-		// No run is coming: a time left from an earlier spec would say
-		// one is overdue.
-		nextRun.DeleteLabelValues(p.Name, p.Namespace)
-	}
-	if !ok {
-		return ctrl.Result{RequeueAfter: retry}, r.writeStatus(ctx, original, p, nil, 0, now)
-	}
-
-	in, err := r.read(ctx, p, spec, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	var verdicts *planner.Verdicts
-	if program != nil && !planner.Quarantined(p) {
-		v, cancelled := r.judge(ctx, p, program, in)
-		if cancelled {
-			// Its next generation is reconciled next, or it is gone.
-			ctrl.LoggerFrom(ctx).V(1).Info("pass cancelled: the policy changed or was deleted while its rules ran", "evaluated", v.evaluated)
-			return ctrl.Result{}, nil
-		}
-		verdicts = &v.Verdicts
-	}
-
-	// The decisions are made one policy of the namespace at a time.
-	unlock := r.state.lockDecisions(p.Namespace)
-	defer unlock()
-	if err := r.readAgain(ctx, p, in); err != nil {
-		return ctrl.Result{}, err
-	}
-	pl := planner.Pass(p, in, program != nil, verdicts)
-	if err := r.act(ctx, pl); err != nil {
-		return ctrl.Result{}, err
-	}
-	unlock()
-
-	r.observe(pl)
-	if err := r.writeStatus(ctx, original, p, pl.Decisions(), spec.EvaluationInterval, now); err != nil {
-		return ctrl.Result{}, err
-	}
-	ctrl.LoggerFrom(ctx).V(1).Info("policy reconciled", "selected", len(in.Pods), "requeueAfter", pl.Requeue)
-	return ctrl.Result{RequeueAfter: pl.Requeue}, nil
+// MemoryHistory is the working set history of containers (the manager's
+// sampler).
+type MemoryHistory interface {
+	// Memory is the window of a pod's container, or nil with why there
+	// is none.
+	Memory(pod *corev1.Pod, container string) (*policy.MemoryWindow, string)
+	// Describe says what the windows hold at most.
+	Describe() string
 }
 
-// readPolicy reads the policy into p, once the journal was read; live is
-// false when it is gone (then it is forgotten) or being deleted.
-func (r *Reconciler) readPolicy(ctx context.Context, key types.NamespacedName, p *v1alpha1.RecreatePolicy) (live bool, err error) {
-	if r.journaled != nil {
-		select {
-		case <-r.journaled:
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
-	}
-	if err := r.Client.Get(ctx, key, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(key)
-			r.releaseDropped(ctx, key.Namespace)
-			return false, nil
-		}
-		return false, fmt.Errorf("read RecreatePolicy %s: %w", key, err)
-	}
-	return p.DeletionTimestamp == nil, nil
+// The no-data signals of the memory rules, which the history explains.
+
+// SignalSource evaluates a policy's signals (the manager's Prometheus).
+type SignalSource interface {
+	Query(ctx context.Context, namespace string, s []v1alpha1.Signal, now time.Time) *signals.Values
 }
 
-// judge evaluates the policy's rules over the pods in, within the
-// evaluation budget; cancelled is true when the policy changed or was
-// deleted meanwhile.
-func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *planner.Input) (v ruleVerdicts, cancelled bool) {
-	keep := make(map[types.UID]bool, len(in.Pods))
-	for _, pod := range in.Pods {
-		keep[pod.UID] = true
+// RequestVersion is the version of the ContainerRecreateRequest API the
+// controller creates, lists and watches its requests in. Whatever the
+// version, the controller reasons about requests as v1beta1, the hub.
+type RequestVersion string
+
+const (
+	// RequestsV1beta1 is for Rejuv executing the requests: the installed
+	// CRD serves v1beta1 and stores it.
+	RequestsV1beta1 RequestVersion = "v1beta1"
+	// RequestsV1alpha1 is for OpenKruise executing the requests: its CRD
+	// serves v1alpha1 alone.
+	RequestsV1alpha1 RequestVersion = "v1alpha1"
+)
+
+// Object is an empty request of the version, to watch.
+func (v RequestVersion) Object() client.Object {
+	if v == RequestsV1alpha1 {
+		return &appsv1alpha1.ContainerRecreateRequest{}
 	}
-	hist := r.state.history(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, keep)
-	passCtx, done := r.state.startPass(ctx, p.UID, p.Generation)
-	defer done()
-	v = newJudge(passCtx, p, program, in, hist, r.Memory, r.Signals, r.evaluationBudget()).all(passCtx, in.Pods, nil)
-	observeVerdicts(p, program, v)
-	return v, passCtx.Err() != nil && ctx.Err() == nil
+	return &appsv1beta1.ContainerRecreateRequest{}
 }
 
-// check parses the spec and compiles the rules, setting the conditions
-// that say how that went. ok is false when the policy cannot act; retry,
-// when its rules were not compiled for what other policies' rules keep,
-// is when to try again.
-func (r *Reconciler) check(ctx context.Context, p *v1alpha1.RecreatePolicy) (spec *policyspec.Spec, program *policy.Program, retry time.Duration, ok bool) {
-	spec, errs := policyspec.Parse(&p.Spec)
-	if len(errs) > 0 {
-		scheduleErr, otherErr := false, false
-		for _, e := range errs {
-			if isScheduleField(e.Field) {
-				scheduleErr = true
-			} else {
-				otherErr = true
-			}
+// list reads the requests of a namespace, as v1beta1.
+func (v RequestVersion) list(ctx context.Context, c client.Reader, namespace string) ([]appsv1beta1.ContainerRecreateRequest, error) {
+	if v != RequestsV1alpha1 {
+		list := &appsv1beta1.ContainerRecreateRequestList{}
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return nil, fmt.Errorf("list the ContainerRecreateRequests of namespace %s: %w", namespace, err)
 		}
-		msg := errs.ToAggregate().Error()
-		if scheduleErr {
-			planner.SetCondition(p, v1alpha1.ConditionScheduleValid, false, v1alpha1.ReasonInvalidSchedule, msg)
-		}
-		if otherErr {
-			planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonInvalidParameters, msg)
-		}
-		planner.SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, msg)
-		return nil, nil, 0, false
+		return list.Items, nil
 	}
-	if spec.Schedule != nil {
-		planner.SetCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonScheduleParsed, "")
-	} else {
-		planner.SetCondition(p, v1alpha1.ConditionScheduleValid, true, v1alpha1.ReasonNoSchedule, "")
+	list := &appsv1alpha1.ContainerRecreateRequestList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("list the v1alpha1 ContainerRecreateRequests of namespace %s: %w", namespace, err)
 	}
-	if len(spec.Rules) > 0 {
-		var err error
-		program, err = r.Engine.Program(ctx, policy.Ref{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Generation: p.Generation}, spec.Rules)
-		if err != nil {
-			planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, false, v1alpha1.ReasonCompileError, err.Error())
-			planner.SetCondition(p, v1alpha1.ConditionReady, false, v1alpha1.ReasonCompileError, err.Error())
-			if errors.Is(err, policy.ErrCompiledTotal) {
-				retry = compiledTotalRetry
-			}
-			return nil, nil, retry, false
+	out := make([]appsv1beta1.ContainerRecreateRequest, len(list.Items))
+	for i := range list.Items {
+		// Rejuv's own status annotations are not OpenKruise's: on its
+		// requests they were written by whoever may patch them, not by
+		// an executor, and must not pass for the request's status.
+		for _, key := range []string{appsv1beta1.ResultAnnotation, appsv1alpha1.ConditionsAnnotation, appsv1beta1.PreStopStartedAnnotation} {
+			delete(list.Items[i].Annotations, key)
 		}
-		planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonCompiled, "")
-	} else {
-		planner.SetCondition(p, v1alpha1.ConditionRulesCompiled, true, v1alpha1.ReasonNoRules, "")
+		if err := list.Items[i].ConvertTo(&out[i]); err != nil {
+			return nil, err
+		}
+		// OpenKruise records no result: a completed request's containers
+		// say how it went.
+		if out[i].Status.Phase == appsv1beta1.PhaseCompleted && out[i].Status.Result == "" {
+			out[i].Status.Result = appsv1beta1.ResultOf(out[i].Status.ContainerRecreateStates)
+		}
 	}
-	return spec, program, 0, true
+	return out, nil
 }
 
-// compiledTotalRetry is how often a policy refused for the engine's bound
-// on compiled rules tries again.
-const compiledTotalRetry = time.Minute
-
-func isScheduleField(f string) bool {
-	return strings.HasPrefix(f, "spec.schedule") || strings.HasPrefix(f, "spec.windows")
+// create writes a request in the version; crr becomes what the API
+// server stored.
+func (v RequestVersion) create(ctx context.Context, c client.Client, crr *appsv1beta1.ContainerRecreateRequest) error {
+	if v != RequestsV1alpha1 {
+		return c.Create(ctx, crr)
+	}
+	old := &appsv1alpha1.ContainerRecreateRequest{}
+	if err := old.ConvertFrom(crr); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, old); err != nil {
+		return err
+	}
+	return old.ConvertTo(crr)
 }
 
-// forget drops what the controller and its engine remember of a deleted
-// policy, and its metrics.
-func (r *Reconciler) forget(key types.NamespacedName) {
-	r.state.forget(key)
-	r.Engine.Forget(key.Namespace, key.Name)
-	forgetMetrics(key.Namespace, key.Name)
+// Passes over the policies of one namespace hold at most half of the
+// workers (at least one): many policies of one namespace, each of whose
+// passes spends up to the evaluation budget, would otherwise hold every
+// worker, and every other namespace's policies would wait for them. A
+// pass beyond the namespace's share is put off by namespaceBusyRetry,
+// taking no worker meanwhile, and counted in
+// rejuv_policy_passes_deferred_total.
+
+// namespaceBusyRetry is how long a pass beyond its namespace's share is
+// put off.
+const namespaceBusyRetry = 2 * time.Second
+
+// passesPerNamespace is how many passes over one namespace's policies may
+// be in flight at once.
+func (r *Reconciler) passesPerNamespace() int {
+	return max(1, r.Workers/2)
 }
+
+// DefaultEvaluationBudget is how long one pass may evaluate a policy's
+// rules over its pods when the Reconciler sets no budget: a hundred times
+// what ten thousand pods cost with the built-in rules.
+const DefaultEvaluationBudget = 10 * time.Second
+
+func (r *Reconciler) evaluationBudget() time.Duration {
+	if r.EvaluationBudget > 0 {
+		return r.EvaluationBudget
+	}
+	return DefaultEvaluationBudget
+}
+
+// createWorkers is how many requests one pass creates at once. Each create
+// waits on the API server and Rejuv's webhook (tens of milliseconds under
+// load): one at a time, a rolling restart of a thousand pods spent most of
+// its time creating requests, not restarting containers.
+const createWorkers = 16

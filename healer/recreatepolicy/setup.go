@@ -2,10 +2,13 @@ package recreatepolicy
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +24,7 @@ import (
 	"github.com/rejuv-dev/rejuv/healer/initiallist"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
+	"github.com/rejuv-dev/rejuv/policy"
 )
 
 // SetupWithManager registers the controller: policies (on spec changes),
@@ -122,6 +126,18 @@ func (r *Reconciler) podEvents() handler.EventHandler {
 	}
 }
 
+// policyChanges cancels the passes of policies changed or deleted.
+func (r *Reconciler) policyChanges() handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.state.outdated(e.ObjectNew.GetUID(), e.ObjectNew.GetGeneration())
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.state.outdated(e.Object.GetUID(), 0)
+		},
+	}
+}
+
 // policiesOf maps a pod to the policies of its namespace that select it.
 func (r *Reconciler) policiesOf(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.RecreatePolicyList{}
@@ -138,4 +154,89 @@ func (r *Reconciler) policiesOf(ctx context.Context, o client.Object) []reconcil
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
 	}
 	return out
+}
+
+// quarantine halts, once when the manager starts and before any policy is
+// reconciled, the policies whose rules the journal says ran past their
+// bounds in a step the sandbox could not stop: that step killed the last
+// process (out of memory), or the liveness probe restarted it to stop the
+// step. Evaluating them again would do the same, in every replica in turn.
+// Every replica runs it, leader or not: the journal is its own.
+type quarantine struct {
+	r    *Reconciler
+	done chan struct{}
+}
+
+func (q *quarantine) NeedLeaderElection() bool { return false }
+
+func (q *quarantine) Start(ctx context.Context) error {
+	defer close(q.done)
+	log := ctrl.LoggerFrom(ctx).WithName("quarantine")
+	left, err := q.r.Journal.Left()
+	if err != nil {
+		log.Error(err, "some overruns of the evaluation journal could not be read")
+	}
+	for _, o := range left {
+		if err := q.r.quarantineOverrun(ctx, o); err != nil {
+			// Kept for the next start.
+			log.Error(err, "quarantine a policy whose rules ran past their bounds", "policy", o.Namespace+"/"+o.Name)
+			continue
+		}
+		log.Info("policy quarantined: its rules ran past their bounds when the manager's last process ended",
+			"policy", o.Namespace+"/"+o.Name, "rules", o.Rules, "pod", o.Pod, "why", o.Why)
+		if err := q.r.Journal.Forget(o.UID); err != nil {
+			log.Error(err, "forget an overrun dealt with")
+		}
+	}
+	return nil
+}
+
+// keepInterruption sets the Halted condition of a policy the journal
+// quarantined, on the copy the reconciler writes its status from: the
+// cache may not show the quarantine's own write yet.
+func (r *Reconciler) keepInterruption(p *v1alpha1.RecreatePolicy) {
+	i, ok := r.state.interruption(p.UID)
+	if ok && i.generation == p.Generation && planner.HaltedFor(p, v1alpha1.ReasonEvaluationInterrupted) == nil {
+		planner.SetCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, i.message)
+	}
+}
+
+// quarantineOverrun halts the overrun's policy, if it is still the policy
+// and generation that ran past its bounds. This process does not evaluate
+// it again in any case.
+func (r *Reconciler) quarantineOverrun(ctx context.Context, o policy.Overrun) error {
+	msg := interruptedMessage(o)
+	r.state.interrupt(o.UID, interruption{generation: o.Generation, message: msg})
+	var halted *v1alpha1.RecreatePolicy
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &v1alpha1.RecreatePolicy{}
+		if err := r.Reader.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, p); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+		if p.UID != o.UID || p.Generation != o.Generation || planner.Quarantined(p) {
+			return nil
+		}
+		planner.SetCondition(p, v1alpha1.ConditionHalted, true, v1alpha1.ReasonEvaluationInterrupted, msg)
+		if err := r.Client.Status().Update(ctx, p); err != nil {
+			return err
+		}
+		halted = p
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("halt RecreatePolicy %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	if halted != nil {
+		r.eventf(halted, nil, corev1.EventTypeWarning, "Halted", "Halt", "%s", msg)
+		observeHalted(halted)
+	}
+	return nil
+}
+
+func interruptedMessage(o policy.Overrun) string {
+	return fmt.Sprintf("the manager restarted while %s ran for pod %s: %s, in one step the sandbox cannot stop (a built-in runs to its end): "+
+		"the rules are not evaluated again until the policy's spec changes", o.RulesText(), o.Pod, o.Why)
 }

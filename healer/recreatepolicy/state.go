@@ -7,7 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/rejuv-dev/rejuv/api/apps/v1alpha1"
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
@@ -50,10 +52,10 @@ type namespaceState struct {
 	// passes counts the passes over its policies in flight, bounded by
 	// the Reconciler's passesPerNamespace.
 	passes int
-	// decisions serializes the decisions of the namespace's policies;
+	// deciding serializes the decisions of the namespace's policies;
 	// users counts who holds or waits for it.
-	decisions sync.Mutex
-	users     int
+	deciding sync.Mutex
+	users    int
 	// expected are the requests created that the cache may not show
 	// yet, by name.
 	expected map[string]expected
@@ -215,4 +217,172 @@ func (s *state) interrupt(uid types.UID, i interruption) {
 		s.interrupted = map[types.UID]interruption{}
 	}
 	s.interrupted[uid] = i
+}
+
+// The requests the controller created that its cache may not hold yet are
+// expected per namespace, as the workload controllers keep theirs: the
+// next pass of any policy of the namespace counts them as if listed, so
+// that no limit (maxUnavailable, maxPerHour, the disruption budgets, in
+// flight) is computed without them.
+
+// expectationTTL is how long a created request is counted while the cache
+// does not show it; the cache catches up within seconds, and a request
+// deleted before it did stops counting then.
+const expectationTTL = time.Minute
+
+// expected is a request created at the time created.
+type expected struct {
+	crr     appsv1beta1.ContainerRecreateRequest
+	created time.Time
+}
+
+// created records a request a policy just created.
+func (s *state) created(crr *appsv1beta1.ContainerRecreateRequest, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.namespace(crr.Namespace).expected[crr.Name] = expected{crr: *crr.DeepCopy(), created: now}
+}
+
+// withExpected adds to listed, the namespace's requests, those the
+// policies created that the cache does not show yet, and forgets those it
+// shows and those expected for too long.
+func (s *state) withExpected(namespace string, listed []appsv1beta1.ContainerRecreateRequest, now time.Time) []appsv1beta1.ContainerRecreateRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.namespaces[namespace]
+	if ns == nil || len(ns.expected) == 0 {
+		return listed
+	}
+	seen := make(map[string]bool, len(listed))
+	for i := range listed {
+		seen[listed[i].Name] = true
+	}
+	for name, x := range ns.expected {
+		switch {
+		case seen[name] || now.Sub(x.created) > expectationTTL:
+			delete(ns.expected, name)
+		default:
+			listed = append(listed, *x.crr.DeepCopy())
+		}
+	}
+	s.tidy(namespace)
+	return listed
+}
+
+// The budget charges of requests deleted before they completed (by hand,
+// or by the garbage collector after their policy) are entries of the
+// budgets' disruptedPods that no completion will take back: the state
+// keeps them per namespace until its next pass takes them back. They are
+// kept in memory: after a manager restart, the disruption controller's
+// two-minute timeout takes such an entry back instead.
+
+// requestDeleted records the charge of a deleted request that had not
+// completed. o is a request in either version.
+func (s *state) requestDeleted(o client.Object) {
+	crr, ok := o.(*appsv1beta1.ContainerRecreateRequest)
+	if old, isOld := o.(*appsv1alpha1.ContainerRecreateRequest); isOld {
+		crr, ok = &appsv1beta1.ContainerRecreateRequest{}, old.ConvertTo(crr) == nil
+	}
+	if !ok || crr.Status.Phase == appsv1beta1.PhaseCompleted {
+		return
+	}
+	at, charged := planner.ChargedAt(crr)
+	if !charged {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.namespace(crr.Namespace).dropped[crr.Spec.PodName] = at
+}
+
+// takeDropped returns the namespace's dropped charges and forgets them.
+func (s *state) takeDropped(namespace string) map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.namespaces[namespace]
+	if ns == nil || len(ns.dropped) == 0 {
+		return nil
+	}
+	out := ns.dropped
+	ns.dropped = map[string]time.Time{}
+	s.tidy(namespace)
+	return out
+}
+
+// lockDecisions serializes the decisions of the policies of one namespace:
+// with several workers, two policies selecting the same pods would
+// otherwise each count the budgets without the requests the other is
+// creating. Rules are evaluated outside the lock; only the pass from
+// reading the requests to creating new ones holds it. It returns the
+// release, which may be called more than once.
+func (s *state) lockDecisions(namespace string) func() {
+	s.mu.Lock()
+	ns := s.namespace(namespace)
+	ns.users++
+	s.mu.Unlock()
+	ns.deciding.Lock()
+	return sync.OnceFunc(func() {
+		ns.deciding.Unlock()
+		s.mu.Lock()
+		ns.users--
+		s.tidy(namespace)
+		s.mu.Unlock()
+	})
+}
+
+// startNamespacePass counts a pass over a policy of the namespace, unless its
+// policies have limit passes in flight already (ok is false): one
+// namespace's policies, however many and however slow, then hold at most
+// limit of the workers, and the others stay free for other namespaces. It
+// returns the end of the pass.
+func (s *state) startNamespacePass(namespace string, limit int) (end func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.namespace(namespace)
+	if ns.passes >= limit {
+		s.tidy(namespace)
+		return nil, false
+	}
+	ns.passes++
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		ns.passes--
+		s.tidy(namespace)
+		s.mu.Unlock()
+	}), true
+}
+
+// A pass over a policy's rules in flight is cancelled when its policy is
+// deleted or changed meanwhile, so that its rules stop at their next step
+// rather than at the end of the pass.
+
+// startPass returns the context of a pass over the policy's rules at
+// generation, and the function that ends it.
+func (s *state) startPass(ctx context.Context, uid types.UID, generation int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &pass{generation: generation, cancel: cancel}
+	s.mu.Lock()
+	if s.passes == nil {
+		s.passes = map[types.UID]*pass{}
+	}
+	s.passes[uid] = p
+	s.mu.Unlock()
+	return ctx, func() {
+		cancel()
+		s.mu.Lock()
+		if s.passes[uid] == p {
+			delete(s.passes, uid)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// outdated cancels the pass of the policy uid unless it is at generation
+// (a deleted policy's is cancelled with generation 0).
+func (s *state) outdated(uid types.UID, generation int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.passes[uid]; ok && p.generation != generation {
+		p.cancel()
+	}
 }

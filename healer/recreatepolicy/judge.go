@@ -2,18 +2,21 @@ package recreatepolicy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/planner"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
 	"github.com/rejuv-dev/rejuv/healer/signals"
 	"github.com/rejuv-dev/rejuv/policy"
+	"github.com/rejuv-dev/rejuv/rules"
 )
 
 // ruleVerdicts is what the rules said of the selected pods: the judge
@@ -41,6 +44,38 @@ type ruleVerdicts struct {
 type failure struct {
 	pods int
 	err  error
+}
+
+// judge evaluates the policy's rules over the pods in, within the
+// evaluation budget; cancelled is true when the policy changed or was
+// deleted meanwhile.
+func (r *Reconciler) judge(ctx context.Context, p *v1alpha1.RecreatePolicy, program *policy.Program, in *planner.Input) (v ruleVerdicts, cancelled bool) {
+	keep := make(map[types.UID]bool, len(in.Pods))
+	for _, pod := range in.Pods {
+		keep[pod.UID] = true
+	}
+	hist := r.state.history(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, keep)
+	passCtx, done := r.state.startPass(ctx, p.UID, p.Generation)
+	defer done()
+	v = newJudge(passCtx, p, program, in, hist, r.Memory, r.Signals, r.evaluationBudget()).all(passCtx, in.Pods, nil)
+	observeVerdicts(p, program, v)
+	return v, passCtx.Err() != nil && ctx.Err() == nil
+}
+
+// observeVerdicts counts one pass's evaluations, by outcome, and the
+// rules' errors. Each rule's error counter exists from its first pass, at
+// 0, so that an increase over it counts the first errors too.
+func observeVerdicts(p *v1alpha1.RecreatePolicy, program *policy.Program, v ruleVerdicts) {
+	for _, rule := range program.Rules() {
+		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule)
+	}
+	for outcome, n := range v.outcomes {
+		evaluations.WithLabelValues(p.Name, p.Namespace, outcome).Add(float64(n))
+	}
+	for rule, f := range v.failures {
+		ruleErrors.WithLabelValues(p.Name, p.Namespace, rule).Add(float64(f.pods))
+	}
+	evaluationDuration.WithLabelValues(p.Name, p.Namespace).Observe(v.took.Seconds())
 }
 
 // judge is what one pass knows to evaluate the rules pod by pod: the
@@ -285,4 +320,142 @@ func (v ruleVerdicts) failureText() string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// overEvaluationBudget is a pass that ran out of the evaluation budget: took
+// counts the signals' queries (queries of it).
+type overEvaluationBudget struct {
+	evaluated int
+	took      time.Duration
+	queries   time.Duration
+}
+
+func (o *overEvaluationBudget) message(selected int, budget time.Duration) string {
+	spent := ""
+	if o.queries > 0 {
+		spent = fmt.Sprintf(" (Prometheus %s of it, on the signals' queries)", o.queries.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("evaluating the rules took %s%s for %d of the %d selected pods, over the budget of %s per pass (the manager's --policy-evaluation-budget): "+
+		"the rules are not evaluated again until the policy's spec changes (make the rules or queries cheaper or select fewer pods)",
+		o.took.Round(time.Millisecond), spent, o.evaluated, selected, budget)
+}
+
+// stoppedMessage says which rule the sandbox stopped and why.
+func stoppedMessage(s *policy.Stop) string {
+	rules := policy.RulesText(s.Rules)
+	why := s.Err
+	if ee, ok := errors.AsType[*policy.EvalError](s.Err); ok {
+		rules += " for pod " + ee.Pod
+		why = ee.Err
+	}
+	return fmt.Sprintf("the sandbox stopped %s: %v: the rules are not evaluated again until the policy's spec changes", rules, why)
+}
+
+const (
+	signalMemory        = "memory"
+	signalMemoryHistory = "memory.history"
+)
+
+// memoryNotes keeps, for one pod, what the history said of each container,
+// to explain a rule's no data.
+type memoryNotes struct {
+	missing map[string]string
+	windows map[string]*policy.MemoryWindow
+}
+
+// read is the container's window from h, noting why there is none.
+func (n *memoryNotes) read(h MemoryHistory, pod *corev1.Pod, container string) *policy.MemoryWindow {
+	if h == nil {
+		return nil
+	}
+	w, why := h.Memory(pod, container)
+	if n.windows == nil {
+		n.missing, n.windows = map[string]string{}, map[string]*policy.MemoryWindow{}
+	}
+	if w == nil {
+		n.missing[container] = why
+	}
+	n.windows[container] = w
+	return w
+}
+
+// reason explains a rule's no data when it is the memory signal's.
+func (n *memoryNotes) reason(h MemoryHistory, nd policy.NoData) string {
+	switch {
+	case nd.Signal != signalMemory && nd.Signal != signalMemoryHistory:
+		return ""
+	case h == nil:
+		return "the manager samples no memory source (--memory-source=none)"
+	case nd.Signal == signalMemory:
+		if why := n.missing[nd.Container]; why != "" {
+			return why
+		}
+		return ""
+	}
+	w := n.windows[nd.Container]
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprintf("the window holds %d samples over %s; the manager keeps %s", w.Samples, durationText(w.WindowSeconds), h.Describe())
+}
+
+// durationText writes seconds as a Go duration without zero units:
+// 1h, 20m, 1m30s.
+func durationText(sec float64) string {
+	s := (time.Duration(sec) * time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// noPrometheus is why signals have no values when the manager has no
+// Prometheus.
+const noPrometheus = "the manager has no Prometheus to query (--prometheus-url)"
+
+// signalValues evaluates the policy's signals once for the pass, from
+// source (nil when the manager has no Prometheus) within budget (none when
+// 0); nil when it has none.
+func signalValues(ctx context.Context, p *v1alpha1.RecreatePolicy, source SignalSource, budget time.Duration, now time.Time) *signals.Values {
+	if len(p.Spec.Signals) == 0 {
+		return nil
+	}
+	if source == nil {
+		names := make([]string, len(p.Spec.Signals))
+		for i, s := range p.Spec.Signals {
+			names[i] = s.Name
+		}
+		return signals.Unavailable(names, noPrometheus)
+	}
+	if budget > 0 {
+		// Prometheus may spend at most the pass's evaluation budget on
+		// them.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	return source.Query(ctx, p.Namespace, p.Spec.Signals, now)
+}
+
+// readersOf maps each of the policy's inline rules to the signals it
+// names (rules.Names remembers its answers, so a pass parses nothing).
+func readersOf(p *v1alpha1.RecreatePolicy) map[string][]string {
+	if len(p.Spec.Signals) == 0 {
+		return nil
+	}
+	byRule := map[string][]string{}
+	for _, rule := range p.Spec.Rules {
+		if rule.Rego == "" {
+			continue
+		}
+		for _, s := range p.Spec.Signals {
+			if rules.Names(rule.Rego, s.Name) {
+				byRule[rule.Name] = append(byRule[rule.Name], s.Name)
+			}
+		}
+	}
+	return byRule
 }
