@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
@@ -160,24 +159,6 @@ func (pl *Plan) Decisions() []v1alpha1.Decision {
 		}
 	}
 	return out
-}
-
-// halt sets Halted, with a Warning event when it was not set already.
-func (pl *Plan) halt(sec *Section, reason, msg string) {
-	cur := meta.FindStatusCondition(pl.Policy.Status.Conditions, v1alpha1.ConditionHalted)
-	halted := cur != nil && cur.Status == metav1.ConditionTrue
-	if halted && cur.Reason != reason && haltRank(cur.Reason) > haltRank(reason) {
-		// The higher halt stays, or lifting it would be lost; a halted
-		// run says its own halt in an event (and in status.run).
-		if haltRank(reason) > 0 {
-			sec.Events = append(sec.Events, PolicyEvent{corev1.EventTypeWarning, "Halted", "Halt", msg})
-		}
-		return
-	}
-	if !halted {
-		sec.Events = append(sec.Events, PolicyEvent{corev1.EventTypeWarning, "Halted", "Halt", msg})
-	}
-	SetCondition(pl.Policy, v1alpha1.ConditionHalted, true, reason, msg)
 }
 
 // candidateDecision is the decision outcome, with msg, about candidate c.
