@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,10 +71,10 @@ type Executor struct {
 	// goroutine of its own, never in a worker, so that one namespace's
 	// long stops cannot hold the workers every namespace's requests need.
 	stopping sync.Map
-	// requeue looks at a request again once its stops have returned
-	// (rate-limited when one failed). Run sets it; without it (a single
+	// requeue looks at a pod's requests again once a stop has returned
+	// (rate-limited when it failed). Run sets it; without it (a single
 	// pass, as in tests) a pass waits for its stops itself.
-	requeue func(key types.NamespacedName, failed bool)
+	requeue func(key podKey, failed bool)
 	// background counts the stops running in their own goroutines.
 	background sync.WaitGroup
 }
@@ -120,70 +119,6 @@ type Result struct {
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-// activeRequests are the keys of the requests of a pod.
-func (e *Executor) activeRequests(namespace, podUID string) []types.NamespacedName {
-	if podUID == "" {
-		return nil
-	}
-	reqs := e.Store.RequestsOfPod(namespace, podUID)
-	out := make([]types.NamespacedName, 0, len(reqs))
-	for _, r := range reqs {
-		out = append(out, types.NamespacedName{Namespace: r.Namespace, Name: r.Name})
-	}
-	return out
-}
-
-// Reconcile advances the request as far as it can go now.
-func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Result, error) {
-	cached, ok := e.Store.Request(req.Namespace, req.Name)
-	if !ok {
-		return Result{}, nil
-	}
-	if cached.Status.Phase == v1beta1.PhaseCompleted || cached.DeletionTimestamp != nil || cached.Labels[v1beta1.NodeNameLabel] != e.NodeName {
-		e.forget(cached.UID)
-		return Result{}, nil
-	}
-	// The cache's object is shared; the status is written to a copy.
-	crr := cached.DeepCopy()
-	pod, ok := e.Store.Pod(crr.Namespace, crr.Spec.PodName)
-	if !ok {
-		return Result{}, nil // the manager ends it
-	}
-	// The label says which daemon should act; the pod says whether it may.
-	if pod.Spec.NodeName != e.NodeName || string(pod.UID) != crr.Labels[v1beta1.PodUIDLabel] {
-		return Result{}, nil
-	}
-	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("pod", pod.Name))
-	if pod.DeletionTimestamp != nil {
-		// The kubelet is stopping the pod, preStop hooks first: nothing
-		// of it is touched, and the manager ends the request.
-		logr.FromContextOrDiscard(ctx).Info("the pod is being deleted; leaving its containers to the kubelet")
-		return Result{}, nil
-	}
-
-	if h := head(e.Store.RequestsOfPod(crr.Namespace, string(pod.UID))); h != nil && h.UID != crr.UID {
-		return Result{}, e.queue(ctx, crr)
-	}
-	rt := e.Runtime.Client()
-	if rt == nil {
-		return Result{RequeueAfter: time.Second}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
-			if s.Phase == "" {
-				s.Phase = v1beta1.PhasePending
-			}
-			s.Message = "waiting for the daemon to find the node's container runtime"
-		})
-	}
-	return e.newPass(crr, pod, rt).run(ctx)
-}
-
-// queue keeps a request Pending behind the one running on the same pod.
-func (e *Executor) queue(ctx context.Context, crr *v1beta1.ContainerRecreateRequest) error {
-	return e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
-		s.Phase = v1beta1.PhasePending
-		s.Message = queuedMessage
-	})
-}
 
 // writeStatus applies change to a copy of the status and writes it when it
 // changed, with the request's resourceVersion (a conflict is retried).

@@ -17,16 +17,16 @@ var (
 	}, []string{"phase"})
 	queueDepth = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "rejuv_daemon_queue_depth",
-		Help: "Requests waiting in the daemon's work queue for a worker.",
+		Help: "Pods whose requests wait in the daemon's work queue for a worker (the queue holds a pod once, whatever its requests).",
 	})
 	queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "rejuv_daemon_queue_wait_seconds",
-		Help:    "Time a request waited in the daemon's work queue before a worker took it.",
+		Help:    "Time a pod's requests waited in the daemon's work queue before a worker took them.",
 		Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30},
 	})
 	queueRetries = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "rejuv_daemon_queue_retries_total",
-		Help: "Requests the daemon put back in its queue after an error, to retry with backoff.",
+		Help: "Pods the daemon put back in its queue after an error with one of their requests, to retry with backoff.",
 	})
 )
 

@@ -164,7 +164,7 @@ func TestTheNextStopWaitsForABackgroundStop(t *testing.T) {
 	requeued := 0
 	e := &Executor{Store: &staleStore{crr: crr, pod: pod}, Status: writes, Runtime: runtimeSource{&cri.Client{Runtime: rt}},
 		NodeName: "node", Clock: clocktesting.NewFakePassiveClock(crr.CreationTimestamp.Add(time.Second)),
-		requeue: func(types.NamespacedName, bool) { requeued++ }}
+		requeue: func(podKey, bool) { requeued++ }}
 	if _, err := e.Reconcile(context.Background(), types.NamespacedName{Namespace: "ns", Name: "r"}); err != nil {
 		t.Fatal(err)
 	}

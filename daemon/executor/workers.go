@@ -8,7 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -21,31 +20,27 @@ type Sources struct {
 	Pods, Requests cache.SharedIndexInformer
 }
 
-// Run reconciles the node's requests with workers until ctx ends: a request
-// when it changes, when its pod changes, when another request of the same
-// pod changes (so that the next one starts as soon as the previous one
-// completes), and when it asked to be looked at again. The informers must
-// be running.
+// Run reconciles the node's requests with workers until ctx ends, a pod
+// at a time: a pod's requests when one of them changes (so that the next
+// one starts as soon as the previous one completes), when the pod changes,
+// and when a pass asked to look again. The informers must be running.
 func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 	if e.Clock == nil {
 		e.Clock = clock.RealClock{}
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("controller", "crr-executor")
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "crr-executor", MetricsProvider: queueMetrics{}})
+	// Keyed by pod: one pass over a pod at a time (see pod_queue.go).
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[podKey](),
+		workqueue.TypedRateLimitingQueueConfig[podKey]{Name: "crr-executor", MetricsProvider: queueMetrics{}})
 	defer q.ShutDown()
-	enqueue := func(keys ...types.NamespacedName) {
-		for _, k := range keys {
-			q.Add(k)
-		}
-	}
 	onRequest := func(obj any) {
 		crr, ok := requestOf(obj)
 		if !ok {
 			return
 		}
-		enqueue(types.NamespacedName{Namespace: crr.Namespace, Name: crr.Name})
-		enqueue(e.activeRequests(crr.Namespace, crr.Labels[v1beta1.PodUIDLabel])...)
+		if key, ok := podOf(crr); ok {
+			q.Add(key)
+		}
 	}
 	onDelete := func(obj any) {
 		if crr, ok := requestOf(obj); ok {
@@ -55,7 +50,7 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 	}
 	onPod := func(obj any) {
 		if pod, ok := obj.(*corev1.Pod); ok {
-			enqueue(e.activeRequests(pod.Namespace, string(pod.UID))...)
+			q.Add(podKey{Namespace: pod.Namespace, UID: pod.UID})
 		}
 	}
 	regs := []struct {
@@ -72,7 +67,7 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 		}
 		defer func() { _ = r.inf.RemoveEventHandler(h) }()
 	}
-	e.requeue = func(key types.NamespacedName, failed bool) {
+	e.requeue = func(key podKey, failed bool) {
 		if failed {
 			q.AddRateLimited(key)
 			return
@@ -95,15 +90,15 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 	return nil
 }
 
-// next reconciles one request from q; false once q is shut down.
-func (e *Executor) next(ctx context.Context, log logr.Logger, q workqueue.TypedRateLimitingInterface[types.NamespacedName]) bool {
+// next reconciles one pod's requests from q; false once q is shut down.
+func (e *Executor) next(ctx context.Context, log logr.Logger, q workqueue.TypedRateLimitingInterface[podKey]) bool {
 	key, shutdown := q.Get()
 	if shutdown {
 		return false
 	}
 	defer q.Done(key)
-	rlog := log.WithValues("ContainerRecreateRequest", key.String())
-	res, err := e.Reconcile(logr.NewContext(ctx, rlog), key)
+	rlog := log.WithValues("namespace", key.Namespace, "podUID", key.UID)
+	res, err := e.reconcilePod(logr.NewContext(ctx, rlog), key)
 	switch {
 	case err != nil:
 		switch {
