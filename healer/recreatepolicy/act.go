@@ -59,7 +59,7 @@ func (r *Reconciler) act(ctx context.Context, pl *planner.Plan) error {
 func (r *Reconciler) createAdmitted(ctx context.Context, pl *planner.Plan, decisions []planner.Planned) error {
 	var admitted []*planner.Planned
 	for i := range decisions {
-		if e := &decisions[i]; e.Gated && e.Decision.Outcome == v1alpha1.OutcomeCreated {
+		if e := &decisions[i]; e.Admitted() {
 			admitted = append(admitted, e)
 		}
 	}

@@ -29,10 +29,7 @@ import (
 // container app started an hour before now; askedFor annotates it so
 // that the annotated rule matches it.
 func passPod(name string, askedFor bool, now time.Time) corev1.Pod {
-	pod := *policytest.RunningPod(name, 0, strings.Repeat(name[len(name)-1:], 16), now.Add(-time.Hour))
-	pod.Labels = map[string]string{"app": "web"}
-	pod.Status.ContainerStatuses[0].Ready = true
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod := *policytest.ReadyPod(name, strings.Repeat(name[len(name)-1:], 16), now.Add(-time.Hour))
 	if askedFor {
 		pod.Annotations = map[string]string{"rejuv.test/recreate": "yes"}
 	}
@@ -165,76 +162,6 @@ func TestPlanHaltsOverTheEvaluationBudget(t *testing.T) {
 	}
 	if len(pl.Decisions()) != 0 || pl.RulesDecided || pl.Requeue != 0 {
 		t.Errorf("decisions %v, rules decided %v, requeue %s; want none, false, 0", pl.Decisions(), pl.RulesDecided, pl.Requeue)
-	}
-}
-
-// TestPlanStartsAScheduledRun: a schedule due now starts a run over the
-// selected pods, with a RunStarted event and every pod a pending
-// decision admitted as far as maxUnavailable allows; a run with pods left
-// is looked at again within planner.RunRecheck.
-func TestPlanStartsAScheduledRun(t *testing.T) {
-	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	p := passPolicy(v1alpha1.RecreatePolicySpec{
-		Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		Schedule: &v1alpha1.Schedule{Cron: "0 12 * * *", TimeZone: "UTC"},
-		Rollout:  v1alpha1.Rollout{MaxUnavailable: new(intstr.FromInt32(1))},
-	})
-	p.Status.LastScheduleTime = &metav1.Time{Time: now.Add(-24 * time.Hour)}
-	pods := []corev1.Pod{passPod("web-a", false, now), passPod("web-b", false, now)}
-	spec, errs := policyspec.Parse(&p.Spec)
-	if len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	in := planner.InputOf(p, spec, pods, nil, nil, now)
-	pl := planner.Pass(p, in, false, nil)
-	run := p.Status.Run
-	if run == nil || run.State != v1alpha1.RunRunning || !run.ScheduledTime.Time.Equal(now) || run.Pods != 2 || len(run.Baseline) != 2 {
-		t.Fatalf("run %+v, want one running at %s over 2 pods with their baseline", run, now)
-	}
-	if len(pl.Runs.Events) != 1 || pl.Runs.Events[0].Reason != "RunStarted" {
-		t.Errorf("events %+v, want one RunStarted", pl.Runs.Events)
-	}
-	want := []string{"web-a Created", "web-b Unavailable"}
-	if got := outcomes(pl.Runs); !slices.Equal(got, want) {
-		t.Errorf("run decisions %v, want %v", got, want)
-	}
-	if pl.Requeue != planner.RunRecheck || !pl.NextRun.Equal(now.Add(24*time.Hour)) {
-		t.Errorf("requeue %s, next run %s; want %s, %s", pl.Requeue, pl.NextRun, planner.RunRecheck, now.Add(24*time.Hour))
-	}
-}
-
-// TestPlanSaysAPodUpToDateOncePerRun: a run's pod started again since the
-// run began, by something else, is decided UpToDate at the first pass
-// only; the passes after find that decision in the status.
-func TestPlanSaysAPodUpToDateOncePerRun(t *testing.T) {
-	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	p := passPolicy(v1alpha1.RecreatePolicySpec{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}})
-	before := []corev1.Pod{passPod("web-a", false, now), passPod("web-b", false, now)}
-	var baselinePods []*corev1.Pod
-	for i := range before {
-		baselinePods = append(baselinePods, &before[i])
-	}
-	at := now.Add(-time.Minute)
-	p.Spec.RestartAt, p.Status.RestartedAt = &metav1.Time{Time: at}, &metav1.Time{Time: at}
-	p.Status.Run = &v1alpha1.Run{State: v1alpha1.RunRunning, ScheduledTime: metav1.NewTime(at), Requested: true, Pods: 2, Baseline: planner.BaselineOf(baselinePods)}
-	restarted := passPod("web-b", false, now)
-	restarted.Status.ContainerStatuses[0].RestartCount = 1
-	restarted.Status.ContainerStatuses[0].ContainerID = "containerd://bbbbbbbbbbbb0002"
-	pods := []corev1.Pod{before[0], restarted}
-	spec, errs := policyspec.Parse(&p.Spec)
-	if len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	in := planner.InputOf(p, spec, pods, nil, nil, now)
-	pl := planner.Pass(p, in, false, nil)
-	want := []string{"web-b UpToDate", "web-a Created"}
-	if got := outcomes(pl.Runs); !slices.Equal(got, want) {
-		t.Fatalf("run decisions %v, want %v", got, want)
-	}
-	flush(p, pl.Decisions())
-	next := planner.Pass(p, planner.InputOf(p, spec, pods, nil, nil, now.Add(time.Second)), false, nil)
-	if got := outcomes(next.Runs); !slices.Equal(got, []string{"web-a Created"}) {
-		t.Errorf("next pass's run decisions %v, want only web-a Created", got)
 	}
 }
 

@@ -108,7 +108,7 @@ func (r *Replay) Pass(ctx context.Context, now time.Time, pods []corev1.Pod, mem
 	}
 	for i := range pl.Rules.Decisions {
 		e := &pl.Rules.Decisions[i]
-		if e.Gated && e.Decision.Outcome == v1alpha1.OutcomeCreated {
+		if e.Admitted() {
 			e.Decision.Request = r.keepRequest(pl, e.Candidate, now)
 		}
 		out.Decisions = append(out.Decisions, e.Decision)

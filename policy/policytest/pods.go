@@ -174,3 +174,13 @@ func RunningPod(name string, restarts int32, id string, started time.Time) *core
 		}}},
 	}
 }
+
+// ReadyPod is RunningPod, Ready, of app web (label app=web), its one
+// instance started at started.
+func ReadyPod(name, id string, started time.Time) *corev1.Pod {
+	pod := RunningPod(name, 0, id, started)
+	pod.Labels = map[string]string{"app": "web"}
+	pod.Status.ContainerStatuses[0].Ready = true
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	return pod
+}
