@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/rejuv-dev/rejuv/api/apps/v1beta1"
-	"github.com/rejuv-dev/rejuv/api/pods"
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/healer/policyspec"
@@ -178,12 +177,12 @@ func startedAgain(pod *corev1.Pod, names []string, recorded string) bool {
 
 // UnrestartableMessage says why the pod's containers named are left
 // alone: for each, the field of the pod by which the kubelet would not
-// start it again once stopped (pods.Unrestartable). Without containers, the
+// start it again once stopped (apipods.Unrestartable). Without containers, the
 // policy names none of the pod's. A pod of many containers gets a
 // message cut to a decision's bound.
 func UnrestartableMessage(pod *corev1.Pod, containers []string) string {
 	if len(containers) == 0 {
 		return "the policy's containers name none of the pod's containers and native sidecars"
 	}
-	return v1alpha1.Truncate(pods.UnrestartableAll(pod, containers), v1alpha1.MaxReasonLength)
+	return v1alpha1.Truncate(apipods.UnrestartableAll(pod, containers), v1alpha1.MaxReasonLength)
 }
