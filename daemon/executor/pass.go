@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -145,6 +146,46 @@ func (p *pass) waitBehind(behind []int, first int) {
 			s.Message = why
 		}
 	}
+}
+
+// stopOne stops the instance id of the request's container i. The stop
+// about to start is recorded first, and with it a preStop hook, so that a
+// daemon that dies while it runs does not run it again; a hook recorded as started before this
+// pass was cut short by a restart and is not run again. Under Run the stop
+// goes on in the background (see stopInBackground) and the next pass
+// records it; a single pass waits for it and records it at once. It says
+// whether the container was stopped within this pass.
+func (p *pass) stopOne(ctx context.Context, i int, id string) (bool, error) {
+	c, s := &p.crr.Spec.Containers[i], &p.st.ContainerRecreateStates[i]
+	var resumed *metav1.Time
+	if c.PreStop != nil && s.PreStopStartedAt != nil {
+		resumed = s.PreStopStartedAt
+	} else {
+		if c.PreStop != nil {
+			now := metav1.NewTime(p.e.Clock.Now())
+			s.PreStopStartedAt = &now
+		}
+		// Recorded before anything is stopped, with the request's
+		// resourceVersion: the manager, which ends a request it finds
+		// not begun (Rejuv paused), either ends it first, and this write
+		// fails, or finds it Recreating.
+		s.Message = stoppingMessage
+		if err := p.write(ctx); err != nil {
+			return false, err
+		}
+	}
+	if p.e.requeue != nil {
+		p.stopInBackground(ctx, i, id, resumed)
+		return false, nil
+	}
+	stopped, err := p.stopInstance(ctx, i, id, resumed)
+	if stopped {
+		// Recorded at once: a restarted daemon must not stop it again.
+		if werr := p.write(ctx); werr != nil {
+			return true, errors.Join(err, werr)
+		}
+	}
+	return stopped, err
 }
 
 // move is what advance found for a container: when to look again, the
