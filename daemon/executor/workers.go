@@ -49,7 +49,8 @@ func (e *Executor) Run(ctx context.Context, src Sources, workers int) error {
 		onRequest(obj)
 	}
 	onPod := func(obj any) {
-		if pod, ok := obj.(*corev1.Pod); ok {
+		// A pod without requests has nothing to pass over.
+		if pod, ok := obj.(*corev1.Pod); ok && len(e.Store.RequestsOfPod(pod.Namespace, string(pod.UID))) > 0 {
 			q.Add(podKey{Namespace: pod.Namespace, UID: pod.UID})
 		}
 	}
