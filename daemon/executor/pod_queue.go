@@ -130,7 +130,7 @@ func (e *Executor) reconcilePod(ctx context.Context, key podKey) (Result, error)
 // runHead advances crr, the head of the requests of pod, which is not
 // being deleted.
 func (e *Executor) runHead(ctx context.Context, crr *v1beta1.ContainerRecreateRequest, pod *corev1.Pod) (Result, error) {
-	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("ContainerRecreateRequest", crr.Name))
+	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("ContainerRecreateRequest", crr.Namespace+"/"+crr.Name))
 	rt := e.Runtime.Client()
 	if rt == nil {
 		return Result{RequeueAfter: time.Second}, e.writeStatus(ctx, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
