@@ -88,8 +88,12 @@ func BenchmarkScale(b *testing.B) {
 				if act.failover, err = measureFailover(ctx); err != nil {
 					b.Fatal(err)
 				}
+				tookOver := act.failover.tookOver
+				if act.failover.restarted {
+					tookOver += " (the killed replica, restarted)"
+				}
 				fmt.Fprintf(os.Stderr, "bench: at %d pods: the leader %s killed, %s held the lease %s later and finished its first policy pass %s later\n",
-					pods, act.failover.killed, act.failover.tookOver, act.failover.leaseTaken.Round(10*time.Millisecond), act.failover.took.Round(10*time.Millisecond))
+					pods, act.failover.killed, tookOver, act.failover.leaseTaken.Round(10*time.Millisecond), act.failover.took.Round(10*time.Millisecond))
 				if act.cold, err = measureColdList(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -215,6 +219,6 @@ func printActions(acts []actionRow) {
 		fmt.Println()
 	}
 	printEngine(acts)
-	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more); failover: from the leader's SIGKILL to the end of the standby's first policy pass (lease taken: to the lease read as the standby's)\n",
+	fmt.Printf("reaction: %d samples a size, from a pod's readiness change to its request, with %d fleet pods deleted a second; floor: batches x the stand-in's median restart (%s), and with its own calls (%s more); failover: from the leader's SIGKILL to the end of the first policy pass of the replica that took the lease, the standby or the killed one restarted (lease taken: to the lease read as another identity's)\n",
 		reactSamples, churnPerSecond, median.Round(time.Millisecond), spent.Round(time.Millisecond))
 }
