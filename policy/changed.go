@@ -33,15 +33,19 @@ func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time
 		}
 	}
 	if len(changed) > 0 {
-		terms := make([]*ast.Term, len(changed))
-		for j, i := range changed {
-			terms[j] = in.containerTerm(i)
+		var b topdown.QueryResult
+		if p.combined.both != nil {
+			terms := make([]*ast.Term, len(changed))
+			for j, i := range changed {
+				terms[j] = in.containerTerm(i)
+			}
+			input := ast.NewObject(in.document(now, p.policyTerm, terms)...)
+			var err error
+			if b, err = p.eval(ctx, p.combined.both, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants); err != nil {
+				return true, err
+			}
 		}
-		input := ast.NewObject(in.document(now, p.policyTerm, terms)...)
-		b, err := p.eval(ctx, p.combined.both, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants)
-		if err != nil {
-			return true, err
-		}
+		b = p.judgeNative(b, in, changed)
 		if !p.splitByEntry(b, in, changed, verdicts) {
 			return false, nil
 		}

@@ -22,6 +22,10 @@ type Rule struct {
 	Module string
 	// Parameters become input.parameters.
 	Parameters map[string]any
+	// Native, when set, judges the pods instead of the module (a built-in
+	// rule's twin in Go, bound to these parameters); the module is still
+	// compiled and checked.
+	Native NativeRule
 }
 
 // compiledRule is one rule prepared for evaluation on its own.
@@ -40,6 +44,8 @@ type compiledRule struct {
 	setRecreate, setNoData bool
 	query                  *query
 	parameters             *ast.Term
+	// native judges the pods instead of query when set.
+	native NativeRule
 	// greedy is set once the rule went over the memory bound alone.
 	greedy atomic.Bool
 }
@@ -119,6 +125,7 @@ func compileRule(ctx context.Context, r Rule, module *ast.Module) (*compiledRule
 	cr := &compiledRule{
 		name: r.Name, module: module, hasNoData: defines(module, varNoData),
 		setRecreate: isSetRule(module, varRecreate), setNoData: isSetRule(module, varNoData),
+		native: r.Native,
 	}
 	body := resultQuery(module.Package.Path, cr)
 	var err error
@@ -198,6 +205,7 @@ var parametersRoot = ast.MustParseRef("data.rejuv.parameters")
 // rules: recreate binds rI to rule I's recreate set, both also binds nI to
 // its no_data set.
 type combined struct {
+	// recreate is nil when every rule has its twin (Rule.Native).
 	recreate *query
 	// both binds the variables of both, for a pod whose no-data results
 	// are not known yet: one evaluation instead of two.
@@ -252,6 +260,10 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		}
 		fmt.Fprintf(&params, "r%d := %s\n", i, raw)
 		r.recreateVar, r.noDataVar = fmt.Sprintf("r%d", i), fmt.Sprintf("n%d", i)
+		if r.native != nil {
+			// Its twin binds its sets (Program.judgeNative).
+			continue
+		}
 		recreate = append(recreate, collect(m.Package.Path, varRecreate, r.recreateVar, r.setRecreate))
 		if r.hasNoData {
 			none = append(none, collect(m.Package.Path, varNoData, r.noDataVar, r.setNoData))
@@ -270,6 +282,10 @@ func combine(ctx context.Context, rules []*compiledRule) (*combined, error) {
 		return nil, err
 	}
 	c := &combined{}
+	if len(recreate) == 0 {
+		// Every rule has its twin: no query to run.
+		return c, nil
+	}
 	if c.recreate, err = compileQuery(compiler, numbered(recreate)); err != nil {
 		return nil, err
 	}
@@ -340,8 +356,12 @@ func newProgram(ref Ref, rules []*compiledRule, combined *combined, t traits, op
 		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(ref.Name)},
 		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(ref.Namespace)},
 	)
-	return &Program{ref: ref, rules: rules, combined: combined, stops: make([]ruleStops, len(rules)), shape: newPodShape(t.podPaths),
+	program := &Program{ref: ref, rules: rules, combined: combined, stops: make([]ruleStops, len(rules)), shape: newPodShape(t.podPaths),
 		timeless: t.timeless, perContainer: t.perContainer, policyTerm: policy, opts: opts}
+	for _, r := range rules {
+		program.hasNative = program.hasNative || r.native != nil
+	}
+	return program
 }
 
 // defines reports whether module has a rule whose name is name.

@@ -216,8 +216,8 @@ func (e *Engine) compile(ctx context.Context, key string, c *compilation, ref Re
 	}
 }
 
-// rulesKey identifies a policy's rules: their names, modules and
-// parameters, in order.
+// rulesKey identifies a policy's rules: their names, modules,
+// parameters and whether they have twins, in order.
 func rulesKey(rules []Rule) string {
 	var b strings.Builder
 	for _, r := range rules {
@@ -226,7 +226,7 @@ func rulesKey(rules []Rule) string {
 			// Not to be shared: Compile reports the parameters.
 			params = fmt.Appendf(nil, "%p", r.Parameters)
 		}
-		fmt.Fprintf(&b, "%d:%s|%d:%s|%d:%s|%d:%s;", len(r.Name), r.Name, len(r.Builtin), r.Builtin, len(r.Module), r.Module, len(params), params)
+		fmt.Fprintf(&b, "%d:%s|%d:%s|%d:%s|%d:%s|%t;", len(r.Name), r.Name, len(r.Builtin), r.Builtin, len(r.Module), r.Module, len(params), params, r.Native != nil)
 	}
 	return b.String()
 }

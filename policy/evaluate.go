@@ -40,6 +40,8 @@ type Program struct {
 	// (see perContainer): with timeless, an entry that did not change
 	// keeps its results.
 	perContainer bool
+	// hasNative is set when a rule has its twin (Rule.Native).
+	hasNative bool
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
 	// instantValues are the instant rules' values for this policy at the
@@ -140,11 +142,20 @@ func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]Rule
 	}
 	// Rule by rule, the program keeps no results of the pod.
 	in.results.forget(p)
-	shared := in.document(now, p.policyTerm, in.containerTerms())
+	var shared [][2]*ast.Term
 	for i, r := range p.rules {
-		input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
 		res := RuleResult{Rule: r.name}
-		err := p.evalRule(ctx, r, input, now, podName, in.names, &res)
+		var err error
+		if r.native != nil {
+			recreate, noData := r.judge(in.nativeContainers(in.all()))
+			err = readResults(recreate, noData, in.names, &res)
+		} else {
+			if shared == nil {
+				shared = in.document(now, p.policyTerm, in.containerTerms())
+			}
+			input := ast.NewObject(append(slices.Clip(shared), [2]*ast.Term{keyParameters, r.parameters})...)
+			err = p.evalRule(ctx, r, input, now, podName, in.names, &res)
+		}
 		if err != nil {
 			res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: podName, Err: err}
 		}
@@ -175,7 +186,6 @@ func (p *Program) evalCombined(ctx context.Context, now time.Time, pod string, i
 			return err
 		}
 	}
-	input := ast.NewObject(in.document(now, p.policyTerm, in.containerTerms())...)
 	query := p.combined.recreate
 	v := &keptResults{pod: in.pod, candidates: ids, signals: in.signals}
 	if kept != nil {
@@ -184,16 +194,22 @@ func (p *Program) evalCombined(ctx context.Context, now time.Time, pod string, i
 		query = p.combined.both
 		v.noData = make([][]NoData, len(p.rules))
 	}
-	b, err := p.eval(ctx, query, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants)
-	if err != nil {
-		return err
+	var b topdown.QueryResult
+	if query != nil {
+		input := ast.NewObject(in.document(now, p.policyTerm, in.containerTerms())...)
+		var err error
+		if b, err = p.eval(ctx, query, &p.combined.greedy, input, now, printHook{p: p, pod: pod}, p.combined.instants); err != nil {
+			return err
+		}
 	}
+	b = p.judgeNative(b, in, in.all())
 	if p.timeless {
 		v.matches = make([][]Match, len(p.rules))
 	}
 	complete := true
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
+		var err error
 		res.Matches, err = readMatches(b[ast.Var(r.recreateVar)], in.names)
 		if err == nil && kept == nil {
 			v.noData[i], err = readNoData(b[ast.Var(r.noDataVar)])
@@ -298,15 +314,20 @@ func (p *Program) evalRule(ctx context.Context, r *compiledRule, input ast.Value
 	if err != nil || b == nil {
 		return err
 	}
-	matches, err := readMatches(b[ast.Var(varRecreate)], known)
+	return readResults(b[ast.Var(varRecreate)], b[ast.Var(varNoData)], known, res)
+}
+
+// readResults reads a rule's recreate and no_data sets into res.
+func readResults(recreate, noData *ast.Term, known candidateNames, res *RuleResult) error {
+	matches, err := readMatches(recreate, known)
 	if err != nil {
 		return err
 	}
-	noData, err := readNoData(b[ast.Var(varNoData)])
+	missing, err := readNoData(noData)
 	if err != nil {
 		return err
 	}
-	res.Matches, res.NoData = matches, noData
+	res.Matches, res.NoData = matches, missing
 	return nil
 }
 

@@ -121,6 +121,25 @@ func (in *podInput) containerTerm(i int) *ast.Term {
 	return in.containers[i]
 }
 
+// all are the indexes of every candidate's entry.
+func (in *podInput) all() []int {
+	out := make([]int, len(in.entries))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// nativeContainers are what native rules read of the entries of indexes
+// entries.
+func (in *podInput) nativeContainers(entries []int) []*NativeContainer {
+	out := make([]*NativeContainer, len(entries))
+	for j, i := range entries {
+		out[j] = in.entries[i].nativeContainer()
+	}
+	return out
+}
+
 // containerTerms are the terms of every candidate's entry.
 func (in *podInput) containerTerms() []*ast.Term {
 	for i := range in.entries {

@@ -12,6 +12,7 @@ import (
 	"github.com/rejuv-dev/rejuv/api/rejuv/v1alpha1"
 	"github.com/rejuv-dev/rejuv/policy"
 	"github.com/rejuv-dev/rejuv/rules"
+	"github.com/rejuv-dev/rejuv/rules/twins"
 )
 
 // parseRules resolves each rule to the module and parameters the engine
@@ -96,5 +97,5 @@ func builtinRule(r *v1alpha1.Rule, fld *field.Path) (*policy.Rule, field.ErrorLi
 		}
 		return nil, errs
 	}
-	return &policy.Rule{Name: r.Name, Builtin: b.Name, Module: b.Source, Parameters: resolved}, nil
+	return &policy.Rule{Name: r.Name, Builtin: b.Name, Module: b.Source, Parameters: resolved, Native: twins.Of(b, resolved)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	apipods "github.com/rejuv-dev/rejuv/api/pods"
 	"github.com/rejuv-dev/rejuv/policy"
 	"github.com/rejuv-dev/rejuv/rules"
+	"github.com/rejuv-dev/rejuv/rules/twins"
 )
 
 // BuiltinRule is a policy's rule: a built-in and its parameters.
@@ -36,7 +37,7 @@ func PolicyRules(builtins []BuiltinRule) ([]policy.Rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rule %s (%s): %w", x.Name, x.Builtin, err)
 		}
-		out = append(out, policy.Rule{Name: x.Name, Builtin: r.Name, Module: r.Source, Parameters: params})
+		out = append(out, policy.Rule{Name: x.Name, Builtin: r.Name, Module: r.Source, Parameters: params, Native: twins.Of(r, params)})
 	}
 	return out, nil
 }
