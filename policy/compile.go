@@ -358,8 +358,10 @@ func newProgram(ref Ref, rules []*compiledRule, combined *combined, t traits, op
 	)
 	program := &Program{ref: ref, rules: rules, combined: combined, stops: make([]ruleStops, len(rules)), shape: newPodShape(t.podPaths),
 		timeless: t.timeless, perContainer: t.perContainer, policyTerm: policy, opts: opts}
+	program.onlyNative = len(rules) > 0
 	for _, r := range rules {
 		program.hasNative = program.hasNative || r.native != nil
+		program.onlyNative = program.onlyNative && r.native != nil
 	}
 	return program
 }

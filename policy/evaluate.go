@@ -40,8 +40,9 @@ type Program struct {
 	// (see perContainer): with timeless, an entry that did not change
 	// keeps its results.
 	perContainer bool
-	// hasNative is set when a rule has its twin (Rule.Native).
-	hasNative bool
+	// hasNative is set when a rule has its twin (Rule.Native), onlyNative
+	// when every rule has.
+	hasNative, onlyNative bool
 	// policyTerm is input.policy.
 	policyTerm *ast.Term
 	// instantValues are the instant rules' values for this policy at the
@@ -110,6 +111,9 @@ var (
 // time share what the rules compute from the time alone (see
 // instantRules).
 func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
+	if p.onlyNative {
+		return p.judgeAlone(t)
+	}
 	podName := t.Pod.Namespace + "/" + t.Pod.Name
 	in, err := p.inputOf(t)
 	if err != nil {

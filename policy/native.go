@@ -1,11 +1,18 @@
 package policy
 
 import (
+	"cmp"
+	"fmt"
 	"math/big"
+	"slices"
+	"strings"
 	"strconv"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // NativeRule is a built-in rule's twin in Go: it judges one candidate
@@ -40,18 +47,105 @@ type NativeContainer struct {
 
 // NativeTermination is an entry's lastTermination.
 type NativeTermination struct {
-	Reason                 string
+	Reason                string
 	StartedAt, FinishedAt int64
 }
 
 // nativeContainer is what a native rule reads of the candidate's entry.
 func (e *candidateEntry) nativeContainer() *NativeContainer {
-	f := &e.base.facts
-	c := &NativeContainer{Name: e.candidate.Name, Memory: e.candidate.Memory, HasMemoryLimit: f.limits.hasMemory, MemoryLimit: f.limits.memory}
+	return nativeContainerOf(&e.base.facts, &e.candidate)
+}
+
+// nativeContainerOf is what a native rule reads of the entry that the
+// container's facts and the candidate make.
+func nativeContainerOf(f *containerFacts, candidate *ContainerCandidate) *NativeContainer {
+	c := &NativeContainer{Name: candidate.Name, Memory: candidate.Memory, HasMemoryLimit: f.limits.hasMemory, MemoryLimit: f.limits.memory}
 	if f.hasStatus && f.terminated {
 		c.LastTermination = &NativeTermination{Reason: f.lastReason, StartedAt: f.lastStarted, FinishedAt: f.lastFinished}
 	}
 	return c
+}
+
+// nativeContainerIn is what a native rule reads of candidate c of pod, as
+// the entry of its facts (findContainerFacts) says it, reading only those
+// facts; false when the pod has no such container.
+func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer, bool) {
+	var st *corev1.ContainerStatus
+	found := pods.FindContainer(pod, c.Name)
+	switch found.Kind {
+	case pods.ContainerRegular:
+		st = pods.StatusIn(pod.Status.ContainerStatuses, c.Name)
+	case pods.ContainerSidecar:
+		st = pods.StatusIn(pod.Status.InitContainerStatuses, c.Name)
+	default:
+		return nil, false
+	}
+	out := &NativeContainer{Name: c.Name, Memory: c.Memory}
+	if q, ok := found.Spec.Resources.Limits[corev1.ResourceMemory]; ok {
+		out.HasMemoryLimit, out.MemoryLimit = true, q.Value()
+	}
+	if st != nil {
+		if t := st.LastTerminationState.Terminated; t != nil {
+			out.LastTermination = &NativeTermination{Reason: t.Reason, StartedAt: unixNano(t.StartedAt.Time), FinishedAt: unixNano(t.FinishedAt.Time)}
+		}
+	}
+	return out, true
+}
+
+// judgeAlone evaluates a program whose every rule has its twin: from the
+// pod and the candidates as they are, keeping nothing of the pod (no
+// converted document, no entries, no results), since judging again costs
+// less than what keeping them would (the engine's memory a pod).
+func (p *Program) judgeAlone(t Target) ([]RuleResult, error) {
+	containers := make([]*NativeContainer, len(t.Containers))
+	names := make(candidateNames, len(t.Containers))
+	for i := range t.Containers {
+		c := &t.Containers[i]
+		n, ok := nativeContainerIn(t.Pod, c)
+		if !ok {
+			return nil, fmt.Errorf("evaluate policy %s for pod %s/%s: container %q is not in the pod", p.ref, t.Pod.Namespace, t.Pod.Name, c.Name)
+		}
+		containers[i], names[i] = n, c.Name
+	}
+	results := make([]RuleResult, len(p.rules))
+	for i, r := range p.rules {
+		res := RuleResult{Rule: r.name}
+		if names.unique() {
+			res.Matches, res.NoData = r.judgeEach(containers)
+		} else {
+			// Sets whose elements name one container twice: as the
+			// module's would be read.
+			recreate, noData := r.judge(containers)
+			if err := readResults(recreate, noData, names, &res); err != nil {
+				res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: t.Pod.Namespace + "/" + t.Pod.Name, Err: err}
+			}
+		}
+		results[i] = res
+	}
+	return results, nil
+}
+
+// judgeEach is what reading the rule's sets over containers, whose names
+// are unique, gives: a match per container it recreates and the signals
+// it has no data of, each in the sets' order (by container, then by
+// signal).
+func (r *compiledRule) judgeEach(containers []*NativeContainer) ([]Match, []NoData) {
+	var matches []Match
+	var noData []NoData
+	for _, c := range containers {
+		reason, ok, signals := r.native.Judge(c)
+		if ok {
+			matches = append(matches, Match{Container: c.Name, Reason: reason})
+		}
+		for _, s := range signals {
+			noData = append(noData, NoData{Container: c.Name, Signal: s})
+		}
+	}
+	slices.SortFunc(matches, func(a, b Match) int { return strings.Compare(a.Container, b.Container) })
+	slices.SortFunc(noData, func(a, b NoData) int {
+		return cmp.Or(strings.Compare(a.Container, b.Container), strings.Compare(a.Signal, b.Signal))
+	})
+	return matches, noData
 }
 
 // judgeNative binds each native rule's sets in b, as the combined query

@@ -67,7 +67,9 @@ func TestTwinsGiveWhatTheirModulesGive(t *testing.T) {
 	if !byTwin.hasNative || byTwin.combined == nil || byTwin.combined.both == nil {
 		t.Fatal("premise: the program has a twin and a combined query for the other rule")
 	}
-	window := func(ws int64) *MemoryWindow { return &MemoryWindow{WorkingSetBytes: ws, Samples: 10, WindowSeconds: 600} }
+	window := func(ws int64) *MemoryWindow {
+		return &MemoryWindow{WorkingSetBytes: ws, Samples: 10, WindowSeconds: 600}
+	}
 	tg := Target{Pod: policytest.Pod(0, now), Containers: []ContainerCandidate{{Name: "app", Memory: window(100 << 20)}, {Name: "proxy", Memory: window(500 << 20)}}}
 	steps := []struct {
 		name   string

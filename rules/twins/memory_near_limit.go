@@ -3,6 +3,7 @@ package twins
 import (
 	"math"
 	"math/big"
+	"math/bits"
 
 	"github.com/rejuv-dev/rejuv/policy"
 )
@@ -33,10 +34,19 @@ func (r *memoryNearLimit) Judge(c *policy.NativeContainer) (string, bool, []stri
 		return "", false, noData
 	}
 	ws := c.Memory.WorkingSetBytes
-	// ws * 1000000 >= limit * millionths, exactly.
-	if new(big.Int).Mul(big.NewInt(ws), big.NewInt(1_000_000)).Cmp(new(big.Int).Mul(big.NewInt(limit), big.NewInt(r.millionths))) < 0 {
+	if !atLeast(ws, 1_000_000, limit, r.millionths) {
 		return "", false, nil
 	}
 	return "working set " + policy.FormatBytesOf(float64(ws)) + " is " + policy.FormatNumberOf(float64(ws)*100/float64(limit)) +
 		"% of the " + policy.FormatBytesOf(float64(limit)) + " memory limit (threshold " + r.percent + "%)", true, nil
+}
+
+// atLeast reports whether a*b >= c*d, exactly.
+func atLeast(a, b, c, d int64) bool {
+	if a >= 0 && b >= 0 && c >= 0 && d >= 0 {
+		hi1, lo1 := bits.Mul64(uint64(a), uint64(b))
+		hi2, lo2 := bits.Mul64(uint64(c), uint64(d))
+		return hi1 > hi2 || (hi1 == hi2 && lo1 >= lo2)
+	}
+	return new(big.Int).Mul(big.NewInt(a), big.NewInt(b)).Cmp(new(big.Int).Mul(big.NewInt(c), big.NewInt(d))) >= 0
 }
