@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
