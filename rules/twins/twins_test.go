@@ -130,8 +130,7 @@ func reasonKind(reason string) string {
 }
 
 func randomParameters(rng *rand.Rand, rule string) map[string]any {
-	switch rule {
-	case "memory-near-limit":
+	if rule == "memory-near-limit" {
 		return map[string]any{"fraction": []float64{0.5, 0.75, 0.9, 0.95, 0.999999, 1, float64(rng.IntN(1000)+1) / 1000}[rng.IntN(7)]}
 	}
 	return map[string]any{
