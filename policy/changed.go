@@ -45,7 +45,10 @@ func (p *Program) evalChanged(ctx context.Context, ids []*entryID, now time.Time
 				return true, err
 			}
 		}
-		b = p.judgeNative(b, in, changed)
+		b, err := p.judgeNative(b, in, changed, now)
+		if err != nil {
+			return true, err
+		}
 		if !p.splitByEntry(b, in, changed, verdicts) {
 			return false, nil
 		}

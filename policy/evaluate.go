@@ -112,7 +112,7 @@ var (
 // instantRules).
 func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]RuleResult, error) {
 	if p.onlyNative {
-		return p.judgeAlone(t)
+		return p.judgeAlone(t, now)
 	}
 	podName := t.Pod.Namespace + "/" + t.Pod.Name
 	in, err := p.inputOf(t)
@@ -151,8 +151,11 @@ func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]Rule
 		res := RuleResult{Rule: r.name}
 		var err error
 		if r.native != nil {
-			recreate, noData := r.judge(in.nativeContainers(in.all()))
-			err = readResults(recreate, noData, in.names, &res)
+			var containers []*NativeContainer
+			if containers, err = p.nativeContainers(t.Pod, t.Containers, nil); err == nil {
+				recreate, noData := r.judge(containers, now)
+				err = readResults(recreate, noData, in.names, &res)
+			}
 		} else {
 			if shared == nil {
 				shared = in.document(now, p.policyTerm, in.containerTerms())
@@ -206,7 +209,10 @@ func (p *Program) evalCombined(ctx context.Context, now time.Time, pod string, i
 			return err
 		}
 	}
-	b = p.judgeNative(b, in, in.all())
+	b, err := p.judgeNative(b, in, nil, now)
+	if err != nil {
+		return err
+	}
 	if p.timeless {
 		v.matches = make([][]Match, len(p.rules))
 	}

@@ -68,6 +68,8 @@ func signalsTerm(values map[string]float64) *ast.Term {
 // podInput is a pod's part of the input document, which every rule of a
 // program shares: input.pod, input.containers and input.signals.
 type podInput struct {
+	// target is what the input is made of.
+	target Target
 	// doc keeps the conversion for the pod's next evaluation; results
 	// are what the programs said of the pod before.
 	doc     *podDoc
@@ -90,6 +92,7 @@ type podInput struct {
 func (p *Program) inputOf(t Target) (podInput, error) {
 	doc, results := p.opts.Pods.cached(t.Pod)
 	in := podInput{
+		target:     t,
 		doc:        doc,
 		results:    results,
 		entries:    make([]candidateEntry, 0, len(t.Containers)),
@@ -119,25 +122,6 @@ func (in *podInput) containerTerm(i int) *ast.Term {
 		in.containers[i] = in.entries[i].term()
 	}
 	return in.containers[i]
-}
-
-// all are the indexes of every candidate's entry.
-func (in *podInput) all() []int {
-	out := make([]int, len(in.entries))
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// nativeContainers are what native rules read of the entries of indexes
-// entries.
-func (in *podInput) nativeContainers(entries []int) []*NativeContainer {
-	out := make([]*NativeContainer, len(entries))
-	for j, i := range entries {
-		out[j] = in.entries[i].nativeContainer()
-	}
-	return out
 }
 
 // containerTerms are the terms of every candidate's entry.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
@@ -17,58 +18,65 @@ import (
 
 // NativeRule is a built-in rule's twin in Go: it judges one candidate
 // container as the rule's Rego module judges its input.containers entry,
-// with the same reasons, so that a memory rule, which every sample of
-// every window evaluates again, costs comparisons rather than the Rego
-// evaluator's steps. The module stays the rule's definition: it is still
-// compiled and checked, and the rules package's tests hold the twin to it.
-// A rule with a twin must judge each container on its own and read no
-// time (see perContainer and timeless).
+// with the same reasons, so that a pod costs comparisons rather than the
+// Rego evaluator's steps (a memory rule is evaluated again at every sample
+// of every window). The module stays the rule's definition: it is still
+// compiled and checked, and the twins' tests hold each twin to it. A rule
+// with a twin judges each container on its own (see perContainer).
 type NativeRule interface {
-	// Judge returns the reason to recreate c (recreate false when the
-	// rule's recreate set does not name it) and the signals the rule's
-	// no_data set names for it.
-	Judge(c *NativeContainer) (reason string, recreate bool, noData []string)
+	// Judge is what the rule's recreate and no_data sets say of c at the
+	// evaluation time now (input.now).
+	Judge(c *NativeContainer, now time.Time) NativeVerdict
+}
+
+// NativeVerdict is what a rule's sets say of one container.
+type NativeVerdict struct {
+	// Recreate is set when the recreate set names the container, with
+	// Reason, and Force when its element says "force": true.
+	Recreate, Force bool
+	Reason          string
+	// NoData are the signals the no_data set names for it.
+	NoData []string
 }
 
 // NativeContainer is what a native rule reads of a candidate container's
-// input.containers entry.
+// input.containers entry and of input.pod.
 type NativeContainer struct {
 	Name string
+	// PodUID is input.pod.metadata.uid.
+	PodUID string
+	// Ready, State ("running", "waiting", "terminated" or "unknown") and
+	// RestartCount as the entry says them (false, "unknown" and 0 without
+	// a status).
+	Ready        bool
+	State        string
+	RestartCount int64
+	// Started is -1 when the entry's started is null, else 0 or 1.
+	Started int8
+	// StartedAt and NotReadySince in Unix nanoseconds, 0 when null.
+	StartedAt, NotReadySince int64
+	// Recreations is recreations.total.
+	Recreations int64
 	// Memory is the entry's memory window; nil when it is null.
 	Memory *MemoryWindow
 	// MemoryLimit is resources.limits.memory in bytes when HasMemoryLimit.
 	HasMemoryLimit bool
 	MemoryLimit    int64
-	// LastTermination is set when the entry's lastTermination is not null:
-	// its reason, and its start and end in Unix nanoseconds (0 when the
-	// status does not say).
+	// LastTermination is set when the entry's lastTermination is not null.
 	LastTermination *NativeTermination
 }
 
-// NativeTermination is an entry's lastTermination.
+// NativeTermination is an entry's lastTermination: its start and end in
+// Unix nanoseconds, 0 when null.
 type NativeTermination struct {
 	Reason                string
+	ExitCode              int32
 	StartedAt, FinishedAt int64
 }
 
-// nativeContainer is what a native rule reads of the candidate's entry.
-func (e *candidateEntry) nativeContainer() *NativeContainer {
-	return nativeContainerOf(&e.base.facts, &e.candidate)
-}
-
-// nativeContainerOf is what a native rule reads of the entry that the
-// container's facts and the candidate make.
-func nativeContainerOf(f *containerFacts, candidate *ContainerCandidate) *NativeContainer {
-	c := &NativeContainer{Name: candidate.Name, Memory: candidate.Memory, HasMemoryLimit: f.limits.hasMemory, MemoryLimit: f.limits.memory}
-	if f.hasStatus && f.terminated {
-		c.LastTermination = &NativeTermination{Reason: f.lastReason, StartedAt: f.lastStarted, FinishedAt: f.lastFinished}
-	}
-	return c
-}
-
 // nativeContainerIn is what a native rule reads of candidate c of pod, as
-// the entry of its facts (findContainerFacts) says it, reading only those
-// facts; false when the pod has no such container.
+// the entry the engine would build of them (see factsOf and
+// candidateEntry.term) says it; false when the pod has no such container.
 func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer, bool) {
 	var st *corev1.ContainerStatus
 	found := pods.FindContainer(pod, c.Name)
@@ -80,14 +88,33 @@ func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer
 	default:
 		return nil, false
 	}
-	out := &NativeContainer{Name: c.Name, Memory: c.Memory}
+	out := &NativeContainer{
+		Name: c.Name, PodUID: string(pod.UID), State: "unknown", Started: -1,
+		NotReadySince: unixNano(c.NotReadySince), Recreations: int64(c.Recreations), Memory: c.Memory,
+	}
 	if q, ok := found.Spec.Resources.Limits[corev1.ResourceMemory]; ok {
 		out.HasMemoryLimit, out.MemoryLimit = true, q.Value()
 	}
-	if st != nil {
-		if t := st.LastTerminationState.Terminated; t != nil {
-			out.LastTermination = &NativeTermination{Reason: t.Reason, StartedAt: unixNano(t.StartedAt.Time), FinishedAt: unixNano(t.FinishedAt.Time)}
+	if st == nil {
+		return out, true
+	}
+	out.Ready, out.RestartCount = st.Ready, int64(st.RestartCount)
+	if st.Started != nil {
+		out.Started = 0
+		if *st.Started {
+			out.Started = 1
 		}
+	}
+	switch {
+	case st.State.Running != nil:
+		out.State, out.StartedAt = "running", unixNano(st.State.Running.StartedAt.Time)
+	case st.State.Terminated != nil:
+		out.State = "terminated"
+	case st.State.Waiting != nil:
+		out.State = "waiting"
+	}
+	if t := st.LastTerminationState.Terminated; t != nil {
+		out.LastTermination = &NativeTermination{Reason: t.Reason, ExitCode: t.ExitCode, StartedAt: unixNano(t.StartedAt.Time), FinishedAt: unixNano(t.FinishedAt.Time)}
 	}
 	return out, true
 }
@@ -96,26 +123,24 @@ func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer
 // pod and the candidates as they are, keeping nothing of the pod (no
 // converted document, no entries, no results), since judging again costs
 // less than what keeping them would (the engine's memory a pod).
-func (p *Program) judgeAlone(t Target) ([]RuleResult, error) {
-	containers := make([]*NativeContainer, len(t.Containers))
+func (p *Program) judgeAlone(t Target, now time.Time) ([]RuleResult, error) {
+	containers, err := p.nativeContainers(t.Pod, t.Containers, nil)
+	if err != nil {
+		return nil, err
+	}
 	names := make(candidateNames, len(t.Containers))
 	for i := range t.Containers {
-		c := &t.Containers[i]
-		n, ok := nativeContainerIn(t.Pod, c)
-		if !ok {
-			return nil, fmt.Errorf("evaluate policy %s for pod %s/%s: container %q is not in the pod", p.ref, t.Pod.Namespace, t.Pod.Name, c.Name)
-		}
-		containers[i], names[i] = n, c.Name
+		names[i] = t.Containers[i].Name
 	}
 	results := make([]RuleResult, len(p.rules))
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
 		if names.unique() {
-			res.Matches, res.NoData = r.judgeEach(containers)
+			res.Matches, res.NoData = r.judgeEach(containers, now)
 		} else {
 			// Sets whose elements name one container twice: as the
 			// module's would be read.
-			recreate, noData := r.judge(containers)
+			recreate, noData := r.judge(containers, now)
 			if err := readResults(recreate, noData, names, &res); err != nil {
 				res.Err = &EvalError{Policy: p.ref.String(), Rule: r.name, Pod: t.Pod.Namespace + "/" + t.Pod.Name, Err: err}
 			}
@@ -125,19 +150,39 @@ func (p *Program) judgeAlone(t Target) ([]RuleResult, error) {
 	return results, nil
 }
 
+// nativeContainers are what native rules read of the candidates of pod
+// whose indexes are entries (all of them when nil).
+func (p *Program) nativeContainers(pod *corev1.Pod, candidates []ContainerCandidate, entries []int) ([]*NativeContainer, error) {
+	if entries == nil {
+		entries = make([]int, len(candidates))
+		for i := range entries {
+			entries[i] = i
+		}
+	}
+	out := make([]*NativeContainer, len(entries))
+	for j, i := range entries {
+		c, ok := nativeContainerIn(pod, &candidates[i])
+		if !ok {
+			return nil, fmt.Errorf("evaluate policy %s for pod %s/%s: container %q is not in the pod", p.ref, pod.Namespace, pod.Name, candidates[i].Name)
+		}
+		out[j] = c
+	}
+	return out, nil
+}
+
 // judgeEach is what reading the rule's sets over containers, whose names
 // are unique, gives: a match per container it recreates and the signals
 // it has no data of, each in the sets' order (by container, then by
 // signal).
-func (r *compiledRule) judgeEach(containers []*NativeContainer) ([]Match, []NoData) {
+func (r *compiledRule) judgeEach(containers []*NativeContainer, now time.Time) ([]Match, []NoData) {
 	var matches []Match
 	var noData []NoData
 	for _, c := range containers {
-		reason, ok, signals := r.native.Judge(c)
-		if ok {
-			matches = append(matches, Match{Container: c.Name, Reason: reason})
+		v := r.native.Judge(c, now)
+		if v.Recreate {
+			matches = append(matches, Match{Container: c.Name, Reason: v.Reason, Force: v.Force})
 		}
-		for _, s := range signals {
+		for _, s := range v.NoData {
 			noData = append(noData, NoData{Container: c.Name, Signal: s})
 		}
 	}
@@ -150,40 +195,62 @@ func (r *compiledRule) judgeEach(containers []*NativeContainer) ([]Match, []NoDa
 
 // judgeNative binds each native rule's sets in b, as the combined query
 // binds the other rules': the elements for the candidates of entries (the
-// indexes of in.entries) alone.
-func (p *Program) judgeNative(b topdown.QueryResult, in *podInput, entries []int) topdown.QueryResult {
+// indexes of the target's candidates) alone.
+func (p *Program) judgeNative(b topdown.QueryResult, in *podInput, entries []int, now time.Time) (topdown.QueryResult, error) {
 	if !p.hasNative {
-		return b
+		return b, nil
 	}
 	if b == nil {
 		b = topdown.QueryResult{}
 	}
-	containers := in.nativeContainers(entries)
+	containers, err := p.nativeContainers(in.target.Pod, in.target.Containers, entries)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range p.rules {
 		if r.native == nil {
 			continue
 		}
-		recreate, noData := r.judge(containers)
+		recreate, noData := r.judge(containers, now)
 		b[ast.Var(r.recreateVar)], b[ast.Var(r.noDataVar)] = recreate, noData
 	}
-	return b
+	return b, nil
 }
 
 // judge is the rule's recreate and no_data sets over containers, as its
 // module yields them.
-func (r *compiledRule) judge(containers []*NativeContainer) (recreate, noData *ast.Term) {
+func (r *compiledRule) judge(containers []*NativeContainer, now time.Time) (recreate, noData *ast.Term) {
 	var matches, missing []*ast.Term
 	for _, c := range containers {
-		reason, ok, signals := r.native.Judge(c)
+		v := r.native.Judge(c, now)
 		name := ast.StringTerm(c.Name)
-		if ok {
-			matches = append(matches, ast.ObjectTerm([2]*ast.Term{keyContainer, name}, [2]*ast.Term{keyReason, ast.StringTerm(reason)}))
+		if v.Recreate {
+			pairs := [][2]*ast.Term{{keyContainer, name}, {keyReason, ast.StringTerm(v.Reason)}}
+			if v.Force {
+				pairs = append(pairs, [2]*ast.Term{keyForce, ast.BooleanTerm(true)})
+			}
+			matches = append(matches, ast.ObjectTerm(pairs...))
 		}
-		for _, s := range signals {
+		for _, s := range v.NoData {
 			missing = append(missing, ast.ObjectTerm([2]*ast.Term{keyContainer, name}, [2]*ast.Term{keySignal, ast.StringTerm(s)}))
 		}
 	}
 	return ast.SetTerm(matches...), ast.SetTerm(missing...)
+}
+
+// FormatDurationNumber is rejuv.format_duration of the Rego number n, for
+// native rules.
+func FormatDurationNumber(n ast.Number) string {
+	if f, err := strconv.ParseFloat(string(n), 64); err == nil {
+		if text, ok := fastDuration(f); ok {
+			return text
+		}
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok {
+		return string(n)
+	}
+	return formatDuration(r)
 }
 
 // FormatNumberOf is rejuv.format_number of x, for native rules.

@@ -30,15 +30,15 @@ type heavyTwin struct {
 	judged int
 }
 
-func (h *heavyTwin) Judge(c *NativeContainer) (string, bool, []string) {
+func (h *heavyTwin) Judge(c *NativeContainer, _ time.Time) NativeVerdict {
 	h.judged++
 	if c.Memory == nil {
-		return "", false, []string{"memory"}
+		return NativeVerdict{NoData: []string{"memory"}}
 	}
 	if c.Memory.WorkingSetBytes <= h.bytes {
-		return "", false, nil
+		return NativeVerdict{}
 	}
-	return "working set " + strconv.FormatInt(c.Memory.WorkingSetBytes, 10), true, nil
+	return NativeVerdict{Recreate: true, Reason: "working set " + strconv.FormatInt(c.Memory.WorkingSetBytes, 10)}
 }
 
 // A program whose rules have twins gives what the same rules' modules

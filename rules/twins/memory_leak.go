@@ -1,6 +1,8 @@
 package twins
 
 import (
+	"time"
+
 	"github.com/rejuv-dev/rejuv/policy"
 )
 
@@ -28,23 +30,24 @@ func newMemoryLeak(params map[string]any) policy.NativeRule {
 	return r
 }
 
-func (r *memoryLeak) Judge(c *policy.NativeContainer) (string, bool, []string) {
+func (r *memoryLeak) Judge(c *policy.NativeContainer, _ time.Time) policy.NativeVerdict {
+	var v policy.NativeVerdict
 	m := c.Memory
 	if m == nil {
-		return "", false, []string{"memory"}
+		v.NoData = []string{"memory"}
+		return v
 	}
-	var noData []string
 	if !r.hasHistory(m) {
 		if _, ok := lifetimeBefore(c); !ok {
-			noData = []string{"memory.history"}
+			v.NoData = []string{"memory.history"}
 		}
 	}
 	// recreate: the cheap comparisons first, as the module.
 	if m.R2 < r.minFit || m.SlopeBytesPerSecond <= 0 || !r.judgeable(m) || !r.sustained(m) {
-		return "", false, noData
+		return v
 	}
-	reason, ok := r.why(c, m)
-	return reason, ok, noData
+	v.Reason, v.Recreate = r.why(c, m)
+	return v
 }
 
 func (r *memoryLeak) why(c *policy.NativeContainer, m *policy.MemoryWindow) (string, bool) {

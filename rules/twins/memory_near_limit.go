@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"time"
 
 	"github.com/rejuv-dev/rejuv/policy"
 )
@@ -21,24 +22,26 @@ func newMemoryNearLimit(params map[string]any) policy.NativeRule {
 	return &memoryNearLimit{millionths: int64(math.Round(fraction * 1e6)), percent: policy.FormatNumberOf(fraction * 100)}
 }
 
-func (r *memoryNearLimit) Judge(c *policy.NativeContainer) (string, bool, []string) {
-	var noData []string
+func (r *memoryNearLimit) Judge(c *policy.NativeContainer, _ time.Time) policy.NativeVerdict {
+	var v policy.NativeVerdict
 	if c.Memory == nil {
-		noData = append(noData, "memory")
+		v.NoData = append(v.NoData, "memory")
 	}
 	limit := c.MemoryLimit
 	if !c.HasMemoryLimit || limit <= 0 {
-		noData = append(noData, "resources.limits.memory")
+		v.NoData = append(v.NoData, "resources.limits.memory")
 	}
-	if noData != nil {
-		return "", false, noData
+	if v.NoData != nil {
+		return v
 	}
 	ws := c.Memory.WorkingSetBytes
 	if !atLeast(ws, 1_000_000, limit, r.millionths) {
-		return "", false, nil
+		return v
 	}
-	return "working set " + policy.FormatBytesOf(float64(ws)) + " is " + policy.FormatNumberOf(float64(ws)*100/float64(limit)) +
-		"% of the " + policy.FormatBytesOf(float64(limit)) + " memory limit (threshold " + r.percent + "%)", true, nil
+	v.Recreate = true
+	v.Reason = "working set " + policy.FormatBytesOf(float64(ws)) + " is " + policy.FormatNumberOf(float64(ws)*100/float64(limit)) +
+		"% of the " + policy.FormatBytesOf(float64(limit)) + " memory limit (threshold " + r.percent + "%)"
+	return v
 }
 
 // atLeast reports whether a*b >= c*d, exactly.

@@ -9,8 +9,12 @@ import (
 
 // twins are the built-in rules that have a twin in Go, by name.
 var twins = map[string]func(params map[string]any) policy.NativeRule{
+	"max-age":           newMaxAge,
 	"memory-leak":       newMemoryLeak,
 	"memory-near-limit": newMemoryNearLimit,
+	"restart-storm":     newRestartStorm,
+	"stuck-readiness":   newStuckReadiness,
+	"stuck-startup":     newStuckStartup,
 }
 
 // Of is the built-in rule's twin bound to resolved (its parameters from
