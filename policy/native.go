@@ -124,6 +124,7 @@ func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer
 // converted document, no entries, no results), since judging again costs
 // less than what keeping them would (the engine's memory a pod).
 func (p *Program) judgeAlone(t Target, now time.Time) ([]RuleResult, error) {
+	p.opts.Pods.dropRetired(t.Pod.UID)
 	containers, err := p.nativeContainers(t.Pod, t.Containers, nil)
 	if err != nil {
 		return nil, err

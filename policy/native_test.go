@@ -127,3 +127,37 @@ func TestAProgramOfTwinsRunsNoQuery(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
+
+// A policy whose rules change from inline ones to built-ins with twins
+// leaves nothing of what its former rules kept once its pods are judged
+// again.
+func TestTwinsLetGoOfWhatFormerRulesKept(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	engine := NewEngine(Options{})
+	ref := Ref{Namespace: "shop", Name: "web", Generation: 1}
+	rule := Rule{Name: "heavy", Module: heavyModule, Parameters: map[string]any{"bytes": 1}}
+	inline, err := engine.Program(ctx, ref, []Rule{rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := Target{Pod: policytest.Pod(0, now), Containers: []ContainerCandidate{{Name: "app", Memory: &MemoryWindow{WorkingSetBytes: 2}}}}
+	if _, err := inline.Evaluate(ctx, tg, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := engine.Pods().Len(); n != 1 {
+		t.Fatalf("premise: the inline rule's program keeps the pod; %d pods kept", n)
+	}
+	ref.Generation = 2
+	rule.Native = &heavyTwin{bytes: 1}
+	twin, err := engine.Program(ctx, ref, []Rule{rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := twin.Evaluate(ctx, tg, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := engine.Pods().Len(); n != 0 {
+		t.Errorf("%d pods kept after the twin's program judged the pod; want none", n)
+	}
+}

@@ -254,6 +254,29 @@ func (c *PodCache) Forget(uid types.UID) {
 	c.mu.Unlock()
 }
 
+// dropRetired drops what the pod keeps for retired programs, and the pod
+// once it keeps no live program's results: a program that keeps nothing
+// of its pods (Program.judgeAlone) would otherwise leave what the policy's
+// former rules kept until the pod goes.
+func (c *PodCache) dropRetired(uid types.UID) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[uid]
+	if e == nil {
+		return
+	}
+	e.results.mu.Lock()
+	e.results.dropRetired()
+	live := len(e.results.byProgram) > 0
+	e.results.mu.Unlock()
+	if !live {
+		delete(c.entries, uid)
+	}
+}
+
 // Len is the number of pods cached.
 func (c *PodCache) Len() int {
 	c.mu.Lock()
