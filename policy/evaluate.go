@@ -147,12 +147,15 @@ func (p *Program) Evaluate(ctx context.Context, t Target, now time.Time) ([]Rule
 	// Rule by rule, the program keeps no results of the pod.
 	in.results.forget(p)
 	var shared [][2]*ast.Term
+	var containers []*NativeContainer
 	for i, r := range p.rules {
 		res := RuleResult{Rule: r.name}
 		var err error
 		if r.native != nil {
-			var containers []*NativeContainer
-			if containers, err = p.nativeContainers(t.Pod, t.Containers, nil); err == nil {
+			if containers == nil {
+				containers, err = p.nativeContainers(t.Pod, t.Containers, nil)
+			}
+			if err == nil {
 				recreate, noData := r.judge(containers, now)
 				err = readResults(recreate, noData, in.names, &res)
 			}

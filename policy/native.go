@@ -12,8 +12,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // NativeRule is a built-in rule's twin in Go: it judges one candidate
@@ -74,47 +72,21 @@ type NativeTermination struct {
 	StartedAt, FinishedAt int64
 }
 
-// nativeContainerIn is what a native rule reads of candidate c of pod, as
-// the entry the engine would build of them (see factsOf and
-// candidateEntry.term) says it; false when the pod has no such container.
+// nativeContainerIn is what a native rule reads of candidate c of pod: the
+// container's facts (findContainerFacts), as its entry says them, and the
+// candidate's history; false when the pod has no such container.
 func nativeContainerIn(pod *corev1.Pod, c *ContainerCandidate) (*NativeContainer, bool) {
-	var st *corev1.ContainerStatus
-	found := pods.FindContainer(pod, c.Name)
-	switch found.Kind {
-	case pods.ContainerRegular:
-		st = pods.StatusIn(pod.Status.ContainerStatuses, c.Name)
-	case pods.ContainerSidecar:
-		st = pods.StatusIn(pod.Status.InitContainerStatuses, c.Name)
-	default:
+	f, ok := findContainerFacts(pod, c.Name)
+	if !ok {
 		return nil, false
 	}
 	out := &NativeContainer{
-		Name: c.Name, PodUID: string(pod.UID), State: "unknown", Started: -1,
-		NotReadySince: unixNano(c.NotReadySince), Recreations: int64(c.Recreations), Memory: c.Memory,
+		Name: c.Name, PodUID: string(pod.UID), Ready: f.ready, State: string(stateTerms[f.state].Value.(ast.String)),
+		RestartCount: int64(f.restarts), Started: f.started, StartedAt: f.startedAt, NotReadySince: unixNano(c.NotReadySince), Recreations: int64(c.Recreations), Memory: c.Memory,
+		HasMemoryLimit: f.limits.hasMemory, MemoryLimit: f.limits.memory,
 	}
-	if q, ok := found.Spec.Resources.Limits[corev1.ResourceMemory]; ok {
-		out.HasMemoryLimit, out.MemoryLimit = true, q.Value()
-	}
-	if st == nil {
-		return out, true
-	}
-	out.Ready, out.RestartCount = st.Ready, int64(st.RestartCount)
-	if st.Started != nil {
-		out.Started = 0
-		if *st.Started {
-			out.Started = 1
-		}
-	}
-	switch {
-	case st.State.Running != nil:
-		out.State, out.StartedAt = "running", unixNano(st.State.Running.StartedAt.Time)
-	case st.State.Terminated != nil:
-		out.State = "terminated"
-	case st.State.Waiting != nil:
-		out.State = "waiting"
-	}
-	if t := st.LastTerminationState.Terminated; t != nil {
-		out.LastTermination = &NativeTermination{Reason: t.Reason, ExitCode: t.ExitCode, StartedAt: unixNano(t.StartedAt.Time), FinishedAt: unixNano(t.FinishedAt.Time)}
+	if f.hasStatus && f.terminated {
+		out.LastTermination = &NativeTermination{Reason: f.lastReason, ExitCode: f.lastExitCode, StartedAt: f.lastStarted, FinishedAt: f.lastFinished}
 	}
 	return out, true
 }
