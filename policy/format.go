@@ -51,18 +51,11 @@ var ownBuiltins = sync.OnceValue(func() []ownBuiltin {
 				if !ok {
 					return nil, fmt.Errorf("%s: operand must be a number, not %s", name, ast.ValueName(x.Value))
 				}
-				// Numbers are mostly far from a half where they are
-				// rounded: those need no big numbers.
-				if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-					if text, ok := fast(f); ok {
-						return ast.StringTerm(text), nil
-					}
-				}
-				r, ok := new(big.Rat).SetString(string(n))
+				text, ok := formatText(string(n), fast, exact)
 				if !ok {
 					return nil, fmt.Errorf("%s: %s is not a finite number", name, n)
 				}
-				return ast.StringTerm(exact(r)), nil
+				return ast.StringTerm(text), nil
 			},
 		}
 	}
@@ -72,6 +65,22 @@ var ownBuiltins = sync.OnceValue(func() []ownBuiltin {
 		format(FormatDuration, `Renders seconds like a Go duration without zero units: 750 is "12m30s", 3600 is "1h", 0 is "0s".`, formatDuration, fastDuration),
 	}
 })
+
+// formatText formats the number written n: fast, or exactly when it is
+// near a half where it is rounded (numbers are mostly far from one: those
+// need no big numbers); false when n is not a finite number.
+func formatText(n string, fast func(float64) (string, bool), exact func(*big.Rat) string) (string, bool) {
+	if f, err := strconv.ParseFloat(n, 64); err == nil {
+		if text, ok := fast(f); ok {
+			return text, true
+		}
+	}
+	r, ok := new(big.Rat).SetString(n)
+	if !ok {
+		return "", false
+	}
+	return exact(r), true
+}
 
 // function is the built-in as the evaluator calls it: an error is the
 // built-in's, which leaves the expression undefined unless built-in errors

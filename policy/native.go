@@ -214,16 +214,11 @@ func (r *compiledRule) judge(containers []*NativeContainer, now time.Time) (recr
 // FormatDurationNumber is rejuv.format_duration of the Rego number n, for
 // native rules.
 func FormatDurationNumber(n ast.Number) string {
-	if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-		if text, ok := fastDuration(f); ok {
-			return text
-		}
+	if text, ok := formatText(string(n), fastDuration, formatDuration); ok {
+		return text
 	}
-	r, ok := new(big.Rat).SetString(string(n))
-	if !ok {
-		return string(n)
-	}
-	return formatDuration(r)
+	// Not finite: what the Rego's arithmetic would have refused.
+	return string(n)
 }
 
 // FormatNumberOf is rejuv.format_number of x, for native rules.
@@ -242,10 +237,10 @@ func formatFloat(x float64, fast func(float64) (string, bool), exact func(*big.R
 	if text, ok := fast(x); ok {
 		return text
 	}
-	r, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
-	if !ok {
-		// Not finite: what the Rego's arithmetic would have refused.
-		return strconv.FormatFloat(x, 'g', -1, 64)
+	n := strconv.FormatFloat(x, 'g', -1, 64)
+	if text, ok := formatText(n, fast, exact); ok {
+		return text
 	}
-	return exact(r)
+	// Not finite: what the Rego's arithmetic would have refused.
+	return n
 }
