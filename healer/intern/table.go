@@ -5,14 +5,24 @@ import (
 	"sync"
 )
 
-// Limit bounds each table: past it a table starts afresh (the values
-// handed out stay valid; only later objects share less).
-const Limit = 20_000
+// Limit bounds how many values each table holds, MaxKeyBytes the bytes
+// of their keys: past either a table starts afresh (the values handed out
+// stay valid; only later objects share less). A key is the value's
+// encoding, about its size, so MaxKeyBytes bounds what a table keeps
+// alive of objects long gone: pods deleted, or whose annotations changed,
+// each with up to 16 KiB of distinct annotations, would otherwise keep
+// Limit of them (about 640 MiB of keys and maps).
+const (
+	Limit       = 20_000
+	MaxKeyBytes = 2 << 20
+)
 
 // Table hands out one value per key.
 type Table[V any] struct {
 	mu     sync.Mutex
 	values map[string]V
+	// keyBytes is the length of the keys held.
+	keyBytes int
 }
 
 // Share returns the value kept for key, keeping v for it when there is
@@ -23,10 +33,15 @@ func (t *Table[V]) Share(key string, v V) V {
 	if kept, ok := t.values[key]; ok {
 		return kept
 	}
-	if t.values == nil || len(t.values) >= Limit {
-		t.values = map[string]V{}
+	if len(key) > MaxKeyBytes {
+		// A value bigger than the table is not shared.
+		return v
+	}
+	if t.values == nil || len(t.values) >= Limit || t.keyBytes+len(key) > MaxKeyBytes {
+		t.values, t.keyBytes = map[string]V{}, 0
 	}
 	t.values[key] = v
+	t.keyBytes += len(key)
 	return v
 }
 

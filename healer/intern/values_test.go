@@ -28,6 +28,34 @@ func TestATableStartsAfreshPastItsLimit(t *testing.T) {
 	}
 }
 
+// TestATableStartsAfreshPastItsKeyBytes: large distinct values fill a
+// table's MaxKeyBytes long before its Limit; past it the table starts
+// afresh, and a value larger than the whole budget is handed back, not
+// kept.
+func TestATableStartsAfreshPastItsKeyBytes(t *testing.T) {
+	var table Table[string]
+	const size = 16 << 10
+	value := func(i int) string { return fmt.Sprint(i) + strings.Repeat("a", size) }
+	first := table.Share(value(0), value(0))
+	for i := range 3 * MaxKeyBytes / size {
+		table.Share(value(i), value(i))
+		if table.keyBytes > MaxKeyBytes {
+			t.Fatalf("after %d values the table holds %d bytes of keys, more than %d", i+1, table.keyBytes, MaxKeyBytes)
+		}
+	}
+	if table.Len() >= MaxKeyBytes/size || table.Len() == 0 {
+		t.Errorf("the table holds %d values of %d bytes, want fewer than %d and some", table.Len(), size, MaxKeyBytes/size)
+	}
+	if first != value(0) {
+		t.Error("a value handed out changed")
+	}
+	before := table.Len()
+	huge := strings.Repeat("b", MaxKeyBytes+1)
+	if got := table.Share(huge, huge); got != huge || table.Len() != before {
+		t.Errorf("a value past the budget: handed back %v, the table went from %d values to %d", got == huge, before, table.Len())
+	}
+}
+
 // TestKeysSharesEveryKeyAndTheValuesSaidAlike: two maps with the same keys
 // hold one copy of each key and of the values alike says repeat, and
 // their own copies of the others.

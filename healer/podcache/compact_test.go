@@ -16,6 +16,7 @@ import (
 
 	"github.com/rejuv-dev/rejuv/api/apps/v1beta1"
 	"github.com/rejuv-dev/rejuv/api/pods"
+	"github.com/rejuv-dev/rejuv/healer/intern"
 	"github.com/rejuv-dev/rejuv/test/heap"
 )
 
@@ -186,5 +187,35 @@ func TestTheCacheKeepsAFewKilobytesOfAPodWhateverItsAnnotationsAndPreStop(t *tes
 		if note := pod.Annotations[pods.TrimmedAnnotation]; !strings.Contains(note, "example.com/blob") || !strings.Contains(note, "containers: app") {
 			t.Errorf("pod %d: %s is %q, want it to name the annotation and the container left out", i, pods.TrimmedAnnotation, note)
 		}
+	}
+}
+
+// TestPodsGoneLeaveLittleBehind: pods that each carried 16 KiB of
+// distinct annotations (the most Trim keeps), put through the cache's
+// transform and then dropped, as deleted pods or pods whose annotations
+// changed are, leave at most what the shared values' tables may keep
+// alive of them: anyone who may create pods must not grow the manager by
+// creating and deleting them.
+func TestPodsGoneLeaveLittleBehind(t *testing.T) {
+	const n = 1000
+	s := &sharedValues{}
+	s.compact(templatePod("web-0", map[string]string{"app": "web"}))
+	before := heap.Live()
+	for i := range n {
+		pod := templatePod(fmt.Sprintf("web-%d", i), map[string]string{"app": "web"})
+		pod.Annotations = map[string]string{}
+		for a := range 4 {
+			pod.Annotations[fmt.Sprintf("example.com/note-%d", a)] = fmt.Sprint(i) + strings.Repeat("n", pods.MaxKeptAnnotationBytes-40)
+		}
+		if kept := s.compact(pod); len(kept.Annotations) != 4 {
+			t.Fatalf("pod %d: %d annotations kept, want the 4 within the bounds", i, len(kept.Annotations))
+		}
+	}
+	left := heap.Live() - before
+	runtime.KeepAlive(s)
+	t.Logf("%d pods of 16 KiB of distinct annotations gone, %d bytes left behind (the tables keep at most %d bytes of keys each)",
+		n, left, intern.MaxKeyBytes)
+	if left > 3*intern.MaxKeyBytes {
+		t.Errorf("%d pods gone left %d bytes behind, want at most %d", n, left, 3*intern.MaxKeyBytes)
 	}
 }
