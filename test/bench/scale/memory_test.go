@@ -28,9 +28,20 @@ type memoryRow struct {
 	// profiles are the replicas' heap profiles, saved in .cache, and
 	// why one could not be taken.
 	profiles, profileErrs []string
+	// leaderProcess and standbyProcess name the process measured: its
+	// pod and how often its container had restarted.
+	leaderProcess, standbyProcess string
 }
 
+// measureMemory measures both manager replicas and the daemon with the
+// fleet at pods; the heap profiles are named after pods.
 func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
+	return measureMemoryAs(ctx, pods, strconv.Itoa(pods))
+}
+
+// measureMemoryAs is measureMemory with the heap profiles named
+// heap-ROLE-NAME.pb.gz.
+func measureMemoryAs(ctx context.Context, pods int, name string) (memoryRow, error) {
 	row := memoryRow{pods: pods}
 	leader, err := stack.Leader(ctx)
 	if err != nil {
@@ -42,7 +53,9 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 	}
 	for i := range managers {
 		p := &managers[i]
+		var restarted int32
 		for _, cs := range p.Status.ContainerStatuses {
+			restarted += cs.RestartCount
 			row.restarts += cs.RestartCount
 			if t := cs.LastTerminationState.Terminated; t != nil {
 				row.reasons = append(row.reasons, t.Reason)
@@ -54,7 +67,7 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 			role = "leader"
 		}
 		if err == nil {
-			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%d.pb.gz", role, pods)); err != nil {
+			if path, err := saveHeapProfile(ctx, p, fmt.Sprintf("heap-%s-%s.pb.gz", role, name)); err != nil {
 				row.profileErrs = append(row.profileErrs, fmt.Sprintf("heap profile of the %s: %v", role, err))
 			} else {
 				row.profiles = append(row.profiles, path)
@@ -65,13 +78,14 @@ func measureMemory(ctx context.Context, pods int) (memoryRow, error) {
 				}
 			}
 		}
+		process := fmt.Sprintf("%s#%d", p.Name, restarted)
 		if role == "leader" {
-			row.leader = use
+			row.leader, row.leaderProcess = use, process
 			if err != nil {
 				row.leaderErr = err.Error()
 			}
 		} else {
-			row.standby = use
+			row.standby, row.standbyProcess = use, process
 			if err != nil {
 				row.standbyErr = err.Error()
 			}

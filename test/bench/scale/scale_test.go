@@ -101,6 +101,14 @@ func BenchmarkScale(b *testing.B) {
 				if err := removeNamespaces(ctx, reactNamespace, rollingNamespace); err != nil {
 					b.Fatal(err)
 				}
+				// The replicas as they go on to the next size: the cost
+				// a pod adds is measured from here, each process against
+				// itself in the same role (printTargets).
+				if act.tookOver, err = measureMemoryAs(ctx, pods, fmt.Sprintf("%d-after-failover", pods)); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods after the failover: leader %.0f MiB resident, %.0f MiB live heap; standby %.0f, %.0f MiB\n",
+					pods, act.tookOver.leader.rss/(1<<20), act.tookOver.leader.live/(1<<20), act.tookOver.standby.rss/(1<<20), act.tookOver.standby.live/(1<<20))
 			}
 			acts = append(acts, act)
 		}
@@ -135,6 +143,11 @@ func BenchmarkScale(b *testing.B) {
 		problems = append(problems, fmt.Sprintf("the manager's containers restarted %d times (%v) by %d pods", rows[n-1].restarts, rows[n-1].reasons, rows[n-1].pods))
 	}
 	for _, a := range acts {
+		for _, e := range append([]string{a.tookOver.leaderErr, a.tookOver.standbyErr, a.tookOver.daemon}, a.tookOver.profileErrs...) {
+			if e != "" {
+				problems = append(problems, fmt.Sprintf("at %d pods after the failover: %s", a.pods, e))
+			}
+		}
 		if a.rolling.mostRecreating > a.rolling.limit {
 			problems = append(problems, fmt.Sprintf("at %d pods: the rolling restart had %d pods in recreation at once, above its maxUnavailable %d", a.pods, a.rolling.mostRecreating, a.rolling.limit))
 		}
@@ -178,6 +191,9 @@ type actionRow struct {
 	// cold is a list of every pod as a starting cache makes it: what a
 	// standby without the pod cache would add to the failover.
 	cold coldList
+	// tookOver is the manager's memory after the failover: the replica
+	// that took over leading, the killed one restarted as the standby.
+	tookOver memoryRow
 }
 
 // printActions prints the second table: reactions, the rolling restart
