@@ -26,15 +26,22 @@ type compactPod struct {
 }
 
 type compactStatus struct {
-	phase              corev1.PodPhase
-	qosClass           corev1.PodQOSClass
-	hostIP, podIP      string
-	message, reason    string
+	phase         corev1.PodPhase
+	qosClass      corev1.PodQOSClass
+	hostIP, podIP string
+	// note is the status's message and reason, nil when both are empty
+	// (as for most pods).
+	note               *statusNote
 	observedGeneration int64
 	startTime          int64
 	conditions         []compactCondition
 	containers         []compactContainerStatus
 	initContainers     []compactContainerStatus
+}
+
+// statusNote is a pod status's message and reason.
+type statusNote struct {
+	message, reason string
 }
 
 // compactCondition is a condition, shared but for its times.
@@ -43,15 +50,23 @@ type compactCondition struct {
 	probed, lastTransition int64
 }
 
-// compactContainerStatus is what Trim keeps of a container's status.
+// compactContainerStatus is what Trim keeps of a container's status. A
+// running container's state, most containers' state, is kept as its
+// start in seconds; another state, and the last state when there is
+// one, as it is.
 type compactContainerStatus struct {
 	*containerImage
 	containerID  string
 	restartCount int32
 	ready        bool
 	started      startedFlag
-	state        corev1.ContainerState
-	lastState    corev1.ContainerState
+	// running says the state is running since runningSince; else state
+	// is the state (nil for none).
+	running      bool
+	runningSince int64
+	state        *corev1.ContainerState
+	// lastState is nil for none.
+	lastState *corev1.ContainerState
 }
 
 type containerImage struct {
@@ -97,11 +112,14 @@ func (s *sharedValues) compact(pod *corev1.Pod) *compactPod {
 	spec.PriorityClassName = s.String(spec.PriorityClassName)
 	st := &pod.Status
 	out := &compactPod{ObjectMeta: m, spec: s.spec(&spec), nodeName: nodeName, status: compactStatus{
-		phase: st.Phase, qosClass: st.QOSClass, hostIP: s.String(st.HostIP), podIP: st.PodIP,
-		message: s.String(st.Message), reason: s.String(st.Reason),
+		phase: corev1.PodPhase(s.String(string(st.Phase))), qosClass: corev1.PodQOSClass(s.String(string(st.QOSClass))),
+		hostIP: s.String(st.HostIP), podIP: st.PodIP,
 		observedGeneration: st.ObservedGeneration, startTime: secondsOfPointer(st.StartTime),
 		containers: s.containerStatuses(st.ContainerStatuses), initContainers: s.containerStatuses(st.InitContainerStatuses),
 	}}
+	if st.Message != "" || st.Reason != "" {
+		out.status.note = &statusNote{message: s.String(st.Message), reason: s.String(st.Reason)}
+	}
 	if st.Conditions != nil {
 		out.status.conditions = make([]compactCondition, len(st.Conditions))
 		for i := range st.Conditions {
@@ -130,7 +148,16 @@ func (s *sharedValues) containerStatuses(ss []corev1.ContainerStatus) []compactC
 		}
 		out[i] = compactContainerStatus{
 			containerImage: s.image(cs.Name, cs.Image), containerID: cs.ContainerID, restartCount: cs.RestartCount,
-			ready: cs.Ready, started: started, state: cs.State, lastState: cs.LastTerminationState,
+			ready: cs.Ready, started: started,
+		}
+		switch state := cs.State; {
+		case state.Running != nil && state.Waiting == nil && state.Terminated == nil:
+			out[i].running, out[i].runningSince = true, seconds(state.Running.StartedAt)
+		case state != corev1.ContainerState{}:
+			out[i].state = &state
+		}
+		if last := cs.LastTerminationState; last != (corev1.ContainerState{}) {
+			out[i].lastState = &last
 		}
 	}
 	return out
@@ -144,9 +171,12 @@ func (c *compactPod) podInto(pod *corev1.Pod) {
 	pod.Spec.NodeName = c.nodeName
 	st := &c.status
 	pod.Status = corev1.PodStatus{
-		Phase: st.phase, QOSClass: st.qosClass, HostIP: st.hostIP, PodIP: st.podIP, Message: st.message, Reason: st.reason,
+		Phase: st.phase, QOSClass: st.qosClass, HostIP: st.hostIP, PodIP: st.podIP,
 		ObservedGeneration: st.observedGeneration, StartTime: timePointer(st.startTime),
 		ContainerStatuses: containerStatuses(st.containers), InitContainerStatuses: containerStatuses(st.initContainers),
+	}
+	if st.note != nil {
+		pod.Status.Message, pod.Status.Reason = st.note.message, st.note.reason
 	}
 	if st.conditions != nil {
 		pod.Status.Conditions = make([]corev1.PodCondition, len(st.conditions))
@@ -173,7 +203,16 @@ func containerStatuses(ss []compactContainerStatus) []corev1.ContainerStatus {
 		}
 		out[i] = corev1.ContainerStatus{
 			Name: cs.name, Image: cs.image, ContainerID: cs.containerID, RestartCount: cs.restartCount,
-			Ready: cs.ready, Started: started, State: cs.state, LastTerminationState: cs.lastState,
+			Ready: cs.ready, Started: started,
+		}
+		switch {
+		case cs.running:
+			out[i].State.Running = &corev1.ContainerStateRunning{StartedAt: timeOf(cs.runningSince)}
+		case cs.state != nil:
+			out[i].State = *cs.state
+		}
+		if cs.lastState != nil {
+			out[i].LastTerminationState = *cs.lastState
 		}
 	}
 	return out

@@ -71,7 +71,17 @@ func templatePod(name string, labels map[string]string) *corev1.Pod {
 // nothing set.
 func TestACachedPodReadsBackAsTheTrimmedPod(t *testing.T) {
 	s := &sharedValues{}
-	for _, pod := range []*corev1.Pod{templatePod("web-a", map[string]string{"app": "web"}), {}, {Status: corev1.PodStatus{Conditions: []corev1.PodCondition{}}}} {
+	// A pod evicted (a message and reason), its containers waiting in
+	// back-off, running since a zero time, running and terminated at once
+	// (as no kubelet reports, kept as it is), with no state at all.
+	evicted := templatePod("web-b", map[string]string{"app": "web"})
+	evicted.Status.Message, evicted.Status.Reason = "The node was low on resource: memory.", "Evicted"
+	evicted.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s"}}
+	evicted.Status.ContainerStatuses[1].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	evicted.Status.ContainerStatuses[1].LastTerminationState = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}
+	evicted.Status.InitContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: at(7)}
+	evicted.Status.ContainerStatuses = append(evicted.Status.ContainerStatuses, corev1.ContainerStatus{Name: "new", Image: "web:1"})
+	for _, pod := range []*corev1.Pod{templatePod("web-a", map[string]string{"app": "web"}), evicted, {}, {Status: corev1.PodStatus{Conditions: []corev1.PodCondition{}}}} {
 		want := pods.Trim(pod)
 		want.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
 		got := &corev1.Pod{}
