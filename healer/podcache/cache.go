@@ -131,7 +131,7 @@ func (c *podCache) List(ctx context.Context, list client.ObjectList, opts ...cli
 		if !ok {
 			return fmt.Errorf("list pods: the cache holds a %T", item)
 		}
-		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(kept.Labels)) {
+		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(kept.meta.labels)) {
 			continue
 		}
 		out.Items = append(out.Items, corev1.Pod{})

@@ -19,7 +19,7 @@ import (
 // its container statuses 208: most of what every cached pod cost, whatever
 // its content.
 type compactPod struct {
-	metav1.ObjectMeta
+	meta     compactMeta
 	spec     *corev1.PodSpec
 	nodeName string
 	status   compactStatus
@@ -89,10 +89,9 @@ const noTime = int64(-1 << 63)
 func (c *compactPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject implements runtime.Object. What a compactPod points to
-// beyond its metadata is never changed in place.
+// is never changed in place: the copy shares it.
 func (c *compactPod) DeepCopyObject() runtime.Object {
 	out := *c
-	c.DeepCopyInto(&out.ObjectMeta)
 	return &out
 }
 
@@ -100,18 +99,13 @@ func (c *compactPod) DeepCopyObject() runtime.Object {
 // values shared through s.
 func (s *sharedValues) compact(pod *corev1.Pod) *compactPod {
 	pod = pods.Trim(pod)
-	m := pod.ObjectMeta
-	m.Namespace = s.String(m.Namespace)
-	m.Labels = s.StringMap(m.Labels)
-	m.Annotations = s.StringMap(m.Annotations)
-	m.OwnerReferences = s.Owners(m.OwnerReferences)
 	spec := pod.Spec
 	nodeName := s.String(spec.NodeName)
 	spec.NodeName = ""
 	spec.ServiceAccountName = s.String(spec.ServiceAccountName)
 	spec.PriorityClassName = s.String(spec.PriorityClassName)
 	st := &pod.Status
-	out := &compactPod{ObjectMeta: m, spec: s.spec(&spec), nodeName: nodeName, status: compactStatus{
+	out := &compactPod{meta: s.keepMeta(&pod.ObjectMeta), spec: s.spec(&spec), nodeName: nodeName, status: compactStatus{
 		phase: corev1.PodPhase(s.String(string(st.Phase))), qosClass: corev1.PodQOSClass(s.String(string(st.QOSClass))),
 		hostIP: s.String(st.HostIP), podIP: st.PodIP,
 		observedGeneration: st.ObservedGeneration, startTime: secondsOfPointer(st.StartTime),
@@ -167,7 +161,7 @@ func (s *sharedValues) containerStatuses(ss []corev1.ContainerStatus) []compactC
 // to (its maps, spec's slices, states): a reader that changes it copies
 // it first (podcache's Get and List do unless asked not to).
 func (c *compactPod) podInto(pod *corev1.Pod) {
-	*pod = corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: c.ObjectMeta, Spec: *c.spec}
+	*pod = corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: c.meta.objectMeta(), Spec: *c.spec}
 	pod.Spec.NodeName = c.nodeName
 	st := &c.status
 	pod.Status = corev1.PodStatus{

@@ -71,10 +71,13 @@ func templatePod(name string, labels map[string]string) *corev1.Pod {
 // nothing set.
 func TestACachedPodReadsBackAsTheTrimmedPod(t *testing.T) {
 	s := &sharedValues{}
-	// A pod evicted (a message and reason), its containers waiting in
-	// back-off, running since a zero time, running and terminated at once
-	// (as no kubelet reports, kept as it is), with no state at all.
+	// A pod evicted (a message and reason) and being deleted, its
+	// containers waiting in back-off, running since a zero time, running
+	// and terminated at once (as no kubelet reports, kept as it is), with
+	// no state at all.
 	evicted := templatePod("web-b", map[string]string{"app": "web"})
+	deleting := at(50)
+	evicted.DeletionTimestamp, evicted.DeletionGracePeriodSeconds = &deleting, new(int64(30))
 	evicted.Status.Message, evicted.Status.Reason = "The node was low on resource: memory.", "Evicted"
 	evicted.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s"}}
 	evicted.Status.ContainerStatuses[1].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
@@ -100,13 +103,13 @@ func TestCachedPodsOfOneTemplateShareTheirValues(t *testing.T) {
 	a := s.compact(templatePod("web-a", map[string]string{"app": "web", "hash": "1"}))
 	b := s.compact(templatePod("web-b", map[string]string{"hash": "1", "app": "web"}))
 	c := s.compact(templatePod("web-c", map[string]string{"app": "web", "hash": "2"}))
-	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+	if reflect.ValueOf(a.meta.labels).UnsafePointer() != reflect.ValueOf(b.meta.labels).UnsafePointer() {
 		t.Error("two pods with the same labels hold two maps")
 	}
-	if reflect.ValueOf(a.Labels).UnsafePointer() == reflect.ValueOf(c.Labels).UnsafePointer() || c.Labels["hash"] != "2" {
-		t.Errorf("a pod with other labels holds another's: %v", c.Labels)
+	if reflect.ValueOf(a.meta.labels).UnsafePointer() == reflect.ValueOf(c.meta.labels).UnsafePointer() || c.meta.labels["hash"] != "2" {
+		t.Errorf("a pod with other labels holds another's: %v", c.meta.labels)
 	}
-	if a.spec != b.spec || &a.OwnerReferences[0] != &b.OwnerReferences[0] || a.status.conditions[0].fixed != b.status.conditions[0].fixed ||
+	if a.spec != b.spec || &a.meta.owners[0] != &b.meta.owners[0] || a.status.conditions[0].fixed != b.status.conditions[0].fixed ||
 		a.status.containers[0].containerImage != b.status.containers[0].containerImage {
 		t.Error("two pods of one template hold two copies of their spec, owners, conditions or container images (the env that differs is not kept)")
 	}
@@ -217,8 +220,8 @@ func TestPodsGoneLeaveLittleBehind(t *testing.T) {
 		for a := range 4 {
 			pod.Annotations[fmt.Sprintf("example.com/note-%d", a)] = fmt.Sprint(i) + strings.Repeat("n", pods.MaxKeptAnnotationBytes-40)
 		}
-		if kept := s.compact(pod); len(kept.Annotations) != 4 {
-			t.Fatalf("pod %d: %d annotations kept, want the 4 within the bounds", i, len(kept.Annotations))
+		if kept := s.compact(pod); len(kept.meta.annotations) != 4 {
+			t.Fatalf("pod %d: %d annotations kept, want the 4 within the bounds", i, len(kept.meta.annotations))
 		}
 	}
 	left := heap.Live() - before
