@@ -56,7 +56,7 @@ type compactCondition struct {
 // one, as it is.
 type compactContainerStatus struct {
 	*containerImage
-	containerID  string
+	containerID  packedID
 	restartCount int32
 	ready        bool
 	started      startedFlag
@@ -141,7 +141,7 @@ func (s *sharedValues) containerStatuses(ss []corev1.ContainerStatus) []compactC
 			}
 		}
 		out[i] = compactContainerStatus{
-			containerImage: s.image(cs.Name, cs.Image), containerID: cs.ContainerID, restartCount: cs.RestartCount,
+			containerImage: s.image(cs.Name, cs.Image), containerID: s.packID(cs.ContainerID), restartCount: cs.RestartCount,
 			ready: cs.Ready, started: started,
 		}
 		switch state := cs.State; {
@@ -196,7 +196,7 @@ func containerStatuses(ss []compactContainerStatus) []corev1.ContainerStatus {
 			started = &startedValues[cs.started]
 		}
 		out[i] = corev1.ContainerStatus{
-			Name: cs.name, Image: cs.image, ContainerID: cs.containerID, RestartCount: cs.restartCount,
+			Name: cs.name, Image: cs.image, ContainerID: cs.containerID.String(), RestartCount: cs.restartCount,
 			Ready: cs.ready, Started: started,
 		}
 		switch {

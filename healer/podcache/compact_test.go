@@ -1,6 +1,8 @@
 package podcache
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -22,6 +24,13 @@ import (
 
 // at is a time as the API's decoders give it: whole seconds, local zone.
 func at(s int64) metav1.Time { return metav1.NewTime(time.Unix(1_790_000_000+s, 0).Local()) }
+
+// containerID is a container ID as containerd writes it: 64 hex digits,
+// here those of the instance's name's SHA-256.
+func containerID(instance string) string {
+	sum := sha256.Sum256([]byte(instance))
+	return "containerd://" + hex.EncodeToString(sum[:])
+}
 
 // templatePod is a running pod of a Deployment's template, with what the
 // kubelet reports of it: five conditions, two containers running (one
@@ -53,13 +62,13 @@ func templatePod(name string, labels map[string]string) *corev1.Pod {
 				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at(5)},
 				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(1)},
 			},
-			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", Image: "busybox:1", ImageID: "sha256:aa", ContainerID: "containerd://init-" + name,
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: at(2), FinishedAt: at(3), ContainerID: "containerd://init-" + name}}}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", Image: "busybox:1", ImageID: "sha256:aa", ContainerID: containerID("init-" + name),
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: at(2), FinishedAt: at(3), ContainerID: containerID("init-" + name)}}}},
 			ContainerStatuses: []corev1.ContainerStatus{
-				{Name: "app", Image: "web:1", ImageID: "sha256:bb", ContainerID: "containerd://app-2-" + name, Ready: true, Started: new(true), RestartCount: 1,
+				{Name: "app", Image: "web:1", ImageID: "sha256:bb", ContainerID: containerID("app-2-" + name), Ready: true, Started: new(true), RestartCount: 1,
 					State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(40)}},
-					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", StartedAt: at(4), FinishedAt: at(39), ContainerID: "containerd://app-1-" + name}}},
-				{Name: "sidecar", Image: "proxy:2", ImageID: "sha256:cc", ContainerID: "containerd://sidecar-" + name, Ready: true, Started: new(false),
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", StartedAt: at(4), FinishedAt: at(39), ContainerID: containerID("app-1-" + name)}}},
+				{Name: "sidecar", Image: "proxy:2", ImageID: "sha256:cc", ContainerID: containerID("sidecar-" + name), Ready: true, Started: new(false),
 					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(4)}}},
 			}},
 	}
@@ -74,7 +83,7 @@ func TestACachedPodReadsBackAsTheTrimmedPod(t *testing.T) {
 	// A pod evicted (a message and reason) and being deleted, its
 	// containers waiting in back-off, running since a zero time, running
 	// and terminated at once (as no kubelet reports, kept as it is), with
-	// no state at all.
+	// no state at all, and IDs packed or kept whole.
 	evicted := templatePod("web-b", map[string]string{"app": "web"})
 	deleting := at(50)
 	evicted.DeletionTimestamp, evicted.DeletionGracePeriodSeconds = &deleting, new(int64(30))
@@ -83,7 +92,11 @@ func TestACachedPodReadsBackAsTheTrimmedPod(t *testing.T) {
 	evicted.Status.ContainerStatuses[1].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	evicted.Status.ContainerStatuses[1].LastTerminationState = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}
 	evicted.Status.InitContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{StartedAt: at(7)}
-	evicted.Status.ContainerStatuses = append(evicted.Status.ContainerStatuses, corev1.ContainerStatus{Name: "new", Image: "web:1"})
+	evicted.Status.ContainerStatuses = append(evicted.Status.ContainerStatuses, corev1.ContainerStatus{Name: "new", Image: "web:1"},
+		corev1.ContainerStatus{Name: "upper", ContainerID: strings.ToUpper(containerID("upper"))},
+		corev1.ContainerStatus{Name: "short", ContainerID: containerID("short")[:76]},
+		corev1.ContainerStatus{Name: "not-hex", ContainerID: "cri-o://" + strings.Repeat("g", 64)},
+		corev1.ContainerStatus{Name: "other", ContainerID: "docker://" + strings.Repeat("a", 64)})
 	for _, pod := range []*corev1.Pod{templatePod("web-a", map[string]string{"app": "web"}), evicted, {}, {Status: corev1.PodStatus{Conditions: []corev1.PodCondition{}}}} {
 		want := pods.Trim(pod)
 		want.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
@@ -117,7 +130,7 @@ func TestCachedPodsOfOneTemplateShareTheirValues(t *testing.T) {
 	a.podInto(&pa)
 	b.podInto(&pb)
 	if pa.Name != "web-a" || pa.Spec.NodeName != "node-web-a" || pb.Spec.NodeName != "node-web-b" ||
-		pa.Status.ContainerStatuses[0].ContainerID != "containerd://app-2-web-a" || pb.Status.ContainerStatuses[0].ContainerID != "containerd://app-2-web-b" {
+		pa.Status.ContainerStatuses[0].ContainerID != containerID("app-2-web-a") || pb.Status.ContainerStatuses[0].ContainerID != containerID("app-2-web-b") {
 		t.Errorf("a pod's own values were shared: %+v %+v", pa, pb)
 	}
 	other := &corev1.Pod{}
