@@ -96,11 +96,15 @@ func (v RequestVersion) Object() client.Object {
 	return &appsv1beta1.ContainerRecreateRequest{}
 }
 
-// list reads the requests of a namespace, as v1beta1.
+// list reads the requests of a namespace, as v1beta1. They are the
+// cache's own (a pass lists them twice, and during a rolling restart or a
+// takeover passes follow each other as the requests change: copying the
+// namespace's requests each time was most of what the leader allocated),
+// so they are only read: what is written is built anew (planner.Request).
 func (v RequestVersion) list(ctx context.Context, c client.Reader, namespace string) ([]appsv1beta1.ContainerRecreateRequest, error) {
 	if v != RequestsV1alpha1 {
 		list := &appsv1beta1.ContainerRecreateRequestList{}
-		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("list the ContainerRecreateRequests of namespace %s: %w", namespace, err)
 		}
 		return list.Items, nil

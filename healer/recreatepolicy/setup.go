@@ -141,7 +141,10 @@ func (r *Reconciler) policyChanges() handler.EventHandler {
 // policiesOf maps a pod to the policies of its namespace that select it.
 func (r *Reconciler) policiesOf(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.RecreatePolicyList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+	// Only their selectors are read: the cache's own policies, not
+	// copies of their status (a run's baseline names every pod's
+	// containers) for each event of a pod or request.
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list the RecreatePolicies of a pod's namespace", "namespace", o.GetNamespace())
 		return nil
 	}
