@@ -42,8 +42,11 @@ func TestSlowPolicyHaltsAtTheEvaluationBudget(t *testing.T) {
 	if n := len(requestsOf(t, p)); n != 0 {
 		t.Errorf("%d requests from a halted policy", n)
 	}
+	// Each evaluation stops at 100ms, so two or three fit in the budget;
+	// on a loaded machine one can overrun it alone (it stops when the
+	// engine next looks at its deadline), and the pass stops after it.
 	evaluated := testutil.ToFloat64(evaluations.WithLabelValues(p.Name, ns, "no_match"))
-	if evaluated < 2 || evaluated >= 8 {
+	if evaluated < 1 || evaluated >= 8 {
 		t.Errorf("%v pods evaluated, want the pass stopped part way", evaluated)
 	}
 	// Same generation: not evaluated again.
