@@ -49,16 +49,22 @@ func printTargets(rows []memoryRow, acts []actionRow) {
 		return
 	}
 	a, b := rows[len(rows)-2], rows[len(rows)-1]
-	own := func(string, func(memoryRow) memoryUse) string { return "" }
-	for _, act := range acts {
-		t := act.tookOver
-		if act.pods == a.pods && a.pods > 0 && t.leaderProcess == b.leaderProcess && t.standbyProcess == b.standbyProcess &&
+	// took is the smaller size's measure after its failover, when its
+	// processes are the larger size's.
+	var took *memoryRow
+	for i := range acts {
+		t := &acts[i].tookOver
+		if acts[i].pods == a.pods && a.pods > 0 && t.leaderProcess == b.leaderProcess && t.standbyProcess == b.standbyProcess &&
 			t.leaderErr == "" && t.standbyErr == "" && b.pods > a.pods {
-			own = func(role string, pick func(memoryRow) memoryUse) string {
-				n := float64(b.pods - a.pods)
-				return fmt.Sprintf("; the %s's own: %.1f KiB resident, %.1f KiB live heap", role, (pick(b).rss-pick(t).rss)/n/1024, (pick(b).live-pick(t).live)/n/1024)
-			}
+			took = t
 		}
+	}
+	own := func(role string, pick func(memoryRow) memoryUse) string {
+		if took == nil {
+			return ""
+		}
+		n := float64(b.pods - a.pods)
+		return fmt.Sprintf("; the %s's own: %.1f KiB resident, %.1f KiB live heap", role, (pick(b).rss-pick(*took).rss)/n/1024, (pick(b).live-pick(*took).live)/n/1024)
 	}
 	leaderOf := func(r memoryRow) memoryUse { return r.leader }
 	standbyOf := func(r memoryRow) memoryUse { return r.standby }
