@@ -156,7 +156,8 @@ func TestURLRegistrationForRunsOutsideTheCluster(t *testing.T) {
 }
 
 // TestServiceModeNeedsInstalledConfigurations: in the cluster the
-// configurations come from config/default; a missing one is a clear error.
+// configurations come from config/default; one still missing after the
+// install wait is a clear error.
 func TestServiceModeNeedsInstalledConfigurations(t *testing.T) {
 	needsAPIServer(t)
 	mutating, _, err := config.WebhookConfigurations()
@@ -164,10 +165,63 @@ func TestServiceModeNeedsInstalledConfigurations(t *testing.T) {
 		t.Fatal(err)
 	}
 	mutating.Name = "not-installed"
-	m := newManager(t, Targets{Mutating: mutating}, clocktesting.NewFakePassiveClock(time.Now()), "rejuv-webhook.rejuv-system.svc")
+	m := newManager(t, Targets{Mutating: mutating, InstallWait: 2 * time.Second}, clocktesting.NewFakePassiveClock(time.Now()), "rejuv-webhook.rejuv-system.svc")
+	start := time.Now()
 	err = m.Ensure(context.Background())
 	want := "set CA bundle of MutatingWebhookConfiguration not-installed: it is not installed (install Rejuv's manifests)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Ensure() = %v, want %q", err, want)
+	}
+	if took := time.Since(start); took < 2*time.Second || took > 20*time.Second {
+		t.Errorf("Ensure gave up after %s; the install wait is 2s", took)
+	}
+}
+
+// TestAConfigurationInstalledAfterTheManagerStartsGetsTheBundle: the
+// install applies the webhook configurations after the manager's
+// Deployment, so a replica may start before they exist; it waits for them
+// and sets their CA bundle.
+func TestAConfigurationInstalledAfterTheManagerStartsGetsTheBundle(t *testing.T) {
+	needsAPIServer(t)
+	ctx := context.Background()
+	mutating, _, err := config.WebhookConfigurations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutating.Name = "installed-late"
+	m := newManager(t, Targets{Mutating: mutating, InstallWait: time.Minute}, clocktesting.NewFakePassiveClock(time.Now()), "rejuv-webhook.rejuv-system.svc")
+	ensured := make(chan error, 1)
+	go func() { ensured <- m.Ensure(ctx) }()
+	time.Sleep(2 * time.Second)
+	select {
+	case err := <-ensured:
+		t.Fatalf("Ensure returned (%v) before the configuration was installed", err)
+	default:
+	}
+	installed := mutating.DeepCopy()
+	if err := admin.Create(ctx, installed); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), installed) })
+	select {
+	case err := <-ensured:
+		if err != nil {
+			t.Fatalf("Ensure: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ensure did not return within 30s of the configuration's install")
+	}
+	secret := &corev1.Secret{}
+	if err := admin.Get(ctx, m.Secret, secret); err != nil {
+		t.Fatal(err)
+	}
+	got := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := admin.Get(ctx, types.NamespacedName{Name: "installed-late"}, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range got.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(secret.Data[keyCABundle]) {
+			t.Errorf("webhook %s has no CA bundle of the stored Secret's", w.Name)
+		}
 	}
 }

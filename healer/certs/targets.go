@@ -3,16 +3,30 @@ package certs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// DefaultInstallWait is how long a replica starting waits for a webhook
+// configuration that is not installed yet. The install applies the
+// configurations after the manager's Deployment (kustomize and helm order
+// webhooks last, so that no webhook is in place before its server), and on
+// a loaded cluster a replica can start before they are there. Within the
+// startup probe's minute.
+const DefaultInstallWait = 30 * time.Second
+
+// errNotInstalled is a webhook configuration missing from the cluster.
+var errNotInstalled = errors.New("it is not installed (install Rejuv's manifests)")
 
 // Targets are the objects that must trust the webhook server's CA.
 type Targets struct {
@@ -28,6 +42,9 @@ type Targets struct {
 	// URL+path, and the CRDs' conversion to call URL+ConvertPath.
 	URL         string
 	ConvertPath string
+	// InstallWait is how long a configuration not installed is waited
+	// for, read again every second (zero: DefaultInstallWait).
+	InstallWait time.Duration
 }
 
 // In the cluster the manager reads and updates only its own webhook
@@ -72,9 +89,35 @@ func (t Targets) inject(ctx context.Context, c client.Client, caBundle []byte) e
 // Every replica does so as it starts, with the same bundle: a write that
 // loses to another's is read again and retried (see raced).
 func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, empty client.Object, set func(client.Object) bool) error {
-	return retry.OnError(retry.DefaultRetry, raced, func() error {
-		return t.applyOnce(ctx, c, kind, want.DeepCopyObject().(client.Object), empty.DeepCopyObject().(client.Object), set)
+	return t.untilInstalled(ctx, kind, want.GetName(), func() error {
+		return retry.OnError(retry.DefaultRetry, raced, func() error {
+			return t.applyOnce(ctx, c, kind, want.DeepCopyObject().(client.Object), empty.DeepCopyObject().(client.Object), set)
+		})
 	})
+}
+
+// untilInstalled calls write again every second while it finds the object
+// not installed, for up to InstallWait; then its error stands.
+func (t Targets) untilInstalled(ctx context.Context, kind, name string, write func() error) error {
+	wait := t.InstallWait
+	if wait == 0 {
+		wait = DefaultInstallWait
+	}
+	deadline := time.Now().Add(wait)
+	for logged := false; ; logged = true {
+		err := write()
+		if !errors.Is(err, errNotInstalled) || !time.Now().Before(deadline) {
+			return err
+		}
+		if !logged {
+			ctrl.LoggerFrom(ctx).Info("waiting for the install to create a webhook configuration", "kind", kind, "name", name, "for", wait.String())
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // raced says whether a write lost to another writer's (a conflict, or an
@@ -97,7 +140,7 @@ func (t Targets) applyOnce(ctx context.Context, c client.Client, kind string, wa
 		}
 		return nil
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("set CA bundle of %s %s: it is not installed (install Rejuv's manifests)", kind, want.GetName())
+		return fmt.Errorf("set CA bundle of %s %s: %w", kind, want.GetName(), errNotInstalled)
 	case err != nil:
 		return fmt.Errorf("read %s %s: %w", kind, want.GetName(), err)
 	}
