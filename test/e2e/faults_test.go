@@ -307,7 +307,7 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	c := rejuvStack(t).Client
 	ctx := context.Background()
 	ns := gatedNamespace(t, c)
-	before := testappDeployment(t, c, ns, "web", 3)
+	before := testappDeploymentWith(t, c, ns, "web", 3, readinessUnderLoad)
 	p := rollingPolicy(ns, "deleted", "web")
 	p.Spec.Recreate.Strategy.UnreadyGracePeriodSeconds = ptr.To[int64](2)
 	// The run starts 5 s after the policy's creation instead of at the
@@ -329,8 +329,8 @@ func TestPolicyDeletedMidRun(t *testing.T) {
 	})
 	time.Sleep(5 * time.Second)
 	after := waitPods(t, c, ns, "app=web", 3)
-	if most := stopWatch(); most > 1 {
-		t.Errorf("%d pods unavailable at once, maxUnavailable is 1", most)
+	if out := stopWatch(); out.most > 1 {
+		t.Errorf("%d pods unavailable at once, maxUnavailable is 1: %s", out.most, out.worst)
 	}
 	list := &v1beta1.ContainerRecreateRequestList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {

@@ -79,7 +79,7 @@ func TestPluginRollsOutADeploymentWithAPodDisruptionBudget(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	asEditor(t, ns)
-	before := testappDeployment(t, c, ns, "web", 3)
+	before := testappDeploymentWith(t, c, ns, "web", 3, readinessUnderLoad)
 	if err := c.Create(ctx, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: policyv1.PodDisruptionBudgetSpec{
@@ -96,7 +96,7 @@ func TestPluginRollsOutADeploymentWithAPodDisruptionBudget(t *testing.T) {
 	stop := watchUnavailable(t, c, ns, map[string]string{"app": "web"})
 
 	run := kubectlRejuv(t, ns, "restart", "deployment/web", "--max-unavailable", "2", "--wait", "--timeout", "3m")
-	most := stop()
+	out := stop()
 	if run.code != 0 {
 		t.Fatalf("restart exited %d", run.code)
 	}
@@ -114,8 +114,8 @@ func TestPluginRollsOutADeploymentWithAPodDisruptionBudget(t *testing.T) {
 	if strings.Count(run.stdout, ": recreated in ") != 3 {
 		t.Errorf("stdout shows %d pods recreated, want 3", strings.Count(run.stdout, ": recreated in "))
 	}
-	if most != 1 {
-		t.Errorf("at most %d pods unavailable at once, want 1 (the PodDisruptionBudget's limit)", most)
+	if out.most != 1 {
+		t.Errorf("at most %d pods unavailable at once, want 1 (the PodDisruptionBudget's limit): %s", out.most, out.worst)
 	}
 	p := readPolicy(t, c, ns, "restart-deployment-web")
 	if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Kind != "Deployment" || p.OwnerReferences[0].Name != "web" {

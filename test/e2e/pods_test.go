@@ -66,6 +66,21 @@ func testappPod(name string) *corev1.Pod {
 	}
 }
 
+// readinessUnderLoad has the pods' readiness probe take a pod out of
+// service only after three probes in a row failed or took over 2 s: a
+// rolling restart's test counts the pods out of service at once, and on a
+// loaded machine a single probe of testapp's (1 s, once) can time out,
+// taking a pod out that nothing restarted (and that Rejuv may then take
+// as unavailable already). A recreated container is still out of service
+// until its first probe succeeds.
+func readinessUnderLoad(spec *corev1.PodSpec) {
+	for i := range spec.Containers {
+		if p := spec.Containers[i].ReadinessProbe; p != nil {
+			p.TimeoutSeconds, p.FailureThreshold = 2, 3
+		}
+	}
+}
+
 // createPod creates pod in ns and waits until it is Running and Ready.
 // secondNode is the cluster's second node, for the tests that need two.
 func secondNode(t *testing.T) harness.Node {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,10 @@ func TestPolicyRollingRestart(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	secondNode(t)
-	before := testappDeploymentWith(t, c, ns, "web", 6, spreadOverNodes("web"))
+	before := testappDeploymentWith(t, c, ns, "web", 6, func(spec *corev1.PodSpec) {
+		spreadOverNodes("web")(spec)
+		readinessUnderLoad(spec)
+	})
 	perNode := map[string]int{}
 	for _, p := range before {
 		perNode[p.Spec.NodeName]++
@@ -113,12 +117,12 @@ func TestPolicyRollingRestart(t *testing.T) {
 	stopWatch := watchUnavailable(t, c, ns, map[string]string{"app": "web"})
 	defer stopWatch()
 	run := finishRun(t, c, ns, "rolling")
-	maxUnavailable := stopWatch()
+	out := stopWatch()
 	if run.State != v1alpha1.RunCompleted || run.Pods != 6 {
 		t.Fatalf("run %+v, want Completed over 6 pods", run)
 	}
-	if maxUnavailable > 2 {
-		t.Errorf("%d pods were unavailable at once, maxUnavailable is 2", maxUnavailable)
+	if out.most > 2 {
+		t.Errorf("%d pods were unavailable at once, maxUnavailable is 2: %s", out.most, out.worst)
 	}
 	perPod := requestsPerPod(t, c, ns, "rolling", run)
 	after := waitPods(t, c, ns, "app=web", 6)
@@ -274,23 +278,34 @@ func every(period time.Duration, sample func()) (stop func()) {
 	}
 }
 
+// outOfService is what watchUnavailable saw: the most pods unavailable at
+// once, and which they were and why in the first sample that saw that many.
+type outOfService struct {
+	most  int
+	worst string
+}
+
 // watchUnavailable samples, every 200 ms until stop is called, how many of
 // the pods matching labels are not Ready or have a request in flight, and
 // stop returns the most seen at once.
-func watchUnavailable(t *testing.T, c client.Client, ns string, labels map[string]string) (stop func() int) {
-	most := 0
+func watchUnavailable(t *testing.T, c client.Client, ns string, labels map[string]string) (stop func() outOfService) {
+	var seen outOfService
 	stopWatch := watchPods(t, c, ns, labels, 200*time.Millisecond, func(pods []corev1.Pod, busy map[string]bool) {
-		n := 0
+		var out []string
 		for i := range pods {
-			if !podReady(true)(&pods[i]) || busy[pods[i].Name] {
-				n++
+			if p := &pods[i]; busy[p.Name] {
+				out = append(out, p.Name+" (a request in flight)")
+			} else if !podReady(true)(p) {
+				out = append(out, fmt.Sprintf("%s (no request in flight: %s)", p.Name, describeStatus(p)))
 			}
 		}
-		most = max(most, n)
+		if len(out) > seen.most {
+			seen = outOfService{most: len(out), worst: strings.Join(out, "; ")}
+		}
 	})
-	return func() int {
+	return func() outOfService {
 		stopWatch()
-		return most
+		return seen
 	}
 }
 

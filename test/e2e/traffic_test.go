@@ -93,7 +93,7 @@ func TestRollingRestartThroughAServiceFailsNoRequest(t *testing.T) {
 	phase("during")
 	unavailable := watchUnavailable(t, c, ns, web)
 	run := kubectlRejuv(t, ns, "restart", "deployment/web", "--wait", "--timeout", "4m")
-	most := unavailable()
+	out := unavailable()
 	phase("after")
 	if run.code != 0 {
 		t.Fatalf("kubectl rejuv restart exited %d", run.code)
@@ -128,8 +128,8 @@ func TestRollingRestartThroughAServiceFailsNoRequest(t *testing.T) {
 			t.Errorf("request %s never took pod %s out of service: %+v", crr.Name, crr.Spec.PodName, crr.Status.Conditions)
 		}
 	}
-	if most > 1 {
-		t.Errorf("%d pods out of service at once; the Deployment's maxUnavailable (25%% of 4) allows 1", most)
+	if out.most > 1 {
+		t.Errorf("%d pods out of service at once; the Deployment's maxUnavailable (25%% of 4) allows 1: %s", out.most, out.worst)
 	}
 
 	for name, r := range reports {
