@@ -52,10 +52,19 @@ type Facts struct {
 // rejuv.dev/policy label, which whoever may create a request could set;
 // and only a policy's request carries a charge of the budgets.
 func GatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecreateRequest, pods map[string]*corev1.Pod, now time.Time) *Facts {
+	// Sized (growing them was most of what a pass allocated here): every
+	// request may be in flight, and the policy's own name a container
+	// each, mostly.
+	own := 0
+	for i := range crrs {
+		if owner := v1alpha1.ControllingPolicy(&crrs[i]); owner != nil && owner.UID == p.UID {
+			own++
+		}
+	}
 	f := &Facts{
-		InFlight:      map[types.UID]bool{},
-		LastRecreated: map[ContainerKey]time.Time{},
-		Recreations:   map[ContainerKey]int{},
+		InFlight:      make(map[types.UID]bool, len(crrs)),
+		LastRecreated: make(map[ContainerKey]time.Time, own),
+		Recreations:   make(map[ContainerKey]int, own),
 		LastRule:      map[ContainerKey]string{},
 		Runs:          map[string]map[types.UID]*appsv1beta1.ContainerRecreateRequest{},
 		failed:        map[string]bool{},
