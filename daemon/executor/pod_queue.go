@@ -41,18 +41,13 @@ func podOf(crr *v1beta1.ContainerRecreateRequest) (podKey, bool) {
 // head changes, n²/2 writes for n requests.
 const queuedMessage = "queued behind an earlier ContainerRecreateRequest of the same pod (one runs at a time, oldest first)"
 
-// open says whether a request has neither completed nor is being deleted.
-func open(r *v1beta1.ContainerRecreateRequest) bool {
-	return r.Status.Phase != v1beta1.PhaseCompleted && r.DeletionTimestamp == nil
-}
-
 // head returns the request that may run on a pod: the oldest one not yet
 // completed (by creation time, then name, so that requests created in the
 // same second keep a stable order).
 func head(reqs []*v1beta1.ContainerRecreateRequest) *v1beta1.ContainerRecreateRequest {
 	var waiting []*v1beta1.ContainerRecreateRequest
 	for _, r := range reqs {
-		if open(r) {
+		if r.Open() {
 			waiting = append(waiting, r)
 		}
 	}
@@ -90,7 +85,7 @@ func (e *Executor) Reconcile(ctx context.Context, req types.NamespacedName) (Res
 func (e *Executor) reconcilePod(ctx context.Context, key podKey) (Result, error) {
 	var ours []*v1beta1.ContainerRecreateRequest
 	for _, r := range e.Store.RequestsOfPod(key.Namespace, string(key.UID)) {
-		if !open(r) || r.Labels[v1beta1.NodeNameLabel] != e.NodeName {
+		if !r.Open() || r.Labels[v1beta1.NodeNameLabel] != e.NodeName {
 			e.forget(r.UID)
 			continue
 		}

@@ -85,7 +85,7 @@ func GatherRequests(p *v1alpha1.RecreatePolicy, crrs []appsv1beta1.ContainerRecr
 				uid = pod.UID
 			}
 		}
-		active := Unfinished(crr)
+		active := crr.Open()
 		unseen := !active && uid != "" && recreationUnseen(crr, pods[crr.Spec.PodName], uid)
 		if (active || unseen) && uid != "" {
 			f.InFlight[uid] = true
@@ -203,11 +203,6 @@ func snapshotID(crr *appsv1beta1.ContainerRecreateRequest, name string) string {
 		}
 	}
 	return ""
-}
-
-// Unfinished says whether crr has neither completed nor is being deleted.
-func Unfinished(crr *appsv1beta1.ContainerRecreateRequest) bool {
-	return crr.Status.Phase != appsv1beta1.PhaseCompleted && crr.DeletionTimestamp == nil
 }
 
 // DisruptedTimeout is how long the disruption controller counts a pod of

@@ -207,7 +207,7 @@ func runName(run *v1alpha1.Run) string {
 // flight may have succeeded before the pod's deletion.
 func anyActive(requests map[types.UID]*appsv1beta1.ContainerRecreateRequest) bool {
 	for _, crr := range requests {
-		if Unfinished(crr) {
+		if crr.Open() {
 			return true
 		}
 	}

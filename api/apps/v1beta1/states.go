@@ -42,13 +42,18 @@ func (r *ContainerRecreateRequest) AnyKilled() bool {
 	return false
 }
 
+// Open says whether the request has neither completed nor is being
+// deleted: its pod's containers may still be recreated for it.
+func (r *ContainerRecreateRequest) Open() bool {
+	return r.Status.Phase != PhaseCompleted && r.DeletionTimestamp == nil
+}
+
 // MayHoldUnready says whether the request may keep its pod out of service
 // (unready, through the KruisePodReady gate): it asks for an unready grace
-// and has neither completed nor is being deleted, whether or not it has
-// taken the pod out yet. The pod goes back in service only once no request
-// of it may hold it.
+// and is open, whether or not it has taken the pod out yet. The pod goes
+// back in service only once no request of it may hold it.
 func (r *ContainerRecreateRequest) MayHoldUnready() bool {
-	return r.Status.Phase != PhaseCompleted && r.DeletionTimestamp == nil && r.EffectiveStrategy().UnreadyGracePeriodSeconds != nil
+	return r.Open() && r.EffectiveStrategy().UnreadyGracePeriodSeconds != nil
 }
 
 // Finished says whether the container is done with: Succeeded or Failed.
