@@ -218,24 +218,36 @@ func jsonSize(obj any) int {
 	return len(b)
 }
 
-// waitRunning waits until n pods of namespace ns run.
+// waitRunning waits until n pods of namespace ns run. It lists them ten
+// at a time (a hundred adversarial pods are about 30 MB of JSON, which a
+// loaded API server may not send whole within a request's time) and, when
+// they do not all run in time, says what it last saw: each phase's count,
+// or the list's error.
 func waitRunning(ctx context.Context, ns string, n int) error {
-	running := 0
+	var seen string
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := fleet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		running = 0
-		for _, p := range list.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				running++
+		phases := map[corev1.PodPhase]int{}
+		opts := metav1.ListOptions{Limit: 10}
+		for {
+			list, err := fleet.CoreV1().Pods(ns).List(ctx, opts)
+			if err != nil {
+				seen = fmt.Sprintf("list: %v", err)
+				return false, nil
+			}
+			for _, p := range list.Items {
+				if p.DeletionTimestamp == nil {
+					phases[p.Status.Phase]++
+				}
+			}
+			if opts.Continue = list.Continue; opts.Continue == "" {
+				break
 			}
 		}
-		return running == n, nil
+		seen = fmt.Sprintf("phases %v", phases)
+		return phases[corev1.PodRunning] == n, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for the %d pods of %s to run (%d do): %w", n, ns, running, err)
+		return fmt.Errorf("wait for the %d pods of %s to run (last seen: %s): %w", n, ns, seen, err)
 	}
 	return nil
 }
