@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,25 +100,22 @@ func (t Targets) apply(ctx context.Context, c client.Client, kind string, want, 
 // untilInstalled calls write again every second while it finds the object
 // not installed, for up to InstallWait; then its error stands.
 func (t Targets) untilInstalled(ctx context.Context, kind, name string, write func() error) error {
-	wait := t.InstallWait
-	if wait == 0 {
-		wait = DefaultInstallWait
+	limit := t.InstallWait
+	if limit == 0 {
+		limit = DefaultInstallWait
 	}
-	deadline := time.Now().Add(wait)
-	for logged := false; ; logged = true {
-		err := write()
-		if !errors.Is(err, errNotInstalled) || !time.Now().Before(deadline) {
-			return err
+	var err error
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(context.Context) (bool, error) {
+		logged := errors.Is(err, errNotInstalled) // by the read before
+		if err = write(); !errors.Is(err, errNotInstalled) {
+			return true, nil
 		}
 		if !logged {
-			ctrl.LoggerFrom(ctx).Info("waiting for the install to create a webhook configuration", "kind", kind, "name", name, "for", wait.String())
+			ctrl.LoggerFrom(ctx).Info("waiting for the install to create a webhook configuration", "kind", kind, "name", name, "for", limit.String())
 		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Second):
-		}
-	}
+		return false, nil
+	})
+	return err
 }
 
 // raced says whether a write lost to another writer's (a conflict, or an
