@@ -58,6 +58,7 @@ func reactPolicy() *v1alpha1.RecreatePolicy {
 type reaction struct {
 	latencies []time.Duration
 	churned   int
+	parts     reactionParts
 }
 
 // measureReaction runs the samples against the stand-in, with churn.
@@ -70,6 +71,10 @@ func measureReaction(ctx context.Context, s *standIn) (reaction, error) {
 	if err != nil {
 		return r, fmt.Errorf("list the pods of %s: %w", reactNamespace, err)
 	}
+	before, err := readManagerTimes(ctx)
+	if err != nil {
+		return r, err
+	}
 	cctx, stopChurn := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	churned := 0
@@ -78,6 +83,11 @@ func measureReaction(ctx context.Context, s *standIn) (reaction, error) {
 	stopChurn()
 	wg.Wait()
 	r.churned = churned
+	if err != nil {
+		return r, err
+	}
+	after, err := readManagerTimes(ctx)
+	r.parts = partsBetween(before, after)
 	return r, err
 }
 

@@ -1,0 +1,110 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rejuv-dev/rejuv/test/deploy"
+)
+
+// reactionParts is where the managers' time went while the reaction was
+// measured, from their own metrics: the mean of every policy's wait in
+// the work queue and of every pass (the fleet's, which the churn keeps
+// busy, as well as the reaction's), read from the leader, and the mean
+// admission of a request, read from both replicas (the Service sends a
+// request to either). A reaction is at least a wait, a pass and an
+// admission.
+type reactionParts struct {
+	queued, passes, admissions int
+	wait, pass, admission      time.Duration
+}
+
+func (p reactionParts) String() string {
+	return fmt.Sprintf("a policy waited %s in the work queue (mean of %d), a pass took %s (mean of %d), an admission of a request %s (mean of %d)",
+		p.wait.Round(time.Millisecond), p.queued, p.pass.Round(time.Millisecond), p.passes,
+		p.admission.Round(100*time.Microsecond), p.admissions)
+}
+
+// managerTimes is a reading of the sums and counts reactionParts is the
+// difference of.
+type managerTimes struct {
+	waitSum, waitCount, passSum, passCount, admissionSum, admissionCount float64
+}
+
+// readManagerTimes scrapes both replicas.
+func readManagerTimes(ctx context.Context) (managerTimes, error) {
+	var t managerTimes
+	leader, err := stack.Leader(ctx)
+	if err != nil {
+		return t, err
+	}
+	managers, err := stack.Pods(ctx, deploy.HealerSelector)
+	if err != nil {
+		return t, err
+	}
+	for i := range managers {
+		p := &managers[i]
+		text, err := stack.Metrics(ctx, p)
+		if err != nil {
+			return t, fmt.Errorf("read the metrics of manager %s: %w", p.Name, err)
+		}
+		admission := `webhook="/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"`
+		t.admissionSum += metricWith(text, "controller_runtime_webhook_latency_seconds_sum", admission)
+		t.admissionCount += metricWith(text, "controller_runtime_webhook_latency_seconds_count", admission)
+		if p.Name != leader.Name {
+			continue
+		}
+		queue := `name="recreatepolicy"`
+		t.waitSum = metricWith(text, "workqueue_queue_duration_seconds_sum", queue)
+		t.waitCount = metricWith(text, "workqueue_queue_duration_seconds_count", queue)
+		controller := `controller="recreatepolicy"`
+		t.passSum = metricWith(text, "controller_runtime_reconcile_time_seconds_sum", controller)
+		t.passCount = metricWith(text, "controller_runtime_reconcile_time_seconds_count", controller)
+	}
+	return t, nil
+}
+
+// partsBetween is what happened between two readings of the same leader.
+func partsBetween(a, b managerTimes) reactionParts {
+	mean := func(sum, count float64) time.Duration {
+		if count <= 0 {
+			return 0
+		}
+		return time.Duration(sum / count * float64(time.Second))
+	}
+	return reactionParts{
+		queued:     int(b.waitCount - a.waitCount),
+		passes:     int(b.passCount - a.passCount),
+		admissions: int(b.admissionCount - a.admissionCount),
+		wait:       mean(b.waitSum-a.waitSum, b.waitCount-a.waitCount),
+		pass:       mean(b.passSum-a.passSum, b.passCount-a.passCount),
+		admission:  mean(b.admissionSum-a.admissionSum, b.admissionCount-a.admissionCount),
+	}
+}
+
+// metricWith is the sum of a metric's samples whose labels contain the
+// label given (name="value").
+func metricWith(text, name, label string) float64 {
+	sum := 0.0
+	for line := range strings.SplitSeq(text, "\n") {
+		rest, ok := strings.CutPrefix(line, name+"{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndex(rest, "}")
+		if end < 0 || !strings.Contains(rest[:end], label) {
+			continue
+		}
+		fields := strings.Fields(rest[end+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(fields[0], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
