@@ -227,7 +227,15 @@ func (r *Reconciler) watchOver(ctx context.Context, crr *v1beta1.ContainerRecrea
 	if wait := r.checkPickup(ctx, crr, status, now); wait > 0 {
 		wake = append(wake, wait)
 	}
-	return ctrl.Result{RequeueAfter: v1beta1.SoonestWake(wake)}, r.writeWatch(ctx, crr, status)
+	if err := r.writeWatch(ctx, crr, status); err != nil {
+		if apierrors.IsConflict(err) {
+			// The daemon wrote the request meanwhile: a prompt look at it
+			// as it now is, not an error.
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: v1beta1.SoonestWake(wake)}, nil
 }
 
 // requestPod reads the request's pod, nil when it is gone. The cache may be
