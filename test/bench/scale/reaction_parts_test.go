@@ -108,3 +108,17 @@ func metricWith(text, name, label string) float64 {
 	}
 	return sum
 }
+
+// leaderPasses is how many policy passes the leader's process has run:
+// after a failover, since it took over.
+func leaderPasses(ctx context.Context) (int, error) {
+	leader, err := stack.Leader(ctx)
+	if err != nil {
+		return 0, err
+	}
+	text, err := stack.Metrics(ctx, leader)
+	if err != nil {
+		return 0, fmt.Errorf("read the metrics of manager %s: %w", leader.Name, err)
+	}
+	return int(metricWith(text, "controller_runtime_reconcile_total", `controller="recreatepolicy"`)), nil
+}

@@ -107,8 +107,13 @@ func BenchmarkScale(b *testing.B) {
 				if act.tookOver, err = measureMemoryAs(ctx, pods, fmt.Sprintf("%d-after-failover", pods)); err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(os.Stderr, "bench: at %d pods after the failover: leader %.0f MiB resident, %.0f MiB live heap; standby %.0f, %.0f MiB\n",
-					pods, act.tookOver.leader.rss/(1<<20), act.tookOver.leader.live/(1<<20), act.tookOver.standby.rss/(1<<20), act.tookOver.standby.live/(1<<20))
+				passes, err := leaderPasses(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(os.Stderr, "bench: at %d pods after the failover: leader %.0f MiB resident, %.0f MiB held by the Go runtime, %.0f MiB live heap, %d policy passes since it took over (the reaction's and the rolling restart's namespaces removed meanwhile); standby %.0f, %.0f, %.0f MiB\n",
+					pods, act.tookOver.leader.rss/(1<<20), act.tookOver.leader.runtime/(1<<20), act.tookOver.leader.live/(1<<20), passes,
+					act.tookOver.standby.rss/(1<<20), act.tookOver.standby.runtime/(1<<20), act.tookOver.standby.live/(1<<20))
 			}
 			acts = append(acts, act)
 		}
