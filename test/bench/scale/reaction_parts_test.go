@@ -18,20 +18,21 @@ import (
 // request to either). A reaction is at least a wait, a pass and an
 // admission.
 type reactionParts struct {
-	queued, passes, admissions int
-	wait, pass, admission      time.Duration
+	queued, passes, admissions, evaluations int
+	wait, pass, admission, evaluation       time.Duration
 }
 
 func (p reactionParts) String() string {
-	return fmt.Sprintf("a policy waited %s in the work queue (mean of %d), a pass took %s (mean of %d), an admission of a request %s (mean of %d)",
+	return fmt.Sprintf("a policy waited %s in the work queue (mean of %d), a pass took %s (mean of %d), the reaction policy's rules over its pods %s (mean of %d), an admission of a request %s (mean of %d)",
 		p.wait.Round(time.Millisecond), p.queued, p.pass.Round(time.Millisecond), p.passes,
+		p.evaluation.Round(100*time.Microsecond), p.evaluations,
 		p.admission.Round(100*time.Microsecond), p.admissions)
 }
 
 // managerTimes is a reading of the sums and counts reactionParts is the
 // difference of.
 type managerTimes struct {
-	waitSum, waitCount, passSum, passCount, admissionSum, admissionCount float64
+	waitSum, waitCount, passSum, passCount, admissionSum, admissionCount, evaluationSum, evaluationCount float64
 }
 
 // readManagerTimes scrapes both replicas.
@@ -63,6 +64,9 @@ func readManagerTimes(ctx context.Context) (managerTimes, error) {
 		controller := `controller="recreatepolicy"`
 		t.passSum = metricWith(text, "controller_runtime_reconcile_time_seconds_sum", controller)
 		t.passCount = metricWith(text, "controller_runtime_reconcile_time_seconds_count", controller)
+		react := `namespace="` + reactNamespace + `"`
+		t.evaluationSum = metricWith(text, "rejuv_policy_evaluation_duration_seconds_sum", react)
+		t.evaluationCount = metricWith(text, "rejuv_policy_evaluation_duration_seconds_count", react)
 	}
 	return t, nil
 }
@@ -76,12 +80,14 @@ func partsBetween(a, b managerTimes) reactionParts {
 		return time.Duration(sum / count * float64(time.Second))
 	}
 	return reactionParts{
-		queued:     int(b.waitCount - a.waitCount),
-		passes:     int(b.passCount - a.passCount),
-		admissions: int(b.admissionCount - a.admissionCount),
-		wait:       mean(b.waitSum-a.waitSum, b.waitCount-a.waitCount),
-		pass:       mean(b.passSum-a.passSum, b.passCount-a.passCount),
-		admission:  mean(b.admissionSum-a.admissionSum, b.admissionCount-a.admissionCount),
+		queued:      int(b.waitCount - a.waitCount),
+		passes:      int(b.passCount - a.passCount),
+		admissions:  int(b.admissionCount - a.admissionCount),
+		evaluations: int(b.evaluationCount - a.evaluationCount),
+		wait:        mean(b.waitSum-a.waitSum, b.waitCount-a.waitCount),
+		pass:        mean(b.passSum-a.passSum, b.passCount-a.passCount),
+		admission:   mean(b.admissionSum-a.admissionSum, b.admissionCount-a.admissionCount),
+		evaluation:  mean(b.evaluationSum-a.evaluationSum, b.evaluationCount-a.evaluationCount),
 	}
 }
 

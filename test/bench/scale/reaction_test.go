@@ -59,6 +59,8 @@ type reaction struct {
 	latencies []time.Duration
 	churned   int
 	parts     reactionParts
+	// writes are the benchmark's own writes of the pods' status.
+	writes []time.Duration
 }
 
 // measureReaction runs the samples against the stand-in, with churn.
@@ -97,10 +99,11 @@ func sample(ctx context.Context, s *standIn, probes []corev1.Pod, r *reaction) e
 	for i := range probes {
 		p := &probes[i]
 		time.Sleep(200*time.Millisecond + time.Duration(rand.IntN(1000))*time.Millisecond)
-		changed, err := makeUnready(ctx, p)
+		changed, took, err := makeUnready(ctx, p)
 		if err != nil {
 			return err
 		}
+		r.writes = append(r.writes, took)
 		var arrived time.Time
 		err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, reactTimeout, true, func(context.Context) (bool, error) {
 			t, ok := s.seenAt(p.UID)
@@ -118,8 +121,9 @@ func sample(ctx context.Context, s *standIn, probes []corev1.Pod, r *reaction) e
 // makeUnready writes the pod's status as the kubelet does when the app
 // container's readiness probe fails, and returns when the call started:
 // the change is stored somewhere before it returns, so the latency counted
-// from the start is never too short.
-func makeUnready(ctx context.Context, p *corev1.Pod) (time.Time, error) {
+// from the start is never too short; and how long the write took (what
+// a write to the API server takes meanwhile).
+func makeUnready(ctx context.Context, p *corev1.Pod) (time.Time, time.Duration, error) {
 	p = p.DeepCopy()
 	for i := range p.Status.ContainerStatuses {
 		if cs := &p.Status.ContainerStatuses[i]; cs.Name == "app" {
@@ -131,13 +135,13 @@ func makeUnready(ctx context.Context, p *corev1.Pod) (time.Time, error) {
 	// changed the pod since the benchmark listed it.
 	patch, err := statusPatch(p, "")
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, 0, err
 	}
 	start := time.Now()
 	if _, err := fleet.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		return time.Time{}, fmt.Errorf("make pod %s/%s not ready: %w", p.Namespace, p.Name, err)
+		return time.Time{}, 0, fmt.Errorf("make pod %s/%s not ready: %w", p.Namespace, p.Name, err)
 	}
-	return start, nil
+	return start, time.Since(start), nil
 }
 
 // churn deletes a random fleet pod churnPerSecond times a second until ctx
