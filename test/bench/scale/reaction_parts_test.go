@@ -18,26 +18,40 @@ import (
 // request to either). A reaction is at least a wait, a pass and an
 // admission.
 type reactionParts struct {
-	queued, passes, admissions, evaluations int
-	wait, pass, admission, evaluation       time.Duration
+	queued, passes, admissions, evaluations, creates, queuedByServer int
+	wait, pass, admission, evaluation, create, serverWait            time.Duration
 }
 
 func (p reactionParts) String() string {
 	return fmt.Sprintf("a policy waited %s in the work queue (mean of %d), a pass took %s (mean of %d), the reaction policy's rules over its pods %s (mean of %d), an admission of a request %s (mean of %d)",
 		p.wait.Round(time.Millisecond), p.queued, p.pass.Round(time.Millisecond), p.passes,
 		p.evaluation.Round(100*time.Microsecond), p.evaluations,
-		p.admission.Round(100*time.Microsecond), p.admissions)
+		p.admission.Round(100*time.Microsecond), p.admissions) +
+		fmt.Sprintf("; the API server: a request's create took %s (mean of %d), a request of priority level workload-low (the manager's) waited %s for a seat (mean of %d)",
+			p.create.Round(time.Millisecond), p.creates, p.serverWait.Round(time.Millisecond), p.queuedByServer)
 }
 
 // managerTimes is a reading of the sums and counts reactionParts is the
 // difference of.
 type managerTimes struct {
 	waitSum, waitCount, passSum, passCount, admissionSum, admissionCount, evaluationSum, evaluationCount float64
+	createSum, createCount, serverWaitSum, serverWaitCount                                               float64
 }
 
-// readManagerTimes scrapes both replicas.
+// readManagerTimes scrapes both replicas and the API server.
 func readManagerTimes(ctx context.Context) (managerTimes, error) {
 	var t managerTimes
+	raw, err := fleet.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return t, fmt.Errorf("read the API server's metrics: %w", err)
+	}
+	server := string(raw)
+	create := []string{`verb="POST"`, `resource="containerrecreaterequests"`}
+	t.createSum = metricWith(server, "apiserver_request_duration_seconds_sum", create...)
+	t.createCount = metricWith(server, "apiserver_request_duration_seconds_count", create...)
+	seat := []string{`priority_level="workload-low"`, `execute="true"`}
+	t.serverWaitSum = metricWith(server, "apiserver_flowcontrol_request_wait_duration_seconds_sum", seat...)
+	t.serverWaitCount = metricWith(server, "apiserver_flowcontrol_request_wait_duration_seconds_count", seat...)
 	leader, err := stack.Leader(ctx)
 	if err != nil {
 		return t, err
@@ -80,20 +94,24 @@ func partsBetween(a, b managerTimes) reactionParts {
 		return time.Duration(sum / count * float64(time.Second))
 	}
 	return reactionParts{
-		queued:      int(b.waitCount - a.waitCount),
-		passes:      int(b.passCount - a.passCount),
-		admissions:  int(b.admissionCount - a.admissionCount),
-		evaluations: int(b.evaluationCount - a.evaluationCount),
-		wait:        mean(b.waitSum-a.waitSum, b.waitCount-a.waitCount),
-		pass:        mean(b.passSum-a.passSum, b.passCount-a.passCount),
-		admission:   mean(b.admissionSum-a.admissionSum, b.admissionCount-a.admissionCount),
-		evaluation:  mean(b.evaluationSum-a.evaluationSum, b.evaluationCount-a.evaluationCount),
+		queued:         int(b.waitCount - a.waitCount),
+		passes:         int(b.passCount - a.passCount),
+		admissions:     int(b.admissionCount - a.admissionCount),
+		evaluations:    int(b.evaluationCount - a.evaluationCount),
+		wait:           mean(b.waitSum-a.waitSum, b.waitCount-a.waitCount),
+		pass:           mean(b.passSum-a.passSum, b.passCount-a.passCount),
+		admission:      mean(b.admissionSum-a.admissionSum, b.admissionCount-a.admissionCount),
+		evaluation:     mean(b.evaluationSum-a.evaluationSum, b.evaluationCount-a.evaluationCount),
+		creates:        int(b.createCount - a.createCount),
+		create:         mean(b.createSum-a.createSum, b.createCount-a.createCount),
+		queuedByServer: int(b.serverWaitCount - a.serverWaitCount),
+		serverWait:     mean(b.serverWaitSum-a.serverWaitSum, b.serverWaitCount-a.serverWaitCount),
 	}
 }
 
-// metricWith is the sum of a metric's samples whose labels contain the
+// metricWith is the sum of a metric's samples whose labels contain every
 // label given (name="value").
-func metricWith(text, name, label string) float64 {
+func metricWith(text, name string, labels ...string) float64 {
 	sum := 0.0
 	for line := range strings.SplitSeq(text, "\n") {
 		rest, ok := strings.CutPrefix(line, name+"{")
@@ -101,7 +119,7 @@ func metricWith(text, name, label string) float64 {
 			continue
 		}
 		end := strings.LastIndex(rest, "}")
-		if end < 0 || !strings.Contains(rest[:end], label) {
+		if end < 0 || !containsAll(rest[:end], labels) {
 			continue
 		}
 		fields := strings.Fields(rest[end+1:])
@@ -127,4 +145,13 @@ func leaderPasses(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("read the metrics of manager %s: %w", leader.Name, err)
 	}
 	return int(metricWith(text, "controller_runtime_reconcile_total", `controller="recreatepolicy"`)), nil
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }
