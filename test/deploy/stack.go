@@ -333,23 +333,43 @@ func (s *Stack) DaemonPod(ctx context.Context, node string) (*corev1.Pod, error)
 	return &on[0], nil
 }
 
-// Leader is the manager pod that holds the leader-election lease.
+// Leader is the manager pod that holds the leader-election lease. A read
+// that fails is tried again for up to leaderReadTimeout: an API server
+// loaded by thousands of simulated pods (bench-scale) once answered
+// NotFound for the lease between two reads of it seconds apart.
 func (s *Stack) Leader(ctx context.Context) (*corev1.Pod, error) {
-	lease, err := s.Kube.CoordinationV1().Leases(Namespace).Get(ctx, LeaseName, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read the leader lease: %w", err)
+	var pod *corev1.Pod
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, leaderReadTimeout, true, func(ctx context.Context) (bool, error) {
+		lease, err := s.Kube.CoordinationV1().Leases(Namespace).Get(ctx, LeaseName, metav1.GetOptions{})
+		if err != nil {
+			last = fmt.Errorf("read the leader lease: %w", err)
+			return false, nil
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return false, errors.New("nobody holds the leader lease")
+		}
+		// controller-runtime's identity is POD_UUID.
+		name, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
+		if pod, err = s.Kube.CoreV1().Pods(Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			last = fmt.Errorf("read the leader %s: %w", name, err)
+			return false, nil
+		}
+		return true, nil
+	})
+	switch {
+	case err == nil:
+		return pod, nil
+	case wait.Interrupted(err) && last != nil:
+		return nil, fmt.Errorf("%w (tried for %s)", last, leaderReadTimeout)
+	default:
+		return nil, err
 	}
-	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-		return nil, errors.New("nobody holds the leader lease")
-	}
-	// controller-runtime's identity is POD_UUID.
-	name, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
-	pod, err := s.Kube.CoreV1().Pods(Namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read the leader %s: %w", name, err)
-	}
-	return pod, nil
 }
+
+// leaderReadTimeout is how long Leader tries to read the lease and its
+// holder's pod.
+const leaderReadTimeout = 20 * time.Second
 
 // Logs returns the log of a pod's only container (previous: of the
 // container before its last restart).
