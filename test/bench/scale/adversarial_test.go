@@ -40,8 +40,10 @@ import (
 // annotations that bring it near v1beta1.MaxAdmittedRequestBytes once the
 // webhook has filled it in.
 const (
-	adversarialNamespace    = "scale-adversarial"
-	adversarialShare        = 100
+	adversarialNamespace = "scale-adversarial"
+	adversarialShare     = 100
+	// adversarialBatch is how many adversarial pods are created at once.
+	adversarialBatch        = 10
 	maxAnnotationsBytes     = 250 << 10
 	adversarialCommandBytes = 64 << 10
 	// requestRoom is what a request's own annotation leaves of
@@ -83,27 +85,32 @@ func measureAdversarial(ctx context.Context, fleetPods int, before memoryRow) (a
 	if err := stack.Client.Create(ctx, policy); err != nil && !apierrors.IsAlreadyExists(err) {
 		return cost, fmt.Errorf("create the policy of %s: %w", adversarialNamespace, err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	// Created a batch at a time, each batch running before the next: at
+	// 10,000 pods the loaded API server did not get 100 of them created
+	// at once running within ten minutes, twice.
 	created := make([]*corev1.Pod, cost.pods)
-	for i := range cost.pods {
-		g.Go(func() error {
-			p, err := fleet.CoreV1().Pods(adversarialNamespace).Create(gctx, adversarialPod(i), metav1.CreateOptions{})
-			if err != nil {
-				return fmt.Errorf("create adversarial pod %d: %w", i, err)
-			}
-			created[i] = p
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return cost, err
+	for from := 0; from < cost.pods; from += adversarialBatch {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(8)
+		for i := from; i < min(from+adversarialBatch, cost.pods); i++ {
+			g.Go(func() error {
+				p, err := fleet.CoreV1().Pods(adversarialNamespace).Create(gctx, adversarialPod(i), metav1.CreateOptions{})
+				if err != nil {
+					return fmt.Errorf("create adversarial pod %d: %w", i, err)
+				}
+				created[i] = p
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return cost, err
+		}
+		if err := waitRunning(ctx, adversarialNamespace, min(from+adversarialBatch, cost.pods)); err != nil {
+			return cost, err
+		}
 	}
 	cost.podBytes = jsonSize(created[0])
-	if err := waitRunning(ctx, adversarialNamespace, cost.pods); err != nil {
-		return cost, err
-	}
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	sizes := make([]int, cost.pods)
 	for i, p := range created {
@@ -225,13 +232,16 @@ func jsonSize(obj any) int {
 // or the list's error.
 func waitRunning(ctx context.Context, ns string, n int) error {
 	var seen string
+	var listErr error
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		phases := map[corev1.PodPhase]int{}
 		opts := metav1.ListOptions{Limit: 10}
 		for {
 			list, err := fleet.CoreV1().Pods(ns).List(ctx, opts)
 			if err != nil {
-				seen = fmt.Sprintf("list: %v", err)
+				// The phases a list saw before are kept: the last list
+				// is often the one the deadline cut.
+				listErr = err
 				return false, nil
 			}
 			for _, p := range list.Items {
@@ -243,10 +253,16 @@ func waitRunning(ctx context.Context, ns string, n int) error {
 				break
 			}
 		}
-		seen = fmt.Sprintf("phases %v", phases)
+		seen, listErr = fmt.Sprintf("phases %v", phases), nil
 		return phases[corev1.PodRunning] == n, nil
 	})
 	if err != nil {
+		if seen == "" {
+			seen = "no list succeeded"
+		}
+		if listErr != nil {
+			seen += fmt.Sprintf("; the last list failed: %v", listErr)
+		}
 		return fmt.Errorf("wait for the %d pods of %s to run (last seen: %s): %w", n, ns, seen, err)
 	}
 	return nil
