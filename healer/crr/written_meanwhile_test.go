@@ -26,7 +26,9 @@ func TestARequestWrittenMeanwhileIsLookedAtAgain(t *testing.T) {
 	if err := admin.Get(context.Background(), client.ObjectKeyFromObject(crr), behind); err != nil {
 		t.Fatal(err)
 	}
-	writeStatus(t, crr, func(s *v1beta1.ContainerRecreateRequestStatus) { *s = *recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending) })
+	writeStatus(t, crr, func(s *v1beta1.ContainerRecreateRequestStatus) {
+		*s = *recreating(v1beta1.PhaseRecreating, v1beta1.PhasePending)
+	})
 
 	r := reconcilerBehind(t, "containerrecreaterequests", behind)
 	// The copy behind has not been picked up and is old enough: the pass
