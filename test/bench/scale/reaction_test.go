@@ -61,6 +61,9 @@ type reaction struct {
 	parts     reactionParts
 	// writes are the benchmark's own writes of the pods' status.
 	writes []time.Duration
+	// delivered are the times from those writes to their arrival at the
+	// benchmark's own watch of the pods.
+	delivered []time.Duration
 }
 
 // measureReaction runs the samples against the stand-in, with churn.
@@ -81,7 +84,8 @@ func measureReaction(ctx context.Context, s *standIn) (reaction, error) {
 	var wg sync.WaitGroup
 	churned := 0
 	wg.Go(func() { churned = churn(cctx) })
-	err = sample(ctx, s, probes.Items, &r)
+	d := watchDeliveries(cctx, reactNamespace, probes.ResourceVersion)
+	err = sample(ctx, s, d, probes.Items, &r)
 	stopChurn()
 	wg.Wait()
 	r.churned = churned
@@ -94,8 +98,8 @@ func measureReaction(ctx context.Context, s *standIn) (reaction, error) {
 }
 
 // sample makes each pod not ready in turn and records how long until its
-// request arrived.
-func sample(ctx context.Context, s *standIn, probes []corev1.Pod, r *reaction) error {
+// request arrived, and how long until its change arrived at d.
+func sample(ctx context.Context, s *standIn, d *deliveries, probes []corev1.Pod, r *reaction) error {
 	for i := range probes {
 		p := &probes[i]
 		time.Sleep(200*time.Millisecond + time.Duration(rand.IntN(1000))*time.Millisecond)
@@ -114,6 +118,18 @@ func sample(ctx context.Context, s *standIn, probes []corev1.Pod, r *reaction) e
 			return fmt.Errorf("no request for pod %s/%s within %s of its readiness change", p.Namespace, p.Name, reactTimeout)
 		}
 		r.latencies = append(r.latencies, arrived.Sub(changed))
+		// The request came after the manager saw the change, so this
+		// watch, which the same API server serves, has it or is about to.
+		var delivered time.Time
+		err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, reactTimeout, true, func(context.Context) (bool, error) {
+			t, ok := d.of(p.UID)
+			delivered = t
+			return ok, nil
+		})
+		if err != nil {
+			return fmt.Errorf("the benchmark's watch of %s did not get pod %s not ready within %s of the change", p.Namespace, p.Name, reactTimeout)
+		}
+		r.delivered = append(r.delivered, delivered.Sub(changed))
 	}
 	return nil
 }

@@ -78,9 +78,9 @@ func BenchmarkScale(b *testing.B) {
 				if act.reaction, err = measureReaction(ctx, standin); err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(os.Stderr, "bench: at %d pods: reaction p50 %s, p99 %s over %d samples; %d fleet pods deleted meanwhile; %s; the benchmark's writes of a pod's status took %s (p50)\n", pods,
+				fmt.Fprintf(os.Stderr, "bench: at %d pods: reaction p50 %s, p99 %s over %d samples; %d fleet pods deleted meanwhile; %s; the benchmark's writes of a pod's status took %s (p50) and reached its own watch of the pods %s after they started (p50; p99 %s)\n", pods,
 					quantile(act.reaction.latencies, 0.5), quantile(act.reaction.latencies, 0.99), len(act.reaction.latencies), act.reaction.churned, act.reaction.parts,
-					quantile(act.reaction.writes, 0.5).Round(time.Millisecond))
+					quantile(act.reaction.writes, 0.5).Round(time.Millisecond), quantile(act.reaction.delivered, 0.5).Round(time.Millisecond), quantile(act.reaction.delivered, 0.99).Round(time.Millisecond))
 				if act.rolling, err = measureRolling(ctx, standin, pods); err != nil {
 					b.Fatal(err)
 				}
