@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/rejuv-dev/rejuv/api/pods"
 )
 
 // deliveries is the benchmark's own watch of the reaction's pods: when
@@ -69,10 +71,6 @@ func (d *deliveries) of(uid types.UID) (time.Time, bool) {
 // appUnready is whether the pod's app container is not ready, as the
 // benchmark's write leaves it.
 func appUnready(p *corev1.Pod) bool {
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == "app" {
-			return !cs.Ready
-		}
-	}
-	return false
+	cs := pods.ContainerStatus(p, "app")
+	return cs != nil && !cs.Ready
 }

@@ -108,30 +108,32 @@ func sample(ctx context.Context, s *standIn, d *deliveries, probes []corev1.Pod,
 			return err
 		}
 		r.writes = append(r.writes, took)
-		var arrived time.Time
-		err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, reactTimeout, true, func(context.Context) (bool, error) {
-			t, ok := s.seenAt(p.UID)
-			arrived = t
-			return ok, nil
-		})
+		arrived, err := firstSeen(ctx, s.seenAt, p.UID)
 		if err != nil {
 			return fmt.Errorf("no request for pod %s/%s within %s of its readiness change", p.Namespace, p.Name, reactTimeout)
 		}
 		r.latencies = append(r.latencies, arrived.Sub(changed))
 		// The request came after the manager saw the change, so this
 		// watch, which the same API server serves, has it or is about to.
-		var delivered time.Time
-		err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, reactTimeout, true, func(context.Context) (bool, error) {
-			t, ok := d.of(p.UID)
-			delivered = t
-			return ok, nil
-		})
+		delivered, err := firstSeen(ctx, d.of, p.UID)
 		if err != nil {
 			return fmt.Errorf("the benchmark's watch of %s did not get pod %s not ready within %s of the change", p.Namespace, p.Name, reactTimeout)
 		}
 		r.delivered = append(r.delivered, delivered.Sub(changed))
 	}
 	return nil
+}
+
+// firstSeen waits up to reactTimeout for seen to know when the pod was
+// seen, and returns that time.
+func firstSeen(ctx context.Context, seen func(types.UID) (time.Time, bool), uid types.UID) (time.Time, error) {
+	var at time.Time
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, reactTimeout, true, func(context.Context) (bool, error) {
+		t, ok := seen(uid)
+		at = t
+		return ok, nil
+	})
+	return at, err
 }
 
 // makeUnready writes the pod's status as the kubelet does when the app
